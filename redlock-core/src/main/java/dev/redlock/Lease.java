@@ -1,0 +1,73 @@
+package dev.redlock;
+
+import java.time.Duration;
+
+/**
+ * A lock held on a quorum of nodes, valid for a bounded time.
+ *
+ * <p>A lease is <em>valid</em> from the moment it is granted until its validity runs out
+ * ({@code ttl} minus the time the acquisition took minus the clock-drift allowance), or until
+ * it is released. Validity is measured on this JVM's monotonic clock and never grows by itself;
+ * only a successful {@link #extend(Duration)} moves it forward.
+ *
+ * <p><strong>What a lease cannot promise.</strong> Once {@link #isValid()} turns false, another
+ * client may hold the lock. A holder that pauses (GC, a frozen VM, a slow disk) between checking
+ * validity and acting on the protected resource can act after its lease ended; check validity as
+ * close to the action as possible, and keep work inside the lease much shorter than the ttl.
+ *
+ * <p>Close it with try-with-resources: {@link #close()} releases the lock on every node. A lease
+ * is safe to use from several threads.
+ */
+public interface Lease extends AutoCloseable {
+
+  /** The resource name this lease locks, as given to {@code acquire}. */
+  String resource();
+
+  /**
+   * How much validity is left: zero once the lease has expired or been released.
+   *
+   * @return the remaining validity, never negative
+   */
+  Duration remainingValidity();
+
+  /**
+   * Whether the lease is still held: not released and validity not yet run out.
+   *
+   * @return true while the lease is valid
+   */
+  boolean isValid();
+
+  /**
+   * Extends the lease so that it stays valid for {@code ttl} from now (less elapsed time and
+   * drift), by an owner-checked update on every node that may hold it.
+   *
+   * <p>Succeeds only if a quorum of nodes still held this lease's key and extended it, and the
+   * new validity is positive; then the validity is moved forward. On failure the lease keeps its
+   * previous validity, which still bounds how long it is safe to act. A lease that is no longer
+   * valid is never extended: this returns false without contacting the nodes.
+   *
+   * @param ttl the new time to live, counted from now
+   * @return true if the lease was extended; false if it could not be (lost, expired, or too few
+   *     nodes answered in time). If the calling thread is interrupted while waiting, the
+   *     interrupt flag is set again and this returns false.
+   * @throws NullPointerException if {@code ttl} is null
+   * @throws IllegalArgumentException if {@code ttl} is not positive, or not larger than the
+   *     clock-drift allowance plus {@code nodeTimeout}
+   * @throws IllegalStateException if the lease was released
+   */
+  boolean extend(Duration ttl);
+
+  /**
+   * Releases the lock: an owner-checked delete on every node that may hold it, sent to all
+   * nodes at once. Never deletes a key that another owner took after this lease expired.
+   *
+   * <p>Idempotent: the second and later calls do nothing. It does not throw when nodes fail to
+   * answer: the keys on those nodes expire by their ttl, and the failure is logged with the
+   * per-node account. It waits at most {@code nodeTimeout} for the replies.
+   */
+  void release();
+
+  /** Same as {@link #release()}. */
+  @Override
+  void close();
+}

@@ -1,0 +1,345 @@
+package dev.redlock;
+
+import dev.redlock.LockUnavailableException.Reason;
+import dev.redlock.internal.Ballot;
+import dev.redlock.internal.FanOut;
+import dev.redlock.internal.IoThreads;
+import dev.redlock.internal.JedisNode;
+import dev.redlock.internal.LockNode;
+import dev.redlock.internal.LockTokens;
+import dev.redlock.internal.Ticker;
+import dev.redlock.internal.Validity;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A distributed lock over N independent Redis nodes: the entry point of this library.
+ *
+ * <pre>{@code
+ * try (Redlock redlock = Redlock.create(config)) {
+ *   try (Lease lease = redlock.acquire("ledger:2026-11-29", Duration.ofSeconds(30), Duration.ofSeconds(5))) {
+ *     settle(lease);
+ *   }
+ * }
+ * }</pre>
+ *
+ * <p>One attempt: take a monotonic start time; send {@code SET key token NX PX ttl} to all
+ * nodes at once; as soon as the outcome is decided stop waiting; the lease is won if a quorum
+ * said yes and validity ({@code ttl - elapsed - drift}) is left. Otherwise the attempt is rolled
+ * back with an owner-checked release on every node that may hold the key. See {@code
+ * docs/design.md} for the argument.
+ *
+ * <p>Thread-safe: create one per application and share it; threads do not block each other
+ * except on the nodes. {@link #close()} releases every lease still held and stops the I/O
+ * threads and connections.
+ */
+public final class Redlock implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Redlock.class);
+  private static final String HELD = "held by another owner";
+  private static final String NOT_OWNER = "not the owner: expired or taken";
+
+  private final RedlockConfig config;
+  private final FanOut fanOut;
+  private final ExecutorService io;
+  private final Ticker ticker;
+  private final LockTokens tokens = new LockTokens();
+  private final long nodeTimeoutNanos;
+  private final Set<QuorumLease> held = ConcurrentHashMap.newKeySet();
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  Redlock(RedlockConfig config, List<LockNode> nodes, ExecutorService io, Ticker ticker) {
+    this.config = config;
+    this.io = io;
+    this.ticker = ticker;
+    this.fanOut = new FanOut(nodes, io, ticker);
+    this.nodeTimeoutNanos = config.nodeTimeout().toNanos();
+  }
+
+  /**
+   * Creates a Redlock over the configured nodes. No connection is opened yet: a node that is down
+   * now only costs its vote until it comes back.
+   *
+   * @throws NullPointerException if {@code config} is null
+   */
+  public static Redlock create(RedlockConfig config) {
+    Objects.requireNonNull(config, "config must not be null");
+    List<LockNode> nodes = new ArrayList<>();
+    config.nodeUris().forEach(uri -> nodes.add(new JedisNode(uri, config.nodeTimeout(), config.maxConnectionsPerNode())));
+    ExecutorService io = IoThreads.create(nodes.size() * config.maxConnectionsPerNode());
+    return new Redlock(config, nodes, io, Ticker.SYSTEM);
+  }
+
+  /** The configuration this Redlock was created with. */
+  public RedlockConfig config() {
+    return config;
+  }
+
+  /**
+   * Makes one attempt to acquire the lock, without sleeping. Returns within about {@code
+   * nodeTimeout} (twice that when it must roll back a straggling node).
+   *
+   * @param resource the name of the thing to lock; the Redis key is {@code keyPrefix + resource}
+   * @param ttl how long the nodes keep the lock if it is never released
+   * @return the lease, or empty if the lock is held elsewhere
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code resource} is blank, or {@code ttl} is not positive or
+   *     not larger than {@code nodeTimeout} plus the drift allowance
+   * @throws LockUnavailableException if the attempt failed for another reason than contention:
+   *     too few nodes answered ({@link Reason#QUORUM_UNREACHABLE}) or too late ({@link
+   *     Reason#VALIDITY_EXPIRED}); it carries the per-node account
+   * @throws RedlockException if the thread was interrupted (the interrupt flag is set again)
+   * @throws IllegalStateException if this Redlock is closed
+   */
+  public Optional<Lease> tryAcquire(String resource, Duration ttl) {
+    Request request = request(resource, ttl);
+    Attempt attempt;
+    try {
+      attempt = attempt(request);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new RedlockException("interrupted while acquiring '" + resource + "'; the attempt was rolled back", e);
+    }
+    if (attempt.lease != null) {
+      return Optional.of(attempt.lease);
+    }
+    if (attempt.reason == Reason.HELD_ELSEWHERE) {
+      return Optional.empty();
+    }
+    throw attempt.failure(request, 1, 0);
+  }
+
+  /**
+   * Acquires the lock, retrying after {@code retryDelay} plus a random jitter until it is won or
+   * {@code maxWait} is spent. It returns or throws within {@code maxWait} plus one attempt.
+   *
+   * @param resource the name of the thing to lock
+   * @param ttl how long the nodes keep the lock if it is never released
+   * @param maxWait how long to keep trying; zero means one attempt
+   * @return the lease
+   * @throws LockUnavailableException if the lock was not won in time; it says why and carries the
+   *     last attempt's per-node account
+   * @throws InterruptedException if the thread was interrupted while waiting; nothing is held
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException for a blank resource, a bad ttl (see {@link #tryAcquire}),
+   *     or a negative {@code maxWait}
+   * @throws IllegalStateException if this Redlock is closed
+   */
+  public Lease acquire(String resource, Duration ttl, Duration maxWait) throws InterruptedException {
+    Request request = request(resource, ttl);
+    Objects.requireNonNull(maxWait, "maxWait must not be null");
+    if (maxWait.isNegative()) {
+      throw new IllegalArgumentException("maxWait must be >= 0, was " + maxWait);
+    }
+    long began = ticker.read();
+    long giveUpAt = began + maxWait.toNanos();
+    for (int attempts = 1; ; attempts++) {
+      Attempt attempt = attempt(request);
+      if (attempt.lease != null) {
+        return attempt.lease;
+      }
+      long left = giveUpAt - ticker.read();
+      if (left <= 0) {
+        throw attempt.failure(request, attempts, ticker.read() - began);
+      }
+      TimeUnit.NANOSECONDS.sleep(Math.min(left, pauseNanos()));
+    }
+  }
+
+  /** One attempt of the algorithm: vote, count, compute validity, keep or roll back. */
+  private Attempt attempt(Request r) throws InterruptedException {
+    String token = tokens.next();
+    long start = ticker.read();
+    Ballot votes = fanOut.send(node -> node.tryLock(r.key, token, r.ttlMillis), HELD, null, null);
+    int yes;
+    try {
+      yes = votes.awaitQuorum(config.quorum(), start + nodeTimeoutNanos);
+    } catch (InterruptedException e) {
+      fanOut.send(node -> node.release(r.key, token), NOT_OWNER, votes, votes); // roll back, don't wait
+      throw e;
+    }
+    long validUntil = Validity.validUntil(start, r.ttlMillis, config.clockDriftFactor());
+    long now = ticker.read();
+    if (yes >= config.quorum() && now < validUntil) {
+      QuorumLease lease = new QuorumLease(this, r.resource, r.key, token, validUntil, votes);
+      held.add(lease);
+      log.debug("acquired '{}' on {} of {} nodes in {} us, valid for {} ms",
+          r.resource, yes, fanOut.nodes().size(), (now - start) / 1000, (validUntil - now) / 1_000_000);
+      return new Attempt(lease, null, votes, now - start, validUntil - now);
+    }
+    // Lost: release on every node that may hold our token (a late OK may still land), and wait,
+    // so that a failed attempt leaves nothing behind that would block the next one.
+    Ballot rollback = fanOut.send(node -> node.release(r.key, token), NOT_OWNER, votes, votes);
+    rollback.awaitAll(ticker.read() + nodeTimeoutNanos);
+    Reason reason = yes >= config.quorum() ? Reason.VALIDITY_EXPIRED
+        : yes + votes.refusals() >= config.quorum() && votes.refusals() > 0 ? Reason.HELD_ELSEWHERE
+        : Reason.QUORUM_UNREACHABLE;
+    log.debug("attempt on '{}' lost ({}): {}", r.resource, reason, votes.outcomes());
+    return new Attempt(null, reason, votes, now - start, Math.max(0, validUntil - now));
+  }
+
+  /** Extends a lease on its nodes; called by the lease with its monitor held. */
+  boolean extend(QuorumLease lease, Duration ttl) {
+    long ttlMillis = checkTtl(ttl);
+    long start = ticker.read();
+    Ballot votes = fanOut.send(node -> node.extend(lease.key(), lease.token(), ttlMillis), NOT_OWNER, lease.lastBallot(), lease.setBallot());
+    lease.lastBallot(votes);
+    int yes;
+    try {
+      yes = votes.awaitQuorum(config.quorum(), start + nodeTimeoutNanos);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      log.warn("extend of '{}' interrupted; the lease keeps its previous validity", lease.resource());
+      return false;
+    }
+    long validUntil = Validity.validUntil(start, ttlMillis, config.clockDriftFactor());
+    if (yes >= config.quorum() && ticker.read() < validUntil) {
+      lease.validUntil(validUntil);
+      log.debug("extended '{}' on {} nodes by {} ms", lease.resource(), yes, ttlMillis);
+      return true;
+    }
+    log.warn("could not extend '{}': {} of {} nodes agreed (quorum {}); the lease keeps its previous validity; nodes: {}",
+        lease.resource(), yes, fanOut.nodes().size(), config.quorum(), votes.outcomes());
+    return false;
+  }
+
+  /** Sends the owner-checked release of a lease to every node that may hold it. */
+  Ballot sendRelease(QuorumLease lease) {
+    held.remove(lease);
+    Ballot votes = fanOut.send(node -> node.release(lease.key(), lease.token()), NOT_OWNER, lease.lastBallot(), lease.setBallot());
+    lease.lastBallot(votes);
+    return votes;
+  }
+
+  /** Waits for a release's replies, bounded, and logs nodes that did not confirm. */
+  void awaitRelease(String resource, Ballot votes, long deadline) {
+    try {
+      votes.awaitAll(deadline);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // stop waiting, keep the flag: the releases are on their way
+      return;
+    }
+    List<NodeOutcome> outcomes = votes.outcomes();
+    if (outcomes.stream().anyMatch(o -> o.status() == NodeOutcome.Status.FAILED || o.status() == NodeOutcome.Status.TIMED_OUT)) {
+      log.warn("released '{}' on only some nodes; on the others the key expires by its ttl: {}", resource, outcomes);
+    } else {
+      log.debug("released '{}': {}", resource, outcomes);
+    }
+  }
+
+  long now() {
+    return ticker.read();
+  }
+
+  long nodeTimeoutNanos() {
+    return nodeTimeoutNanos;
+  }
+
+  private Request request(String resource, Duration ttl) {
+    ensureOpen();
+    Objects.requireNonNull(resource, "resource must not be null");
+    if (resource.isBlank()) {
+      throw new IllegalArgumentException("resource must not be blank, was '" + resource + "'");
+    }
+    return new Request(resource, config.keyPrefix() + resource, checkTtl(ttl));
+  }
+
+  private long checkTtl(Duration ttl) {
+    return Validity.checkTtl(ttl, config.nodeTimeout(), config.clockDriftFactor());
+  }
+
+  private long pauseNanos() {
+    long jitter = config.retryJitter().toNanos();
+    return config.retryDelay().toNanos() + (jitter == 0 ? 0 : ThreadLocalRandom.current().nextLong(jitter + 1));
+  }
+
+  private void ensureOpen() {
+    if (closed.get()) {
+      throw new IllegalStateException("this Redlock is closed");
+    }
+  }
+
+  /**
+   * Releases every lease still held (waiting at most about {@code nodeTimeout} for the nodes),
+   * then stops the I/O threads and closes all connections. Idempotent; after it, acquiring throws
+   * {@link IllegalStateException}.
+   */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    List<QuorumLease> leases = new ArrayList<>(held);
+    List<Ballot> releases = new ArrayList<>();
+    for (QuorumLease lease : leases) {
+      releases.add(lease.beginRelease());
+    }
+    long deadline = ticker.read() + 2 * nodeTimeoutNanos;
+    for (int i = 0; i < leases.size(); i++) {
+      if (releases.get(i) != null) {
+        awaitRelease(leases.get(i).resource(), releases.get(i), deadline);
+      }
+    }
+    io.shutdown();
+    try {
+      if (!io.awaitTermination(2 * nodeTimeoutNanos + TimeUnit.SECONDS.toNanos(1), TimeUnit.NANOSECONDS)) {
+        io.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      io.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+    fanOut.nodes().forEach(LockNode::close);
+    log.debug("closed; released {} lease(s) still held", leases.size());
+  }
+
+  @Override
+  public String toString() {
+    return "Redlock{nodes=" + config.nodes() + ", quorum=" + config.quorum() + ", held=" + held.size()
+        + (closed.get() ? ", closed" : "") + "}";
+  }
+
+  private record Request(String resource, String key, long ttlMillis) {}
+
+  private final class Attempt {
+    final QuorumLease lease;
+    final Reason reason;
+    final Ballot votes;
+    final long elapsedNanos;
+    final long validityLeftNanos;
+
+    Attempt(QuorumLease lease, Reason reason, Ballot votes, long elapsedNanos, long validityLeftNanos) {
+      this.lease = lease;
+      this.reason = reason;
+      this.votes = votes;
+      this.elapsedNanos = elapsedNanos;
+      this.validityLeftNanos = validityLeftNanos;
+    }
+
+    LockUnavailableException failure(Request r, int attempts, long waitedNanos) {
+      String why = switch (reason) {
+        case HELD_ELSEWHERE -> "held elsewhere";
+        case QUORUM_UNREACHABLE -> "quorum unreachable";
+        case VALIDITY_EXPIRED -> "validity expired before the quorum was counted";
+      };
+      String message = String.format(java.util.Locale.ROOT,
+          "could not acquire '%s' (%s) after %d attempt(s) in %d ms: last attempt won %d of %d nodes (quorum %d) in %.1f ms,"
+              + " validity left %d ms; nodes: %s",
+          r.resource, why, attempts, TimeUnit.NANOSECONDS.toMillis(waitedNanos), votes.yes(), fanOut.nodes().size(),
+          config.quorum(), elapsedNanos / 1e6, TimeUnit.NANOSECONDS.toMillis(validityLeftNanos), votes.outcomes());
+      LockUnavailableException e = new LockUnavailableException(message, r.resource, reason, attempts, votes.outcomes());
+      votes.errors().forEach(e::addSuppressed);
+      return e;
+    }
+  }
+}

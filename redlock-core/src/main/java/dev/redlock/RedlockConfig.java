@@ -1,0 +1,309 @@
+package dev.redlock;
+
+import dev.redlock.internal.NodeUri;
+import dev.redlock.internal.Settings;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.Set;
+
+/**
+ * The immutable, validated configuration of a {@link Redlock}: which nodes, how many make a
+ * quorum, and the timing bounds of an attempt.
+ *
+ * <pre>{@code
+ * RedlockConfig config = RedlockConfig.builder()
+ *     .nodes(List.of("redis://10.0.0.1:6379", "redis://10.0.0.2:6379", "redis://10.0.0.3:6379"))
+ *     .nodeTimeout(Duration.ofMillis(50))
+ *     .build();
+ * }</pre>
+ *
+ * <p>Every builder method checks its own argument and {@link Builder#build()} checks the rules
+ * that span fields. Nothing is corrected silently: a value that would weaken safety is an error.
+ * The property keys of {@link #fromProperties(Properties)} are listed in {@code
+ * docs/configuration.md}.
+ */
+public final class RedlockConfig {
+  /** Default key prefix, so lock keys are easy to find and to keep apart from other data. */
+  public static final String DEFAULT_KEY_PREFIX = "redlock:";
+  /** Default clock-drift factor: 1% of the ttl (plus a fixed 2 ms). */
+  public static final double DEFAULT_CLOCK_DRIFT_FACTOR = 0.01;
+  /** Default bound on one request to one node. */
+  public static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofMillis(50);
+  /** Default base delay between attempts in {@link Redlock#acquire}. */
+  public static final Duration DEFAULT_RETRY_DELAY = Duration.ofMillis(200);
+  /** Default random extra delay added to each retry. */
+  public static final Duration DEFAULT_RETRY_JITTER = Duration.ofMillis(100);
+  /** Default size of each node's connection pool. */
+  public static final int DEFAULT_MAX_CONNECTIONS_PER_NODE = 64;
+
+  private final List<NodeUri> nodes;
+  private final int quorum;
+  private final String keyPrefix;
+  private final double clockDriftFactor;
+  private final Duration nodeTimeout;
+  private final Duration retryDelay;
+  private final Duration retryJitter;
+  private final int maxConnectionsPerNode;
+
+  private RedlockConfig(Builder b, List<NodeUri> nodes, int quorum) {
+    this.nodes = List.copyOf(nodes);
+    this.quorum = quorum;
+    this.keyPrefix = b.keyPrefix;
+    this.clockDriftFactor = b.clockDriftFactor;
+    this.nodeTimeout = b.nodeTimeout;
+    this.retryDelay = b.retryDelay;
+    this.retryJitter = b.retryJitter;
+    this.maxConnectionsPerNode = b.maxConnectionsPerNode;
+  }
+
+  /** Starts a builder with every default set and no nodes. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Reads a configuration from properties. Keys: {@code redlock.nodes} (comma separated, required),
+   * {@code redlock.quorum}, {@code redlock.keyPrefix}, {@code redlock.clockDriftFactor}, {@code
+   * redlock.nodeTimeout}, {@code redlock.retryDelay}, {@code redlock.retryJitter}, {@code
+   * redlock.maxConnectionsPerNode}. Durations are written {@code 50ms}, {@code 2s}, {@code 1m} or
+   * ISO-8601 ({@code PT0.05S}). Keys outside {@code redlock.} are ignored; an unknown key inside it
+   * is an error, so a typo cannot silently fall back to a default.
+   *
+   * @throws NullPointerException if {@code properties} is null
+   * @throws IllegalArgumentException naming the key and the rule, for a missing, unknown or
+   *     malformed value
+   */
+  public static RedlockConfig fromProperties(Properties properties) {
+    return Settings.read(properties, builder());
+  }
+
+  /** The nodes, as URIs without credentials, in configured order. */
+  public List<String> nodes() {
+    return nodes.stream().map(NodeUri::toString).toList();
+  }
+
+  /** The parsed nodes, with credentials: for the implementation, not exported. */
+  List<NodeUri> nodeUris() {
+    return nodes;
+  }
+
+  /** How many nodes must agree for a lock to be granted or extended. */
+  public int quorum() {
+    return quorum;
+  }
+
+  /** The prefix put before every resource name to form the Redis key. */
+  public String keyPrefix() {
+    return keyPrefix;
+  }
+
+  /** The clock-drift factor: drift allowance = ttl × factor + 2 ms. */
+  public double clockDriftFactor() {
+    return clockDriftFactor;
+  }
+
+  /** The bound on one request to one node, and on the wait for one round of votes. */
+  public Duration nodeTimeout() {
+    return nodeTimeout;
+  }
+
+  /** The base delay between attempts in {@link Redlock#acquire}. */
+  public Duration retryDelay() {
+    return retryDelay;
+  }
+
+  /** The upper bound of the random extra delay added to each retry. */
+  public Duration retryJitter() {
+    return retryJitter;
+  }
+
+  /** The size of each node's connection pool. */
+  public int maxConnectionsPerNode() {
+    return maxConnectionsPerNode;
+  }
+
+  @Override
+  public String toString() {
+    return "RedlockConfig{nodes=" + nodes() + ", quorum=" + quorum + ", keyPrefix='" + keyPrefix
+        + "', clockDriftFactor=" + clockDriftFactor + ", nodeTimeout=" + nodeTimeout
+        + ", retryDelay=" + retryDelay + ", retryJitter=" + retryJitter
+        + ", maxConnectionsPerNode=" + maxConnectionsPerNode + "}";
+  }
+
+  /**
+   * Builds a {@link RedlockConfig}. Each method rejects a bad argument at once, naming it; {@link
+   * #build()} checks the rules between fields. Not thread-safe.
+   */
+  public static final class Builder {
+    private final List<NodeUri> nodes = new ArrayList<>();
+    private int quorum; // 0: the default majority, computed in build()
+    private String keyPrefix = DEFAULT_KEY_PREFIX;
+    private double clockDriftFactor = DEFAULT_CLOCK_DRIFT_FACTOR;
+    private Duration nodeTimeout = DEFAULT_NODE_TIMEOUT;
+    private Duration retryDelay = DEFAULT_RETRY_DELAY;
+    private Duration retryJitter = DEFAULT_RETRY_JITTER;
+    private int maxConnectionsPerNode = DEFAULT_MAX_CONNECTIONS_PER_NODE;
+
+    private Builder() {}
+
+    /**
+     * Adds a node: {@code redis://[user:password@]host[:port][/db]}, or {@code rediss://} for TLS.
+     * The port defaults to 6379.
+     *
+     * @throws NullPointerException if {@code uri} is null
+     * @throws IllegalArgumentException if {@code uri} is malformed
+     */
+    public Builder node(String uri) {
+      nodes.add(NodeUri.parse(uri));
+      return this;
+    }
+
+    /**
+     * Adds several nodes, as {@link #node(String)} does for each.
+     *
+     * @throws NullPointerException if {@code uris} or any element is null
+     * @throws IllegalArgumentException if any element is malformed
+     */
+    public Builder nodes(Collection<String> uris) {
+      Objects.requireNonNull(uris, "nodes must not be null");
+      for (String uri : uris) {
+        node(uri);
+      }
+      return this;
+    }
+
+    /**
+     * Sets how many nodes must agree. Default: a majority, N/2+1. It may be raised up to N for
+     * more safety, never lowered below a majority: two minorities could then both win.
+     *
+     * @throws IllegalArgumentException if {@code quorum < 1}; {@link #build()} checks it against N
+     */
+    public Builder quorum(int quorum) {
+      if (quorum < 1) {
+        throw new IllegalArgumentException("quorum must be >= 1, was " + quorum);
+      }
+      this.quorum = quorum;
+      return this;
+    }
+
+    /**
+     * Sets the prefix put before every resource name to form the key. Default {@value
+     * #DEFAULT_KEY_PREFIX}. All clients that lock the same resources must use the same prefix.
+     *
+     * @throws NullPointerException if {@code keyPrefix} is null
+     */
+    public Builder keyPrefix(String keyPrefix) {
+      this.keyPrefix = Objects.requireNonNull(keyPrefix, "keyPrefix must not be null");
+      return this;
+    }
+
+    /**
+     * Sets the clock-drift factor: the validity of a lease is shortened by ttl × factor + 2 ms, to
+     * allow for node clocks running at different rates. Default 0.01.
+     *
+     * @throws IllegalArgumentException unless {@code 0 <= factor < 0.5}
+     */
+    public Builder clockDriftFactor(double factor) {
+      if (!(factor >= 0 && factor < 0.5)) {
+        throw new IllegalArgumentException("clockDriftFactor must be >= 0 and < 0.5, was " + factor);
+      }
+      this.clockDriftFactor = factor;
+      return this;
+    }
+
+    /**
+     * Sets the bound on one request to one node (connect, write, reply) and on the wait for one
+     * round of votes. A node slower than this counts as failed for that round. It must be small
+     * against the ttl: every ttl must exceed nodeTimeout + drift. Default 50 ms.
+     *
+     * @throws NullPointerException if {@code timeout} is null
+     * @throws IllegalArgumentException unless it is between 1 ms and 1 minute
+     */
+    public Builder nodeTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "nodeTimeout must not be null");
+      if (timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
+        throw new IllegalArgumentException("nodeTimeout must be >= 1ms and <= 1m, was " + timeout);
+      }
+      this.nodeTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Sets the base delay between attempts in {@link Redlock#acquire}. Default 200 ms.
+     *
+     * @throws NullPointerException if {@code delay} is null
+     * @throws IllegalArgumentException if it is below 1 ms (that would be a busy loop)
+     */
+    public Builder retryDelay(Duration delay) {
+      Objects.requireNonNull(delay, "retryDelay must not be null");
+      if (delay.compareTo(Duration.ofMillis(1)) < 0) {
+        throw new IllegalArgumentException("retryDelay must be >= 1ms, was " + delay);
+      }
+      this.retryDelay = delay;
+      return this;
+    }
+
+    /**
+     * Sets the upper bound of a random extra delay added to each retry, so that contenders
+     * desynchronise. Default 100 ms.
+     *
+     * @throws NullPointerException if {@code jitter} is null
+     * @throws IllegalArgumentException if it is negative
+     */
+    public Builder retryJitter(Duration jitter) {
+      Objects.requireNonNull(jitter, "retryJitter must not be null");
+      if (jitter.isNegative()) {
+        throw new IllegalArgumentException("retryJitter must be >= 0, was " + jitter);
+      }
+      this.retryJitter = jitter;
+      return this;
+    }
+
+    /**
+     * Sets the size of each node's connection pool: the most requests in flight to one node at
+     * once. When all are busy, a request waits at most {@code nodeTimeout} and then counts as a
+     * failed vote. Default 64.
+     *
+     * @throws IllegalArgumentException if it is below 1
+     */
+    public Builder maxConnectionsPerNode(int max) {
+      if (max < 1) {
+        throw new IllegalArgumentException("maxConnectionsPerNode must be >= 1, was " + max);
+      }
+      this.maxConnectionsPerNode = max;
+      return this;
+    }
+
+    /**
+     * Checks the rules that span fields and returns the configuration.
+     *
+     * @throws IllegalArgumentException if there are no nodes, a node is listed twice, or the quorum
+     *     is below a majority or above the node count
+     */
+    public RedlockConfig build() {
+      if (nodes.isEmpty()) {
+        throw new IllegalArgumentException("nodes must not be empty: add at least one node (3 or 5 for fault tolerance)");
+      }
+      Set<NodeUri> seen = new LinkedHashSet<>();
+      for (NodeUri node : nodes) {
+        if (!seen.add(node)) {
+          throw new IllegalArgumentException(
+              "nodes must be distinct servers, but " + node + " is listed twice");
+        }
+      }
+      int n = nodes.size();
+      int majority = n / 2 + 1;
+      int q = quorum == 0 ? majority : quorum;
+      if (q < majority || q > n) {
+        throw new IllegalArgumentException(
+            "quorum must be >= " + majority + " (a majority of " + n + " nodes) and <= " + n + ", was " + q);
+      }
+      return new RedlockConfig(this, nodes, q);
+    }
+  }
+}

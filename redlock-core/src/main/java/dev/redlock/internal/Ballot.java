@@ -1,0 +1,206 @@
+package dev.redlock.internal;
+
+import dev.redlock.NodeOutcome;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The votes of one request sent to every node: filled in by the I/O threads as replies arrive,
+ * read by the caller as soon as the outcome is decided. Indexed like the node list.
+ *
+ * <p>Each node also has a "settled" future, completed when that node's request has finished one
+ * way or another; a later request on the same lease waits for it, so that, for example, a
+ * release never overtakes a straggling {@code SET NX} on the same node.
+ */
+public final class Ballot {
+  private final List<LockNode> nodes;
+  private final Ticker ticker;
+  private final String refusal;
+  private final NodeOutcome.Status[] status;
+  private final String[] detail;
+  private final long[] latencyNanos;
+  private final Throwable[] errors;
+  private final List<CompletableFuture<Void>> settled;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition changed = lock.newCondition();
+  private int ok;
+  private int answered;
+  private long awaitedUntil = Long.MIN_VALUE;
+
+  Ballot(List<LockNode> nodes, Ticker ticker, String refusal) {
+    int n = nodes.size();
+    this.nodes = nodes;
+    this.ticker = ticker;
+    this.refusal = refusal;
+    this.status = new NodeOutcome.Status[n];
+    this.detail = new String[n];
+    this.latencyNanos = new long[n];
+    this.errors = new Throwable[n];
+    this.settled = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      settled.add(new CompletableFuture<>());
+    }
+  }
+
+  void skip(int node) {
+    record(node, NodeOutcome.Status.SKIPPED, "known not to hold the key", 0, null);
+  }
+
+  void answer(int node, boolean yes, long latency) {
+    record(node, yes ? NodeOutcome.Status.OK : NodeOutcome.Status.REFUSED, yes ? "" : refusal, latency, null);
+  }
+
+  void fail(int node, Throwable error, long latency) {
+    record(node, NodeFailures.status(error), NodeFailures.describe(error), latency, error);
+  }
+
+  private void record(int node, NodeOutcome.Status s, String text, long latency, Throwable error) {
+    lock.lock();
+    try {
+      status[node] = s;
+      detail[node] = text;
+      latencyNanos[node] = latency;
+      errors[node] = error;
+      answered++;
+      if (s == NodeOutcome.Status.OK) {
+        ok++;
+      }
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    settled.get(node).complete(null);
+  }
+
+  /**
+   * Waits until the outcome is decided: {@code quorum} nodes said yes, or so many said no or
+   * failed that a quorum is out of reach, or every node answered; or until {@code deadline}.
+   *
+   * @return the number of nodes that said yes at that moment
+   */
+  public int awaitQuorum(int quorum, long deadline) throws InterruptedException {
+    lock.lock();
+    try {
+      while (ok < quorum && ok + (nodes.size() - answered) >= quorum && answered < nodes.size()) {
+        if (!awaitUntil(deadline)) {
+          break;
+        }
+      }
+      markAwaited(deadline);
+      return ok;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Waits until every node answered, or until {@code deadline}. */
+  public void awaitAll(long deadline) throws InterruptedException {
+    lock.lock();
+    try {
+      while (answered < nodes.size()) {
+        if (!awaitUntil(deadline)) {
+          break;
+        }
+      }
+      markAwaited(deadline);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private boolean awaitUntil(long deadline) throws InterruptedException {
+    long left = deadline - ticker.read();
+    if (left <= 0) {
+      return false;
+    }
+    changed.await(left, TimeUnit.NANOSECONDS);
+    return true;
+  }
+
+  private void markAwaited(long deadline) {
+    awaitedUntil = Math.max(awaitedUntil, deadline);
+  }
+
+  /** How many nodes said yes so far. */
+  public int yes() {
+    lock.lock();
+    try {
+      return ok;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Whether the node answered a definite "no": for {@code SET NX} that means our token is not there. */
+  public boolean refused(int node) {
+    lock.lock();
+    try {
+      return status[node] == NodeOutcome.Status.REFUSED || status[node] == NodeOutcome.Status.SKIPPED;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Completes when the request to {@code node} has finished, whatever its result. */
+  CompletableFuture<Void> settled(int node) {
+    return settled.get(node);
+  }
+
+  /** A snapshot of the per-node account, in node order. */
+  public List<NodeOutcome> outcomes() {
+    lock.lock();
+    try {
+      boolean pastDeadline = ticker.read() - awaitedUntil >= 0;
+      List<NodeOutcome> out = new ArrayList<>(nodes.size());
+      for (int i = 0; i < nodes.size(); i++) {
+        if (status[i] == null) {
+          out.add(pastDeadline
+              ? new NodeOutcome(nodes.get(i).name(), NodeOutcome.Status.TIMED_OUT, "no reply within nodeTimeout", Duration.ZERO)
+              : new NodeOutcome(nodes.get(i).name(), NodeOutcome.Status.PENDING, "not awaited: outcome already decided", Duration.ZERO));
+        } else {
+          out.add(new NodeOutcome(nodes.get(i).name(), status[i], detail[i], Duration.ofNanos(latencyNanos[i])));
+        }
+      }
+      return out;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The errors nodes threw, to attach to an exception as suppressed causes. */
+  public List<Throwable> errors() {
+    lock.lock();
+    try {
+      List<Throwable> out = new ArrayList<>();
+      for (Throwable e : errors) {
+        if (e != null) {
+          out.add(e);
+        }
+      }
+      return out;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** How many nodes answered "no" (refused), as opposed to failing or not answering. */
+  public int refusals() {
+    lock.lock();
+    try {
+      int n = 0;
+      for (NodeOutcome.Status s : status) {
+        if (s == NodeOutcome.Status.REFUSED) {
+          n++;
+        }
+      }
+      return n;
+    } finally {
+      lock.unlock();
+    }
+  }
+}

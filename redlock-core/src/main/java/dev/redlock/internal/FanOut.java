@@ -1,0 +1,84 @@
+package dev.redlock.internal;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * Sends one verb to every node concurrently and returns the {@link Ballot} its replies fill in.
+ * The caller decides how long to wait; stragglers finish in the background, each bounded by the
+ * node timeout.
+ */
+public final class FanOut {
+  /** One verb applied to one node: true for yes, false for a definite no; throws on failure. */
+  @FunctionalInterface
+  public interface Call {
+    boolean apply(LockNode node);
+  }
+
+  private final List<LockNode> nodes;
+  private final Executor executor;
+  private final Ticker ticker;
+
+  public FanOut(List<LockNode> nodes, Executor executor, Ticker ticker) {
+    this.nodes = List.copyOf(nodes);
+    this.executor = executor;
+    this.ticker = ticker;
+  }
+
+  public List<LockNode> nodes() {
+    return nodes;
+  }
+
+  /**
+   * Sends {@code call} to every node concurrently.
+   *
+   * @param refusal the phrase for a "no" answer in the per-node account
+   * @param after the ballot of the same lease's previous request, or null: each node's request
+   *     starts only once that node's previous request has settled, so the requests of one lease
+   *     never overtake each other on a node (a release never runs before a straggling SET NX)
+   * @param absentIn the lease's {@code SET NX} ballot, or null: nodes that refused there never
+   *     held our token and are skipped
+   */
+  public Ballot send(Call call, String refusal, Ballot after, Ballot absentIn) {
+    Ballot ballot = new Ballot(nodes, ticker, refusal);
+    for (int i = 0; i < nodes.size(); i++) {
+      int node = i;
+      if (absentIn != null && absentIn.refused(node)) {
+        ballot.skip(node);
+        continue;
+      }
+      Runnable request = () -> run(ballot, node, call);
+      CompletableFuture<Void> before = after == null ? null : after.settled(node);
+      if (before == null || before.isDone()) {
+        dispatch(ballot, node, request);
+      } else {
+        before.whenComplete((ignored, error) -> dispatch(ballot, node, request));
+      }
+    }
+    return ballot;
+  }
+
+  private void run(Ballot ballot, int node, Call call) {
+    long start = ticker.read();
+    try {
+      boolean yes = call.apply(nodes.get(node));
+      ballot.answer(node, yes, ticker.read() - start);
+    } catch (Throwable e) {
+      // Record every failure, Errors included, so nobody waits on this vote; then let an Error fly.
+      ballot.fail(node, e, ticker.read() - start);
+      if (e instanceof Error error) {
+        throw error;
+      }
+    }
+  }
+
+  private void dispatch(Ballot ballot, int node, Runnable request) {
+    try {
+      executor.execute(request);
+    } catch (RejectedExecutionException e) {
+      ballot.fail(node, new RejectedExecutionException("client overloaded or closed: no I/O thread free", e), 0);
+    }
+  }
+}

@@ -1,0 +1,37 @@
+package dev.redlock.internal;
+
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The I/O threads of one Redlock: one request to one node occupies one thread for at most the
+ * node timeout. Bounded by nodes × connections per node (more threads could only wait for a
+ * connection); idle threads end after a while. Daemon threads, so a forgotten Redlock cannot
+ * keep a JVM alive; {@code Redlock.close()} stops them.
+ */
+public final class IoThreads {
+  /** Every I/O thread's name starts with this, so tests and thread dumps can find them. */
+  public static final String NAME_PREFIX = "redlock-io-";
+  private static final AtomicInteger INSTANCES = new AtomicInteger();
+
+  private IoThreads() {}
+
+  public static ExecutorService create(int maxThreads) {
+    int instance = INSTANCES.incrementAndGet();
+    AtomicInteger count = new AtomicInteger();
+    ThreadFactory factory = task -> {
+      Thread thread = new Thread(task, NAME_PREFIX + instance + "-" + count.incrementAndGet());
+      thread.setDaemon(true);
+      return thread;
+    };
+    // A hand-off queue: a request either finds a free thread or gets a new one up to the bound;
+    // past it, it is rejected and counts as a failed vote instead of waiting in a queue.
+    return new ThreadPoolExecutor(
+        0, maxThreads, Duration.ofSeconds(30).toNanos(), TimeUnit.NANOSECONDS, new SynchronousQueue<>(), factory);
+  }
+}

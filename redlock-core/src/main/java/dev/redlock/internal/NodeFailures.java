@@ -1,0 +1,57 @@
+package dev.redlock.internal;
+
+import dev.redlock.NodeOutcome;
+import java.net.ConnectException;
+import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
+import java.util.NoSuchElementException;
+import redis.clients.jedis.exceptions.JedisAccessControlException;
+import redis.clients.jedis.exceptions.JedisDataException;
+
+/** Turns what a node threw into a status and one short phrase a person on call can act on. */
+final class NodeFailures {
+  private NodeFailures() {}
+
+  static NodeOutcome.Status status(Throwable error) {
+    return find(error, SocketTimeoutException.class) != null
+        ? NodeOutcome.Status.TIMED_OUT
+        : NodeOutcome.Status.FAILED;
+  }
+
+  static String describe(Throwable error) {
+    if (find(error, SocketTimeoutException.class) != null) {
+      return "timed out: " + error.getMessage();
+    }
+    if (find(error, ConnectException.class) != null) {
+      return "connection refused: " + find(error, ConnectException.class).getMessage();
+    }
+    if (find(error, UnknownHostException.class) != null) {
+      return "unknown host: " + find(error, UnknownHostException.class).getMessage();
+    }
+    if (find(error, NoSuchElementException.class) != null) {
+      return "connection pool exhausted (maxConnectionsPerNode reached for nodeTimeout)";
+    }
+    if (find(error, JedisAccessControlException.class) != null) {
+      return "authentication failed: " + find(error, JedisAccessControlException.class).getMessage();
+    }
+    JedisDataException reply = find(error, JedisDataException.class);
+    if (reply != null) {
+      String text = String.valueOf(reply.getMessage());
+      return (text.startsWith("WRONGPASS") || text.startsWith("NOAUTH") ? "authentication failed: " : "error reply: ")
+          + text;
+    }
+    return error.toString();
+  }
+
+  private static <T extends Throwable> T find(Throwable error, Class<T> type) {
+    for (Throwable t = error; t != null; t = t.getCause()) {
+      if (type.isInstance(t)) {
+        return type.cast(t);
+      }
+      if (t.getCause() == t) {
+        break;
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,153 @@
+package dev.redlock.internal;
+
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.Objects;
+
+/**
+ * One node's address, parsed from {@code redis://[user:password@]host[:port][/db]} or
+ * {@code rediss://...} for TLS. Equality is by host and port: two URIs that differ only in
+ * database or credentials name the same Redis server, which is not an independent node.
+ */
+public final class NodeUri {
+  private static final int DEFAULT_PORT = 6379;
+
+  private final String scheme;
+  private final String host;
+  private final int port;
+  private final int database;
+  private final String user;
+  private final String password;
+
+  private NodeUri(String scheme, String host, int port, int database, String user, String password) {
+    this.scheme = scheme;
+    this.host = host;
+    this.port = port;
+    this.database = database;
+    this.user = user;
+    this.password = password;
+  }
+
+  /**
+   * Parses a node URI.
+   *
+   * @throws NullPointerException if {@code text} is null
+   * @throws IllegalArgumentException naming the rule the text breaks
+   */
+  public static NodeUri parse(String text) {
+    Objects.requireNonNull(text, "node must not be null");
+    String trimmed = text.trim();
+    URI uri;
+    try {
+      uri = new URI(trimmed);
+    } catch (URISyntaxException e) {
+      throw invalid(text, "it is not a valid URI (" + e.getReason() + ")");
+    }
+    String scheme = uri.getScheme() == null ? null : uri.getScheme().toLowerCase(Locale.ROOT);
+    if (!"redis".equals(scheme) && !"rediss".equals(scheme)) {
+      throw invalid(text, "the scheme must be redis:// or rediss://");
+    }
+    String host = uri.getHost();
+    if (host == null || host.isEmpty()) {
+      throw invalid(text, "it names no host");
+    }
+    int port = uri.getPort() == -1 ? DEFAULT_PORT : uri.getPort();
+    if (port < 1 || port > 65535) {
+      throw invalid(text, "the port must be 1..65535");
+    }
+    int database = 0;
+    String path = uri.getPath();
+    if (path != null && !path.isEmpty() && !"/".equals(path)) {
+      try {
+        database = Integer.parseInt(path.substring(1));
+      } catch (NumberFormatException e) {
+        throw invalid(text, "the path must be a database number, like /0");
+      }
+      if (database < 0) {
+        throw invalid(text, "the database number must be >= 0");
+      }
+    }
+    if (uri.getQuery() != null || uri.getFragment() != null) {
+      throw invalid(text, "query parameters and fragments are not supported");
+    }
+    String user = null;
+    String password = null;
+    String userInfo = uri.getRawUserInfo();
+    if (userInfo != null && !userInfo.isEmpty()) {
+      int colon = userInfo.indexOf(':');
+      if (colon < 0) {
+        password = decode(userInfo);
+      } else {
+        String u = userInfo.substring(0, colon);
+        user = u.isEmpty() ? null : decode(u);
+        password = decode(userInfo.substring(colon + 1));
+      }
+    }
+    return new NodeUri(scheme, host, port, database, user, password);
+  }
+
+  private static String decode(String s) {
+    return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
+  }
+
+  private static IllegalArgumentException invalid(String text, String rule) {
+    // Never echo credentials back into a log: show the URI with its user info masked.
+    return new IllegalArgumentException(
+        "node must be a URI like redis://[user:password@]host:port[/db], but " + rule
+            + ": '" + mask(text) + "'");
+  }
+
+  private static String mask(String text) {
+    int at = text.lastIndexOf('@');
+    int start = text.indexOf("://");
+    return at > 0 && start >= 0 && at > start ? text.substring(0, start + 3) + "***" + text.substring(at) : text;
+  }
+
+  public String host() {
+    return host;
+  }
+
+  public int port() {
+    return port;
+  }
+
+  public int database() {
+    return database;
+  }
+
+  public boolean tls() {
+    return "rediss".equals(scheme);
+  }
+
+  /** The user name, or null for the default user. */
+  public String user() {
+    return user;
+  }
+
+  /** The password, or null when none is given. */
+  public String password() {
+    return password;
+  }
+
+  /** The URI without credentials, safe for logs: {@code redis://127.0.0.1:7001}. */
+  @Override
+  public String toString() {
+    String address = host.indexOf(':') >= 0 ? "[" + host + "]" : host;
+    return scheme + "://" + address + ":" + port + (database == 0 ? "" : "/" + database);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof NodeUri other
+        && port == other.port
+        && host.equalsIgnoreCase(other.host);
+  }
+
+  @Override
+  public int hashCode() {
+    return host.toLowerCase(Locale.ROOT).hashCode() * 31 + port;
+  }
+}

@@ -1,0 +1,65 @@
+package dev.redlock.internal;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+
+/**
+ * A Lua script kept as a {@code .lua} resource beside this class, loaded once, with its SHA-1
+ * for {@code EVALSHA}.
+ */
+public final class Script {
+  /** Deletes the key only if it still holds our token. Returns 1 if deleted, 0 otherwise. */
+  public static final Script RELEASE = load("release.lua");
+  /** Sets a new PX ttl only if the key still holds our token. Returns 1 if extended, 0 otherwise. */
+  public static final Script EXTEND = load("extend.lua");
+
+  private final String name;
+  private final String source;
+  private final String sha1;
+
+  private Script(String name, String source) {
+    this.name = name;
+    this.source = source;
+    this.sha1 = sha1(source);
+  }
+
+  static Script load(String resource) {
+    try (InputStream in = Script.class.getResourceAsStream(resource)) {
+      if (in == null) {
+        throw new IllegalStateException("script resource missing from the jar: " + resource);
+      }
+      return new Script(resource, new String(in.readAllBytes(), StandardCharsets.UTF_8));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read script " + resource, e);
+    }
+  }
+
+  private static String sha1(String text) {
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8));
+      StringBuilder hex = new StringBuilder(40);
+      for (byte b : digest) {
+        hex.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
+      }
+      return hex.toString();
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-1 is required of every JVM", e);
+    }
+  }
+
+  public String name() {
+    return name;
+  }
+
+  public String source() {
+    return source;
+  }
+
+  public String sha1() {
+    return sha1;
+  }
+}
