@@ -221,19 +221,23 @@ public final class Redlock implements AutoCloseable {
     return votes;
   }
 
-  /** Waits for a release's replies, bounded, and logs nodes that did not confirm. */
+  /**
+   * Waits, bounded, until a quorum of nodes no longer holds the lease's key: from then on another
+   * client can take it. Nodes that answer later, or never, are logged once they have settled.
+   */
   void awaitRelease(String resource, Ballot votes, long deadline) {
+    votes.whenAllSettled(() -> {
+      List<NodeOutcome> outcomes = votes.outcomes();
+      if (outcomes.stream().anyMatch(o -> o.status() == NodeOutcome.Status.FAILED || o.status() == NodeOutcome.Status.TIMED_OUT)) {
+        log.warn("released '{}' on only some nodes; on the others the key expires by its ttl: {}", resource, outcomes);
+      } else {
+        log.debug("released '{}': {}", resource, outcomes);
+      }
+    });
     try {
-      votes.awaitAll(deadline);
+      votes.awaitDefinite(config.quorum(), deadline);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt(); // stop waiting, keep the flag: the releases are on their way
-      return;
-    }
-    List<NodeOutcome> outcomes = votes.outcomes();
-    if (outcomes.stream().anyMatch(o -> o.status() == NodeOutcome.Status.FAILED || o.status() == NodeOutcome.Status.TIMED_OUT)) {
-      log.warn("released '{}' on only some nodes; on the others the key expires by its ttl: {}", resource, outcomes);
-    } else {
-      log.debug("released '{}': {}", resource, outcomes);
     }
   }
 

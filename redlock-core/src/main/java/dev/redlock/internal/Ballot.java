@@ -98,6 +98,40 @@ public final class Ballot {
     }
   }
 
+  /**
+   * Waits until {@code count} nodes gave a definite answer (yes, no, or skipped as known absent),
+   * or every node answered, or until {@code deadline}. A release needs no more: once a quorum no
+   * longer holds the key, another client can take it.
+   */
+  public void awaitDefinite(int count, long deadline) throws InterruptedException {
+    lock.lock();
+    try {
+      while (definite() < count && answered < nodes.size()) {
+        if (!awaitUntil(deadline)) {
+          break;
+        }
+      }
+      markAwaited(deadline);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private int definite() {
+    int n = 0;
+    for (NodeOutcome.Status s : status) {
+      if (s == NodeOutcome.Status.OK || s == NodeOutcome.Status.REFUSED || s == NodeOutcome.Status.SKIPPED) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Runs {@code action} once every node's request has settled (at once if they all have). */
+  public void whenAllSettled(Runnable action) {
+    CompletableFuture.allOf(settled.toArray(new CompletableFuture<?>[0])).thenRun(action);
+  }
+
   /** Waits until every node answered, or until {@code deadline}. */
   public void awaitAll(long deadline) throws InterruptedException {
     lock.lock();

@@ -3,6 +3,7 @@ package dev.redlock.internal;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 
 /**
@@ -78,7 +79,10 @@ public final class FanOut {
     try {
       executor.execute(request);
     } catch (RejectedExecutionException e) {
-      ballot.fail(node, new RejectedExecutionException("client overloaded or closed: no I/O thread free", e), 0);
+      String why = executor instanceof ExecutorService service && service.isShutdown()
+          ? "not sent: the Redlock was closed"
+          : "not sent: every I/O thread busy (nodes x maxConnectionsPerNode requests in flight)";
+      ballot.fail(node, new RejectedExecutionException(why, e), 0);
     }
   }
 }

@@ -40,16 +40,22 @@ final class NodeFailures {
       return (text.startsWith("WRONGPASS") || text.startsWith("NOAUTH") ? "authentication failed: " : "error reply: ")
           + text;
     }
+    if (error instanceof java.util.concurrent.RejectedExecutionException) {
+      return error.getMessage();
+    }
     return error.toString();
   }
 
+  /** Finds {@code type} in the cause chain, or among suppressed errors (Jedis puts connect failures there). */
   private static <T extends Throwable> T find(Throwable error, Class<T> type) {
-    for (Throwable t = error; t != null; t = t.getCause()) {
+    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
       if (type.isInstance(t)) {
         return type.cast(t);
       }
-      if (t.getCause() == t) {
-        break;
+      for (Throwable s : t.getSuppressed()) {
+        if (type.isInstance(s)) {
+          return type.cast(s);
+        }
       }
     }
     return null;

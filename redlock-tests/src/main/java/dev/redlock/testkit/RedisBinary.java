@@ -1,0 +1,112 @@
+package dev.redlock.testkit;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Finds a {@code redis-server} binary: {@code $REDIS_SERVER}, then {@code PATH}, then the Redis
+ * 6.2 binary that {@code com.github.codemonstur:embedded-redis} ships (Linux x86-64 only).
+ *
+ * @param path the executable
+ * @param version the version it reports, like {@code 7.0.15}
+ */
+public record RedisBinary(Path path, String version) {
+  private static final String EMBEDDED_RESOURCE = "/redis-server-6.2.6-v5-linux-amd64";
+  private static volatile RedisBinary embedded;
+
+  /**
+   * The binary to use by default.
+   *
+   * @throws MissingToolException if none is found
+   */
+  public static RedisBinary locate() {
+    String explicit = System.getenv("REDIS_SERVER");
+    if (explicit != null && !explicit.isBlank()) {
+      Path p = Path.of(explicit);
+      if (!Files.isExecutable(p)) {
+        throw new MissingToolException("REDIS_SERVER=" + explicit + " is not an executable file");
+      }
+      return of(p);
+    }
+    String pathVar = System.getenv().getOrDefault("PATH", "");
+    for (String dir : pathVar.split(java.io.File.pathSeparator)) {
+      if (dir.isEmpty()) {
+        continue;
+      }
+      Path candidate = Path.of(dir, "redis-server");
+      if (Files.isExecutable(candidate)) {
+        return of(candidate);
+      }
+    }
+    return embedded();
+  }
+
+  /**
+   * The Redis 6.2 binary shipped inside embedded-redis, extracted once per JVM.
+   *
+   * @throws MissingToolException if this platform has none
+   */
+  public static synchronized RedisBinary embedded() {
+    if (embedded != null) {
+      return embedded;
+    }
+    String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
+    String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
+    if (!os.contains("linux") || !(arch.equals("amd64") || arch.equals("x86_64"))) {
+      throw new MissingToolException(
+          "no redis-server found: install one (Debian: apt-get install redis-server) or set REDIS_SERVER");
+    }
+    try (InputStream in = RedisBinary.class.getResourceAsStream(EMBEDDED_RESOURCE)) {
+      if (in == null) {
+        throw new MissingToolException(
+            "no redis-server on PATH and embedded-redis is not on the class path: apt-get install redis-server");
+      }
+      Path dir = Files.createTempDirectory("redlock-redis-bin");
+      Path file = dir.resolve("redis-server-6.2");
+      Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+      if (!file.toFile().setExecutable(true)) {
+        throw new MissingToolException("cannot make " + file + " executable");
+      }
+      file.toFile().deleteOnExit();
+      dir.toFile().deleteOnExit();
+      embedded = of(file);
+      return embedded;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot extract the embedded redis-server", e);
+    }
+  }
+
+  private static RedisBinary of(Path path) {
+    try {
+      Process p = new ProcessBuilder(path.toString(), "--version").redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      if (!p.waitFor(10, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        throw new MissingToolException(path + " --version did not answer in 10s");
+      }
+      int v = out.indexOf("v=");
+      String version = v < 0 ? "unknown" : out.substring(v + 2).split("\\s")[0];
+      return new RedisBinary(path, version);
+    } catch (IOException e) {
+      throw new MissingToolException("cannot run " + path + ": " + e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while probing " + path, e);
+    }
+  }
+
+  /** The major version, like 7 or 6. */
+  public int major() {
+    try {
+      return Integer.parseInt(version.split("\\.")[0]);
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+}

@@ -1,0 +1,90 @@
+package dev.redlock.testkit;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * K real {@code redis-server} processes on free loopback ports: the fixture the integration
+ * suites and examples stand on.
+ *
+ * <pre>{@code
+ * try (RedisNodes nodes = RedisNodes.start(5)) {
+ *   RedlockConfig config = RedlockConfig.builder().nodes(nodes.uris()).build();
+ *   nodes.node(0).pause();   // SIGSTOP
+ *   ...
+ * }                          // every process this fixture started is killed, by PID
+ * }</pre>
+ */
+public final class RedisNodes implements AutoCloseable {
+  private final List<RedisNode> nodes;
+
+  private RedisNodes(List<RedisNode> nodes) {
+    this.nodes = List.copyOf(nodes);
+  }
+
+  /** Starts {@code count} nodes without persistence, with the default binary ({@link RedisBinary#locate()}). */
+  public static RedisNodes start(int count) {
+    return start(count, RedisBinary.locate(), Persistence.NONE);
+  }
+
+  /**
+   * Starts {@code count} nodes and waits until each answers PING. If one fails to start, those
+   * already started are stopped before the error is thrown.
+   *
+   * @throws MissingToolException if the binary cannot be run
+   */
+  public static RedisNodes start(int count, RedisBinary binary, Persistence persistence) {
+    if (count < 1) {
+      throw new IllegalArgumentException("count must be >= 1, was " + count);
+    }
+    List<RedisNode> started = new ArrayList<>();
+    try {
+      for (int i = 0; i < count; i++) {
+        started.add(RedisNode.start(binary, persistence));
+      }
+      return new RedisNodes(started);
+    } catch (RuntimeException e) {
+      started.forEach(RedisNode::close);
+      throw e;
+    }
+  }
+
+  public RedisNode node(int index) {
+    return nodes.get(index);
+  }
+
+  public List<RedisNode> all() {
+    return nodes;
+  }
+
+  public int size() {
+    return nodes.size();
+  }
+
+  /** The nodes' URIs, in order. */
+  public List<String> uris() {
+    return nodes.stream().map(RedisNode::uri).toList();
+  }
+
+  /** Brings every node back to running and answering: resumes paused ones, restarts killed ones (empty). */
+  public void heal() {
+    for (RedisNode node : nodes) {
+      if (!node.isRunning()) {
+        node.restart(Persistence.NONE);
+      } else if (node.isPaused()) {
+        node.resume();
+      }
+    }
+  }
+
+  /** Stops every node this fixture started. Idempotent. */
+  @Override
+  public void close() {
+    nodes.forEach(RedisNode::close);
+  }
+
+  @Override
+  public String toString() {
+    return "RedisNodes" + nodes;
+  }
+}

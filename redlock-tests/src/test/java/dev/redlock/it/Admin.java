@@ -1,0 +1,48 @@
+package dev.redlock.it;
+
+import dev.redlock.testkit.RedisNode;
+import java.util.Arrays;
+import redis.clients.jedis.Jedis;
+
+/** Direct, short-lived admin access to one node, to look at what the lock left there. */
+final class Admin {
+  private Admin() {}
+
+  static Jedis on(RedisNode node) {
+    Jedis jedis = new Jedis("127.0.0.1", node.port(), 2000);
+    jedis.clientSetname("admin");
+    return jedis;
+  }
+
+  static String get(RedisNode node, String key) {
+    try (Jedis jedis = on(node)) {
+      return jedis.get(key);
+    }
+  }
+
+  static long pttl(RedisNode node, String key) {
+    try (Jedis jedis = on(node)) {
+      return jedis.pttl(key);
+    }
+  }
+
+  static void set(RedisNode node, String key, String value) {
+    try (Jedis jedis = on(node)) {
+      jedis.set(key, value);
+    }
+  }
+
+  static void flushAll(RedisNode node) {
+    try (Jedis jedis = on(node)) {
+      jedis.flushAll();
+      jedis.configSet("requirepass", "");
+    }
+  }
+
+  /** Connections named like ours ({@code redlock}) that the node still has open. */
+  static long redlockClients(RedisNode node) {
+    try (Jedis jedis = on(node)) {
+      return Arrays.stream(jedis.clientList().split("\n")).filter(line -> line.contains(" name=redlock ")).count();
+    }
+  }
+}
