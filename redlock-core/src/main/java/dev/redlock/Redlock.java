@@ -181,8 +181,11 @@ public final class Redlock implements AutoCloseable {
     // so that a failed attempt leaves nothing behind that would block the next one.
     Ballot rollback = fanOut.send(node -> node.release(r.key, token), NOT_OWNER, votes, votes);
     rollback.awaitAll(ticker.read() + nodeTimeoutNanos);
+    // "Held elsewhere" only when the refusals alone rule out a quorum; if failed or silent nodes
+    // were needed to block us, it is an outage, and must not pass for ordinary contention.
+    int n = fanOut.nodes().size();
     Reason reason = yes >= config.quorum() ? Reason.VALIDITY_EXPIRED
-        : yes + votes.refusals() >= config.quorum() && votes.refusals() > 0 ? Reason.HELD_ELSEWHERE
+        : votes.refusals() > n - config.quorum() ? Reason.HELD_ELSEWHERE
         : Reason.QUORUM_UNREACHABLE;
     log.debug("attempt on '{}' lost ({}): {}", r.resource, reason, votes.outcomes());
     return new Attempt(null, reason, votes, now - start, Math.max(0, validUntil - now));
@@ -226,18 +229,20 @@ public final class Redlock implements AutoCloseable {
    * client can take it. Nodes that answer later, or never, are logged once they have settled.
    */
   void awaitRelease(String resource, Ballot votes, long deadline) {
-    votes.whenAllSettled(() -> {
-      List<NodeOutcome> outcomes = votes.outcomes();
-      if (outcomes.stream().anyMatch(o -> o.status() == NodeOutcome.Status.FAILED || o.status() == NodeOutcome.Status.TIMED_OUT)) {
-        log.warn("released '{}' on only some nodes; on the others the key expires by its ttl: {}", resource, outcomes);
-      } else {
-        log.debug("released '{}': {}", resource, outcomes);
-      }
-    });
+    votes.whenAllSettled(() -> logRelease(resource, votes));
     try {
       votes.awaitDefinite(config.quorum(), deadline);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt(); // stop waiting, keep the flag: the releases are on their way
+    }
+  }
+
+  private static void logRelease(String resource, Ballot votes) {
+    List<NodeOutcome> outcomes = votes.outcomes();
+    if (outcomes.stream().anyMatch(o -> o.status() == NodeOutcome.Status.FAILED || o.status() == NodeOutcome.Status.TIMED_OUT)) {
+      log.warn("released '{}' on only some nodes; on the others the key expires by its ttl: {}", resource, outcomes);
+    } else {
+      log.debug("released '{}': {}", resource, outcomes);
     }
   }
 
@@ -288,10 +293,20 @@ public final class Redlock implements AutoCloseable {
     for (QuorumLease lease : leases) {
       releases.add(lease.beginRelease());
     }
-    long deadline = ticker.read() + 2 * nodeTimeoutNanos;
+    // Wait for every release to settle, not just a quorum: a release chained behind a straggling
+    // SET is only sent when that SET settles, and the I/O threads are about to stop. Bounded: the
+    // straggler takes at most nodeTimeout, its release at most nodeTimeout more.
+    long deadline = ticker.read() + 2 * nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(100);
     for (int i = 0; i < leases.size(); i++) {
-      if (releases.get(i) != null) {
-        awaitRelease(leases.get(i).resource(), releases.get(i), deadline);
+      Ballot release = releases.get(i);
+      if (release != null) {
+        try {
+          release.awaitAll(deadline);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+        logRelease(leases.get(i).resource(), release);
       }
     }
     io.shutdown();

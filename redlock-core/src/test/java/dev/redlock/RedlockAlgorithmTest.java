@@ -1,0 +1,191 @@
+package dev.redlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.internal.Ticker;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The algorithm over fake nodes and a fake clock: counting, validity, rollback, reasons, bad input. */
+class RedlockAlgorithmTest {
+  private static final Duration TTL = Duration.ofSeconds(10);
+  private final AtomicLong clock = new AtomicLong(1_000_000_000L);
+  private final ExecutorService io = Executors.newCachedThreadPool();
+  private final List<FakeNode> nodes = new ArrayList<>();
+  private Redlock redlock;
+
+  @AfterEach
+  void tearDown() {
+    nodes.forEach(n -> n.unhang.countDown());
+    if (redlock != null) {
+      redlock.close();
+    }
+    io.shutdownNow();
+  }
+
+  private Redlock redlock(int n, Duration nodeTimeout, Ticker ticker) {
+    RedlockConfig.Builder config = RedlockConfig.builder().nodeTimeout(nodeTimeout)
+        .retryDelay(Duration.ofMillis(1)).retryJitter(Duration.ZERO);
+    for (int i = 0; i < n; i++) {
+      nodes.add(new FakeNode("redis://fake:" + (7001 + i), clock));
+      config.node("redis://fake:" + (7001 + i));
+    }
+    redlock = new Redlock(config.build(), List.copyOf(nodes), io, ticker);
+    return redlock;
+  }
+
+  private Redlock redlock(int n) {
+    return redlock(n, Duration.ofSeconds(1), clock::get);
+  }
+
+  @Test
+  void validityIsTtlMinusElapsedMinusDrift() {
+    Redlock lock = redlock(1);
+    nodes.get(0).latencyNanos = Duration.ofMillis(400).toNanos();
+    Lease lease = lock.tryAcquire("r", TTL).orElseThrow();
+    // 10 000 ms ttl - 400 ms elapsed - (1% of ttl + 2 ms) drift
+    assertEquals(Duration.ofMillis(10_000 - 400 - 102), lease.remainingValidity());
+    clock.addAndGet(Duration.ofMillis(9_497).toNanos());
+    assertTrue(lease.isValid());
+    clock.addAndGet(Duration.ofMillis(1).toNanos());
+    assertFalse(lease.isValid(), "invalid at the exact end of validity");
+    assertEquals(Duration.ZERO, lease.remainingValidity());
+  }
+
+  @Test
+  void extendCountsFromItsOwnStartAndNeverRevivesAnExpiredLease() {
+    Redlock lock = redlock(3);
+    Lease lease = lock.tryAcquire("r", TTL).orElseThrow();
+    clock.addAndGet(Duration.ofSeconds(5).toNanos());
+    assertTrue(lease.extend(Duration.ofSeconds(20)));
+    assertEquals(Duration.ofMillis(20_000 - 202), lease.remainingValidity());
+    clock.addAndGet(Duration.ofSeconds(30).toNanos());
+    int callsBefore = nodes.stream().mapToInt(n -> n.calls.get()).sum();
+    assertFalse(lease.extend(TTL), "expired: not extended");
+    assertEquals(callsBefore, nodes.stream().mapToInt(n -> n.calls.get()).sum(), "and no node was asked");
+  }
+
+  @Test
+  void winsOnAQuorumWithoutWaitingForAHangingMinority() {
+    Redlock lock = redlock(5, Duration.ofSeconds(30), Ticker.SYSTEM);
+    nodes.get(0).mode = FakeNode.Mode.HANG;
+    nodes.get(1).mode = FakeNode.Mode.HANG;
+    // The hanging nodes would hold the attempt for 10 s; the quorum decides long before.
+    Lease lease = assertTimeoutPreemptively(Duration.ofSeconds(5), () -> lock.tryAcquire("r", Duration.ofMinutes(1)).orElseThrow());
+    assertTrue(lease.isValid());
+  }
+
+  @Test
+  void aLostAttemptReleasesOnlyWhereItMayHoldTheToken() {
+    Redlock lock = redlock(5);
+    for (int i = 0; i < 3; i++) {
+      nodes.get(i).keys.put("redlock:r", "another-owner");
+    }
+    assertTrue(lock.tryAcquire("r", TTL).isEmpty(), "held elsewhere on a majority");
+    for (int i = 0; i < 5; i++) {
+      FakeNode node = nodes.get(i);
+      if (i < 3) {
+        assertEquals(0, node.releases.get(), "node " + i + " refused SET NX: our token was never there");
+        assertEquals("another-owner", node.keys.get("redlock:r"));
+      } else {
+        assertEquals(1, node.releases.get(), "node " + i + " said yes: rolled back");
+        assertFalse(node.keys.containsKey("redlock:r"));
+      }
+    }
+  }
+
+  @Test
+  void aMajorityDownIsQuorumUnreachableWithTheNodeAccount() {
+    Redlock lock = redlock(5);
+    for (int i = 0; i < 3; i++) {
+      nodes.get(i).mode = FakeNode.Mode.DOWN;
+    }
+    LockUnavailableException e = assertThrows(LockUnavailableException.class, () -> lock.tryAcquire("r", TTL));
+    assertEquals(LockUnavailableException.Reason.QUORUM_UNREACHABLE, e.reason());
+    assertEquals(1, e.attempts());
+    assertEquals(3, e.getSuppressed().length, "each node's error is kept");
+    for (int i = 0; i < 3; i++) {
+      assertEquals(NodeOutcome.Status.FAILED, e.nodeOutcomes().get(i).status());
+      assertTrue(e.nodeOutcomes().get(i).detail().startsWith("connection refused"), e.nodeOutcomes().get(i).toString());
+    }
+    assertTrue(e.getMessage().contains("could not acquire 'r' (quorum unreachable)"), e.getMessage());
+    assertTrue(e.getMessage().contains("redis://fake:7001 FAILED (connection refused"), e.getMessage());
+    assertTrue(nodes.stream().allMatch(n -> n.keys.isEmpty()), "rolled back on the nodes that said yes");
+  }
+
+  @Test
+  void heldElsewhereOnlyWhenRefusalsAloneRuleOutAQuorum() {
+    Redlock lock = redlock(5);
+    nodes.get(0).keys.put("redlock:r", "another-owner");
+    nodes.get(1).keys.put("redlock:r", "another-owner");
+    nodes.get(2).mode = FakeNode.Mode.DOWN;
+    // Two refusals and one failure: the outage was needed to block us, so it is not mere contention.
+    assertEquals(LockUnavailableException.Reason.QUORUM_UNREACHABLE,
+        assertThrows(LockUnavailableException.class, () -> lock.tryAcquire("r", TTL)).reason());
+    nodes.get(2).mode = FakeNode.Mode.UP;
+    nodes.get(2).keys.put("redlock:r", "another-owner");
+    nodes.get(3).mode = FakeNode.Mode.DOWN;
+    // Three refusals of five: held elsewhere, whatever the other nodes say.
+    assertTrue(lock.tryAcquire("r", TTL).isEmpty());
+  }
+
+  @Test
+  void acquireGivesUpWhenMaxWaitIsSpent() {
+    Redlock lock = redlock(1, Duration.ofMillis(50), Ticker.SYSTEM);
+    nodes.get(0).keys.put("redlock:r", "another-owner");
+    LockUnavailableException e = assertTimeoutPreemptively(Duration.ofSeconds(10),
+        () -> assertThrows(LockUnavailableException.class, () -> lock.acquire("r", TTL, Duration.ofMillis(100))));
+    assertEquals(LockUnavailableException.Reason.HELD_ELSEWHERE, e.reason());
+    assertTrue(e.attempts() >= 2, "retried: " + e.attempts());
+  }
+
+  @Test
+  void badInputFailsEarlyAndTouchesNoNode() {
+    Redlock lock = redlock(3);
+    assertThrows(NullPointerException.class, () -> lock.tryAcquire(null, TTL), "resource must not be null");
+    assertEquals("resource must not be blank, was ' '",
+        assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire(" ", TTL)).getMessage());
+    assertEquals("ttl must not be null", assertThrows(NullPointerException.class, () -> lock.tryAcquire("r", null)).getMessage());
+    assertEquals("ttl must be > 0, was PT0S",
+        assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire("r", Duration.ZERO)).getMessage());
+    assertEquals("ttl must be > 0, was PT-1S",
+        assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire("r", Duration.ofSeconds(-1))).getMessage());
+    assertEquals("ttl must be > nodeTimeout + clock drift (1000ms + 12ms), was PT1S",
+        assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire("r", Duration.ofSeconds(1))).getMessage());
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire("r", Duration.ofNanos(10_000_000_500L)))
+        .getMessage().startsWith("ttl must be a whole number of milliseconds"));
+    assertEquals("maxWait must be >= 0, was PT-1S",
+        assertThrows(IllegalArgumentException.class, () -> lock.acquire("r", TTL, Duration.ofSeconds(-1))).getMessage());
+    assertEquals("maxWait must not be null",
+        assertThrows(NullPointerException.class, () -> lock.acquire("r", TTL, null)).getMessage());
+    Lease lease = lock.tryAcquire("r", TTL).orElseThrow();
+    int calls = nodes.stream().mapToInt(n -> n.calls.get()).sum();
+    assertThrows(IllegalArgumentException.class, () -> lease.extend(Duration.ZERO));
+    assertThrows(NullPointerException.class, () -> lease.extend(null));
+    assertEquals(calls, nodes.stream().mapToInt(n -> n.calls.get()).sum(), "no node was asked");
+  }
+
+  @Test
+  void closeReleasesWhatIsHeldAndRefusesNewWork() {
+    Redlock lock = redlock(3);
+    Lease lease = lock.tryAcquire("r", TTL).orElseThrow();
+    lock.close();
+    assertFalse(lease.isValid());
+    assertTrue(nodes.stream().allMatch(n -> n.keys.isEmpty()), "released on every node");
+    assertEquals("this Redlock is closed",
+        assertThrows(IllegalStateException.class, () -> lock.tryAcquire("r", TTL)).getMessage());
+    assertThrows(IllegalStateException.class, () -> lease.extend(TTL), "the lease was released by close");
+    lease.close(); // idempotent, no error
+    lock.close();
+  }
+}
