@@ -38,6 +38,15 @@ public interface Lease extends AutoCloseable {
   boolean isValid();
 
   /**
+   * What each node answered to the acquisition, in configured order. A node that had not
+   * answered when the quorum was reached shows its later answer, or {@link
+   * NodeOutcome.Status#PENDING} while it still has not.
+   *
+   * @return the per-node account of the grant
+   */
+  java.util.List<NodeOutcome> nodeOutcomes();
+
+  /**
    * Extends the lease so that it stays valid for {@code ttl} from now (less elapsed time and
    * drift), by an owner-checked update on every node that may hold it.
    *

@@ -32,6 +32,11 @@ final class QuorumLease implements Lease {
   }
 
   @Override
+  public java.util.List<NodeOutcome> nodeOutcomes() {
+    return setBallot.outcomes();
+  }
+
+  @Override
   public Duration remainingValidity() {
     return Duration.ofNanos(Math.max(0, validUntil - redlock.now()));
   }

@@ -237,10 +237,18 @@ public final class Redlock implements AutoCloseable {
     }
   }
 
-  private static void logRelease(String resource, Ballot votes) {
+  /**
+   * WARN only when the release left the lock blocked: fewer than a quorum confirmed, so others
+   * wait for the ttl. A node that is down for hours would otherwise log on every release; its
+   * failures stay visible at DEBUG and in every acquisition's per-node account.
+   */
+  private void logRelease(String resource, Ballot votes) {
     List<NodeOutcome> outcomes = votes.outcomes();
-    if (outcomes.stream().anyMatch(o -> o.status() == NodeOutcome.Status.FAILED || o.status() == NodeOutcome.Status.TIMED_OUT)) {
-      log.warn("released '{}' on only some nodes; on the others the key expires by its ttl: {}", resource, outcomes);
+    long confirmed = outcomes.stream().filter(o -> o.status() == NodeOutcome.Status.OK
+        || o.status() == NodeOutcome.Status.REFUSED || o.status() == NodeOutcome.Status.SKIPPED).count();
+    if (confirmed < config.quorum()) {
+      log.warn("release of '{}' confirmed by only {} of {} nodes (quorum {}); others may wait until the ttl ends: {}",
+          resource, confirmed, outcomes.size(), config.quorum(), outcomes);
     } else {
       log.debug("released '{}': {}", resource, outcomes);
     }
