@@ -40,6 +40,14 @@ public final class RedlockConfig {
   public static final Duration DEFAULT_RETRY_JITTER = Duration.ofMillis(100);
   /** Default size of each node's connection pool. */
   public static final int DEFAULT_MAX_CONNECTIONS_PER_NODE = 64;
+  /** Default renewal interval, as a fraction of the ttl: renew three times per ttl. */
+  public static final double DEFAULT_RENEWAL_FRACTION = 1.0 / 3;
+  /**
+   * Default longest hold of a renewed lease: one hour. Long enough for the batch jobs this library
+   * is for; short enough that a hung job cannot block a resource for a working day. Jobs that
+   * legitimately run longer raise it explicitly.
+   */
+  public static final Duration DEFAULT_MAX_HOLD = Duration.ofHours(1);
 
   private final List<NodeUri> nodes;
   private final int quorum;
@@ -49,6 +57,9 @@ public final class RedlockConfig {
   private final Duration retryDelay;
   private final Duration retryJitter;
   private final int maxConnectionsPerNode;
+  private final double renewalFraction;
+  private final Duration maxHold;
+  private final TaskInterruption taskInterruption;
 
   private RedlockConfig(Builder b, List<NodeUri> nodes, int quorum) {
     this.nodes = List.copyOf(nodes);
@@ -59,6 +70,9 @@ public final class RedlockConfig {
     this.retryDelay = b.retryDelay;
     this.retryJitter = b.retryJitter;
     this.maxConnectionsPerNode = b.maxConnectionsPerNode;
+    this.renewalFraction = b.renewalFraction;
+    this.maxHold = b.maxHold;
+    this.taskInterruption = b.taskInterruption;
   }
 
   /** Starts a builder with every default set and no nodes. */
@@ -127,12 +141,28 @@ public final class RedlockConfig {
     return maxConnectionsPerNode;
   }
 
+  /** The renewal interval as a fraction of the ttl: a renewed lease is extended every ttl × fraction. */
+  public double renewalFraction() {
+    return renewalFraction;
+  }
+
+  /** The longest a renewed lease is kept alive; after it, renewal stops and the lease is lost by policy. */
+  public Duration maxHold() {
+    return maxHold;
+  }
+
+  /** Whether {@link Redlock#withLock} interrupts its task's thread when the lease is lost. */
+  public TaskInterruption taskInterruption() {
+    return taskInterruption;
+  }
+
   @Override
   public String toString() {
     return "RedlockConfig{nodes=" + nodes() + ", quorum=" + quorum + ", keyPrefix='" + keyPrefix
         + "', clockDriftFactor=" + clockDriftFactor + ", nodeTimeout=" + nodeTimeout
         + ", retryDelay=" + retryDelay + ", retryJitter=" + retryJitter
-        + ", maxConnectionsPerNode=" + maxConnectionsPerNode + "}";
+        + ", maxConnectionsPerNode=" + maxConnectionsPerNode + ", renewalFraction=" + renewalFraction
+        + ", maxHold=" + maxHold + ", taskInterruption=" + taskInterruption + "}";
   }
 
   /**
@@ -148,6 +178,9 @@ public final class RedlockConfig {
     private Duration retryDelay = DEFAULT_RETRY_DELAY;
     private Duration retryJitter = DEFAULT_RETRY_JITTER;
     private int maxConnectionsPerNode = DEFAULT_MAX_CONNECTIONS_PER_NODE;
+    private double renewalFraction = DEFAULT_RENEWAL_FRACTION;
+    private Duration maxHold = DEFAULT_MAX_HOLD;
+    private TaskInterruption taskInterruption = TaskInterruption.ON_LEASE_LOSS;
 
     private Builder() {}
 
@@ -276,6 +309,49 @@ public final class RedlockConfig {
         throw new IllegalArgumentException("maxConnectionsPerNode must be >= 1, was " + max);
       }
       this.maxConnectionsPerNode = max;
+      return this;
+    }
+
+    /**
+     * Sets how often a renewed lease ({@link Lease#keepAlive()}, {@link Redlock#withLock}) is
+     * extended, as a fraction of its ttl. Default 1/3: two renewals can fail to arrive before the
+     * lease would run out. At most 1/2, so a renewal always starts with half the ttl left.
+     *
+     * @throws IllegalArgumentException unless {@code 0 < fraction <= 0.5}
+     */
+    public Builder renewalFraction(double fraction) {
+      if (!(fraction > 0 && fraction <= 0.5)) {
+        throw new IllegalArgumentException("renewalFraction must be > 0 and <= 0.5, was " + fraction);
+      }
+      this.renewalFraction = fraction;
+      return this;
+    }
+
+    /**
+     * Sets the longest a renewed lease is kept alive, counted from its grant. After it, renewal
+     * stops and the lease is lost by policy ({@link LeaseLostException.Reason#MAX_HOLD_REACHED}),
+     * so a hung job cannot hold a lock forever. Default 1 hour.
+     *
+     * @throws NullPointerException if {@code maxHold} is null
+     * @throws IllegalArgumentException if it is not positive
+     */
+    public Builder maxHold(Duration maxHold) {
+      Objects.requireNonNull(maxHold, "maxHold must not be null");
+      if (maxHold.isNegative() || maxHold.isZero()) {
+        throw new IllegalArgumentException("maxHold must be > 0, was " + maxHold);
+      }
+      this.maxHold = maxHold;
+      return this;
+    }
+
+    /**
+     * Sets whether {@link Redlock#withLock} interrupts its task's thread when the lease is lost.
+     * Default {@link TaskInterruption#ON_LEASE_LOSS}.
+     *
+     * @throws NullPointerException if {@code interruption} is null
+     */
+    public Builder taskInterruption(TaskInterruption interruption) {
+      this.taskInterruption = Objects.requireNonNull(interruption, "taskInterruption must not be null");
       return this;
     }
 

