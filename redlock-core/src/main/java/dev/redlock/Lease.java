@@ -47,6 +47,49 @@ public interface Lease extends AutoCloseable {
   java.util.List<NodeOutcome> nodeOutcomes();
 
   /**
+   * Throws if the lease is no longer held: call it right before each side effect on the protected
+   * resource.
+   *
+   * @throws LeaseLostException if the lease was lost or its validity ran out; the lease is then
+   *     declared lost, and {@link #onLost} callbacks run if they have not yet
+   * @throws IllegalStateException if the lease was released
+   */
+  void checkValid();
+
+  /**
+   * Keeps the lease alive until it is released: an owner-checked extend to the original ttl on
+   * every node, every {@code ttl × renewalFraction}, from two shared timer threads (not a thread
+   * per lease). Idempotent.
+   *
+   * <p>A renewal that does not win a quorum while validity is left loses the lease at once. If
+   * renewals hang, the lease is lost when its validity runs out, whatever the I/O is doing.
+   * Renewal stops after {@code maxHold} from the grant, and the lease is then lost by policy. A
+   * lost lease is never renewed again: acquire a new one.
+   *
+   * @return this lease
+   * @throws IllegalArgumentException if the ttl is too short to renew: {@code ttl × renewalFraction}
+   *     must be at least {@code nodeTimeout}, and {@code ttl × (1 − renewalFraction)} more than the
+   *     drift allowance plus two {@code nodeTimeout}s
+   * @throws LeaseLostException if the lease is no longer valid
+   * @throws IllegalStateException if the lease was released
+   */
+  Lease keepAlive();
+
+  /**
+   * Registers a callback that runs once if the lease is lost (renewal failed, validity ran out, or
+   * {@code maxHold} reached), on a timer or I/O thread: keep it short and non-blocking. It runs at
+   * once, on the calling thread, if the lease is lost already; never after a release. A callback
+   * that throws is logged and does not stop the others.
+   *
+   * <p>Registering a callback also arms a timer for the lease's deadline, so a lease without
+   * {@link #keepAlive()} reports its expiry too.
+   *
+   * @param callback receives the loss, with its reason
+   * @throws NullPointerException if {@code callback} is null
+   */
+  void onLost(java.util.function.Consumer<? super LeaseLostException> callback);
+
+  /**
    * Extends the lease so that it stays valid for {@code ttl} from now (less elapsed time and
    * drift), by an owner-checked update on every node that may hold it.
    *

@@ -2,25 +2,56 @@ package dev.redlock;
 
 import dev.redlock.internal.Ballot;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** A {@link Lease} won on a quorum of Redis nodes. Its monitor orders extend and release. */
+/**
+ * A {@link Lease} won on a quorum of Redis nodes. Its monitor orders extend, renewal, loss and
+ * release; no I/O is waited on while holding it, except by a caller's own synchronous extend.
+ *
+ * <p>States: held, then either released (by the holder) or lost (renewal failed, validity ran
+ * out, or maxHold reached). Both are final.
+ */
 final class QuorumLease implements Lease {
+  private static final Logger log = LoggerFactory.getLogger(QuorumLease.class);
+
   private final Redlock redlock;
   private final String resource;
   private final String key;
   private final String token;
+  private final long ttlMillis;
+  private final long grantedAt;
   /** The SET NX round: nodes that refused there never held our token and are skipped later. */
   private final Ballot setBallot;
-  /** The latest request on this lease: the next one waits for it, node by node. */
-  private Ballot lastBallot; // guarded by this
-  private boolean released; // guarded by this
   private volatile long validUntil;
+  private volatile LeaseLostException lost;
+  private final ReentrantLock extendLock = new ReentrantLock();
 
-  QuorumLease(Redlock redlock, String resource, String key, String token, long validUntil, Ballot setBallot) {
+  // Guarded by this:
+  private Ballot lastBallot; // the latest request on this lease: the next one waits for it, node by node
+  private long renewedFrom; // start of the latest successful acquisition or extend
+  private boolean released;
+  private boolean renewing;
+  private long maxHoldUntil = Long.MAX_VALUE;
+  private ScheduledFuture<?> nextRenewal;
+  private boolean deadlineWatched;
+  private final List<Consumer<? super LeaseLostException>> lossCallbacks = new ArrayList<>(0);
+  private Thread taskThread; // the withLock thread to interrupt on loss, while its task runs
+
+  QuorumLease(Redlock redlock, String resource, String key, String token, long ttlMillis, long start, long validUntil, Ballot setBallot) {
     this.redlock = redlock;
     this.resource = resource;
     this.key = key;
     this.token = token;
+    this.ttlMillis = ttlMillis;
+    this.grantedAt = start;
+    this.renewedFrom = start;
     this.validUntil = validUntil;
     this.setBallot = setBallot;
     this.lastBallot = setBallot;
@@ -32,29 +63,96 @@ final class QuorumLease implements Lease {
   }
 
   @Override
-  public java.util.List<NodeOutcome> nodeOutcomes() {
+  public List<NodeOutcome> nodeOutcomes() {
     return setBallot.outcomes();
   }
 
   @Override
   public Duration remainingValidity() {
-    return Duration.ofNanos(Math.max(0, validUntil - redlock.now()));
+    return lost != null ? Duration.ZERO : Duration.ofNanos(Math.max(0, validUntil - redlock.now()));
   }
 
   @Override
   public boolean isValid() {
-    return validUntil - redlock.now() > 0;
+    return lost == null && validUntil - redlock.now() > 0;
   }
 
   @Override
-  public synchronized boolean extend(Duration ttl) {
-    if (released) {
-      throw new IllegalStateException("lease on '" + resource + "' was released; acquire a new one");
+  public void checkValid() {
+    synchronized (this) {
+      if (released) {
+        throw new IllegalStateException("lease on '" + resource + "' was released");
+      }
     }
     if (!isValid()) {
-      return false; // never extend an expired lease: another owner may hold the lock by now
+      throw lose(LeaseLostException.Reason.EXPIRED, List.of());
     }
-    return redlock.extend(this, ttl);
+  }
+
+  @Override
+  public boolean extend(Duration ttl) {
+    long millis = redlock.checkTtl(ttl);
+    // Extends are serialised by their own lock, not the monitor: the monitor is never held while
+    // waiting on nodes, so a slow extend cannot delay a timer that needs to signal a loss.
+    extendLock.lock();
+    try {
+      synchronized (this) {
+        if (released) {
+          throw new IllegalStateException("lease on '" + resource + "' was released; acquire a new one");
+        }
+      }
+      if (!isValid()) {
+        return false; // never extend an expired or lost lease: another owner may hold the lock by now
+      }
+      return redlock.extend(this, millis);
+    } finally {
+      extendLock.unlock();
+    }
+  }
+
+  @Override
+  public Lease keepAlive() {
+    synchronized (this) {
+      if (released) {
+        throw new IllegalStateException("lease on '" + resource + "' was released");
+      }
+    }
+    long interval = redlock.checkRenewable(Duration.ofMillis(ttlMillis));
+    synchronized (this) {
+      if (released) {
+        throw new IllegalStateException("lease on '" + resource + "' was released");
+      }
+      if (renewing) {
+        return this;
+      }
+      if (!isValid()) {
+        throw lose(LeaseLostException.Reason.EXPIRED, List.of());
+      }
+      renewing = true;
+      long maxHold = redlock.config().maxHold().toNanos();
+      maxHoldUntil = grantedAt + maxHold < grantedAt ? Long.MAX_VALUE : grantedAt + maxHold;
+      nextRenewal = redlock.watchdog().at(renewedFrom + interval, () -> redlock.renew(this));
+      watchDeadline();
+    }
+    return this;
+  }
+
+  @Override
+  public void onLost(Consumer<? super LeaseLostException> callback) {
+    Objects.requireNonNull(callback, "callback must not be null");
+    LeaseLostException already;
+    synchronized (this) {
+      if (released) {
+        return; // a released lease is never lost
+      }
+      already = lost;
+      if (already == null) {
+        lossCallbacks.add(callback);
+        watchDeadline();
+        return;
+      }
+    }
+    notify(callback, already);
   }
 
   @Override
@@ -70,15 +168,152 @@ final class QuorumLease implements Lease {
     release();
   }
 
-  /** Marks the lease released and sends the release; null if it was released already. */
+  /** Marks the lease released, stops its timers and sends the release; null if released already. */
   synchronized Ballot beginRelease() {
     if (released) {
       return null;
     }
     released = true;
+    renewing = false;
+    taskThread = null;
+    lossCallbacks.clear();
+    if (nextRenewal != null) {
+      nextRenewal.cancel(false);
+    }
     validUntil = redlock.now(); // invalid from now on, whatever the nodes answer
     return redlock.sendRelease(this);
   }
+
+  // ---- renewal and loss, driven by Redlock and the Watchdog -------------------------------
+
+  /** Whether a renewal should go out now; if the lease is past maxHold, loses it by policy. */
+  boolean readyToRenew(long now) {
+    synchronized (this) {
+      if (released || lost != null || !renewing) {
+        return false;
+      }
+      if (now - maxHoldUntil < 0 && validUntil - now > 0) {
+        return true;
+      }
+    }
+    if (now - validUntil >= 0) {
+      lose(LeaseLostException.Reason.EXPIRED, List.of());
+    } else {
+      lose(LeaseLostException.Reason.MAX_HOLD_REACHED, List.of());
+    }
+    return false;
+  }
+
+  /** Applies a successful extend or renewal that started at {@code start}; false if the lease ended meanwhile. */
+  synchronized boolean extended(long start, long newValidUntil) {
+    if (released || lost != null) {
+      return false;
+    }
+    validUntil = newValidUntil;
+    renewedFrom = start;
+    return true;
+  }
+
+  /** Schedules the next renewal, one interval after the start of the latest successful one. */
+  synchronized void scheduleRenewal(long interval) {
+    if (renewing && !released && lost == null) {
+      nextRenewal = redlock.watchdog().at(renewedFrom + interval, () -> redlock.renew(this));
+    }
+  }
+
+  /** Makes sure a timer signals the loss when validity (or maxHold) runs out. */
+  private void watchDeadline() {
+    if (!deadlineWatched) {
+      deadlineWatched = true;
+      redlock.watchdog().at(deadline(), this::checkDeadline);
+    }
+  }
+
+  private synchronized long deadline() {
+    return renewing ? Math.min(validUntil, maxHoldUntil) : validUntil;
+  }
+
+  /** Runs at the deadline: loses the lease if its time is really up, else waits for the new deadline. */
+  private void checkDeadline() {
+    long now = redlock.now();
+    synchronized (this) {
+      if (released || lost != null) {
+        return;
+      }
+      if (now - deadline() < 0) { // renewed meanwhile: look again at the new deadline
+        redlock.watchdog().at(deadline(), this::checkDeadline);
+        return;
+      }
+    }
+    lose(now - validUntil >= 0 ? LeaseLostException.Reason.EXPIRED : LeaseLostException.Reason.MAX_HOLD_REACHED, List.of());
+  }
+
+  /**
+   * Declares the lease lost, once: validity ends, renewal stops, the withLock thread is interrupted
+   * (if so configured), callbacks run. Returns the loss (the first one, if it was lost already).
+   */
+  LeaseLostException lose(LeaseLostException.Reason reason, List<NodeOutcome> outcomes) {
+    List<Consumer<? super LeaseLostException>> callbacks;
+    LeaseLostException loss;
+    boolean wasRenewing;
+    synchronized (this) {
+      if (lost != null) {
+        return lost;
+      }
+      wasRenewing = renewing;
+      loss = new LeaseLostException(describe(reason, outcomes), resource, reason, outcomes);
+      if (released) {
+        return loss; // nothing to signal: the holder gave it back
+      }
+      lost = loss;
+      renewing = false;
+      if (nextRenewal != null) {
+        nextRenewal.cancel(false);
+      }
+      if (taskThread != null) {
+        taskThread.interrupt(); // under the monitor: never after the task has finished
+        taskThread = null;
+      }
+      callbacks = List.copyOf(lossCallbacks);
+      lossCallbacks.clear();
+    }
+    if (wasRenewing || !callbacks.isEmpty()) {
+      log.warn(loss.getMessage());
+    } else {
+      log.debug(loss.getMessage());
+    }
+    callbacks.forEach(callback -> notify(callback, loss));
+    return loss;
+  }
+
+  private String describe(LeaseLostException.Reason reason, List<NodeOutcome> outcomes) {
+    return switch (reason) {
+      case RENEWAL_FAILED -> "lease on '" + resource + "' lost: renewal did not reach a quorum of "
+          + redlock.config().quorum() + " in time; nodes: " + outcomes;
+      case EXPIRED -> "lease on '" + resource + "' lost: its validity ran out without a successful renewal";
+      case MAX_HOLD_REACHED -> "lease on '" + resource + "' lost by policy: held for maxHold ("
+          + redlock.config().maxHold() + "); renewal stopped";
+    };
+  }
+
+  private void notify(Consumer<? super LeaseLostException> callback, LeaseLostException loss) {
+    try {
+      callback.accept(loss);
+    } catch (RuntimeException e) {
+      log.error("an onLost callback for '{}' threw; other callbacks still run", resource, e);
+    }
+  }
+
+  /** While a withLock task runs, a loss interrupts {@code thread}; null stops that. */
+  synchronized void interruptOnLoss(Thread thread) {
+    taskThread = released || lost != null ? null : thread;
+  }
+
+  LeaseLostException lossOrNull() {
+    return lost;
+  }
+
+  // ---- accessors for Redlock ----------------------------------------------------------------
 
   String key() {
     return key;
@@ -86,6 +321,10 @@ final class QuorumLease implements Lease {
 
   String token() {
     return token;
+  }
+
+  long ttlMillis() {
+    return ttlMillis;
   }
 
   Ballot setBallot() {
@@ -100,13 +339,10 @@ final class QuorumLease implements Lease {
     lastBallot = ballot;
   }
 
-  void validUntil(long instant) {
-    validUntil = instant;
-  }
-
   @Override
   public String toString() {
     // Never the token: it is the only proof of ownership.
-    return "Lease{resource='" + resource + "', remainingValidity=" + remainingValidity() + "}";
+    return "Lease{resource='" + resource + "', remainingValidity=" + remainingValidity()
+        + (lost != null ? ", lost=" + lost.reason() : "") + "}";
   }
 }

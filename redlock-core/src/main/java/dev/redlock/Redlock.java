@@ -57,6 +57,7 @@ public final class Redlock implements AutoCloseable {
   private final long nodeTimeoutNanos;
   private final Set<QuorumLease> held = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final Watchdog watchdog;
 
   Redlock(RedlockConfig config, List<LockNode> nodes, ExecutorService io, Ticker ticker) {
     this.config = config;
@@ -64,6 +65,7 @@ public final class Redlock implements AutoCloseable {
     this.ticker = ticker;
     this.fanOut = new FanOut(nodes, io, ticker);
     this.nodeTimeoutNanos = config.nodeTimeout().toNanos();
+    this.watchdog = new Watchdog(ticker);
   }
 
   /**
@@ -156,6 +158,53 @@ public final class Redlock implements AutoCloseable {
     }
   }
 
+  /**
+   * Acquires the lock, runs {@code task} with its lease while renewing the lease, and releases it
+   * in every case. Waiting follows {@link #acquire}; renewal follows {@link Lease#keepAlive()}.
+   *
+   * <p>If the lease is lost while the task runs, the task's thread is interrupted (unless {@link
+   * RedlockConfig#taskInterruption()} is {@link TaskInterruption#NEVER}), {@link
+   * Lease#checkValid()} throws, and the loss is attached as a suppressed exception to whatever the
+   * task throws. The library never pretends the lock is still held; what to do is the job's call.
+   *
+   * @param resource the name of the thing to lock
+   * @param ttl the lease's time to live, renewed every {@code ttl × renewalFraction}
+   * @param maxWait how long to keep trying to acquire
+   * @param task the work; may throw a checked exception
+   * @return what the task returned
+   * @throws E what the task threw, unchanged
+   * @throws LockUnavailableException if the lock was not won within {@code maxWait}; the task did
+   *     not run
+   * @throws InterruptedException if interrupted while waiting to acquire; the task did not run
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException for a blank resource, a bad ttl or maxWait, or a ttl too short
+   *     to renew (see {@link Lease#keepAlive()})
+   * @throws IllegalStateException if this Redlock is closed
+   */
+  public <T, E extends Exception> T withLock(String resource, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
+      throws E, InterruptedException {
+    Objects.requireNonNull(task, "task must not be null");
+    ensureOpen();
+    checkRenewable(ttl); // before acquiring: a lease we could not renew must not be taken at all
+    QuorumLease lease = (QuorumLease) acquire(resource, ttl, maxWait);
+    try {
+      lease.keepAlive();
+      if (config.taskInterruption() == TaskInterruption.ON_LEASE_LOSS) {
+        lease.interruptOnLoss(Thread.currentThread());
+      }
+      return task.run(lease);
+    } catch (Exception | Error e) {
+      LeaseLostException loss = lease.lossOrNull();
+      if (loss != null && loss != e) {
+        e.addSuppressed(loss);
+      }
+      throw e;
+    } finally {
+      lease.interruptOnLoss(null); // from here on a loss must not interrupt this thread
+      lease.release();
+    }
+  }
+
   /** One attempt of the algorithm: vote, count, compute validity, keep or roll back. */
   private Attempt attempt(Request r) throws InterruptedException {
     String token = tokens.next();
@@ -171,7 +220,7 @@ public final class Redlock implements AutoCloseable {
     long validUntil = Validity.validUntil(start, r.ttlMillis, config.clockDriftFactor());
     long now = ticker.read();
     if (yes >= config.quorum() && now < validUntil) {
-      QuorumLease lease = new QuorumLease(this, r.resource, r.key, token, validUntil, votes);
+      QuorumLease lease = new QuorumLease(this, r.resource, r.key, token, r.ttlMillis, start, validUntil, votes);
       held.add(lease);
       log.debug("acquired '{}' on {} of {} nodes in {} us, valid for {} ms",
           r.resource, yes, fanOut.nodes().size(), (now - start) / 1000, (validUntil - now) / 1_000_000);
@@ -191,29 +240,87 @@ public final class Redlock implements AutoCloseable {
     return new Attempt(null, reason, votes, now - start, Math.max(0, validUntil - now));
   }
 
-  /** Extends a lease on its nodes; called by the lease with its monitor held. */
-  boolean extend(QuorumLease lease, Duration ttl) {
-    long ttlMillis = checkTtl(ttl);
+  /** Extends a lease on its nodes and waits for the verdict; extends of one lease are serialised by the lease. */
+  boolean extend(QuorumLease lease, long ttlMillis) {
     long start = ticker.read();
-    Ballot votes = fanOut.send(node -> node.extend(lease.key(), lease.token(), ttlMillis), NOT_OWNER, lease.lastBallot(), lease.setBallot());
-    lease.lastBallot(votes);
-    int yes;
+    Ballot votes = sendExtend(lease, ttlMillis);
     try {
-      yes = votes.awaitQuorum(config.quorum(), start + nodeTimeoutNanos);
+      votes.awaitQuorum(config.quorum(), start + nodeTimeoutNanos);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       log.warn("extend of '{}' interrupted; the lease keeps its previous validity", lease.resource());
       return false;
     }
-    long validUntil = Validity.validUntil(start, ttlMillis, config.clockDriftFactor());
-    if (yes >= config.quorum() && ticker.read() < validUntil) {
-      lease.validUntil(validUntil);
-      log.debug("extended '{}' on {} nodes by {} ms", lease.resource(), yes, ttlMillis);
+    if (applyExtend(lease, votes, start, ttlMillis)) {
       return true;
     }
     log.warn("could not extend '{}': {} of {} nodes agreed (quorum {}); the lease keeps its previous validity; nodes: {}",
-        lease.resource(), yes, fanOut.nodes().size(), config.quorum(), votes.outcomes());
+        lease.resource(), votes.yes(), fanOut.nodes().size(), config.quorum(), votes.outcomes());
     return false;
+  }
+
+  /**
+   * One renewal of a kept-alive lease, run by the watchdog: the same extend, but nobody waits. The
+   * verdict is applied by the I/O thread that records the deciding vote; a renewal that does not
+   * win a quorum with validity left loses the lease at once, never "maybe".
+   */
+  void renew(QuorumLease lease) {
+    long start = ticker.read();
+    if (!lease.readyToRenew(start)) {
+      return;
+    }
+    Ballot votes = sendExtend(lease, lease.ttlMillis());
+    votes.whenDecided(config.quorum(), () -> {
+      if (applyExtend(lease, votes, start, lease.ttlMillis())) {
+        lease.scheduleRenewal(renewalIntervalNanos(lease.ttlMillis()));
+      } else {
+        lease.lose(LeaseLostException.Reason.RENEWAL_FAILED, votes.outcomes());
+      }
+    });
+  }
+
+  private Ballot sendExtend(QuorumLease lease, long ttlMillis) {
+    Ballot votes = fanOut.send(node -> node.extend(lease.key(), lease.token(), ttlMillis), NOT_OWNER, lease.lastBallot(), lease.setBallot());
+    lease.lastBallot(votes);
+    return votes;
+  }
+
+  private boolean applyExtend(QuorumLease lease, Ballot votes, long start, long ttlMillis) {
+    long validUntil = Validity.validUntil(start, ttlMillis, config.clockDriftFactor());
+    boolean won = votes.yes() >= config.quorum() && ticker.read() - validUntil < 0 && lease.extended(start, validUntil);
+    if (won) {
+      log.debug("extended '{}' by {} ms on {} nodes", lease.resource(), ttlMillis, votes.yes());
+    }
+    return won;
+  }
+
+  /**
+   * Checks that a lease of this ttl can be renewed, and returns the renewal interval. A renewal
+   * starts {@code ttl × renewalFraction} after the previous one and may take a round of
+   * {@code nodeTimeout}, after an acquisition that may itself have taken one: it must be decided
+   * before the validity ({@code ttl − drift}) ends.
+   */
+  long checkRenewable(Duration ttl) {
+    long ttlMillis = checkTtl(ttl);
+    long interval = renewalIntervalNanos(ttlMillis);
+    long drift = Validity.driftNanos(ttlMillis, config.clockDriftFactor());
+    long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
+    if (interval < nodeTimeoutNanos || ttlNanos - interval <= drift + 2 * nodeTimeoutNanos) {
+      throw new IllegalArgumentException(String.format(java.util.Locale.ROOT,
+          "ttl too short to renew: ttl × renewalFraction must be >= nodeTimeout (%d ms) and ttl × (1 - renewalFraction)"
+              + " must be > clock drift + 2 × nodeTimeout (%d ms + %d ms), was %s with renewalFraction %.3f",
+          config.nodeTimeout().toMillis(), TimeUnit.NANOSECONDS.toMillis(drift), 2 * config.nodeTimeout().toMillis(),
+          ttl, config.renewalFraction()));
+    }
+    return interval;
+  }
+
+  private long renewalIntervalNanos(long ttlMillis) {
+    return (long) (TimeUnit.MILLISECONDS.toNanos(ttlMillis) * config.renewalFraction());
+  }
+
+  Watchdog watchdog() {
+    return watchdog;
   }
 
   /** Sends the owner-checked release of a lease to every node that may hold it. */
@@ -271,7 +378,7 @@ public final class Redlock implements AutoCloseable {
     return new Request(resource, config.keyPrefix() + resource, checkTtl(ttl));
   }
 
-  private long checkTtl(Duration ttl) {
+  long checkTtl(Duration ttl) {
     return Validity.checkTtl(ttl, config.nodeTimeout(), config.clockDriftFactor());
   }
 
@@ -317,6 +424,7 @@ public final class Redlock implements AutoCloseable {
         logRelease(leases.get(i).resource(), release);
       }
     }
+    watchdog.close();
     io.shutdown();
     try {
       if (!io.awaitTermination(2 * nodeTimeoutNanos + TimeUnit.SECONDS.toNanos(1), TimeUnit.NANOSECONDS)) {

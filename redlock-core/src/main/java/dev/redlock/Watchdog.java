@@ -1,0 +1,59 @@
+package dev.redlock;
+
+import dev.redlock.internal.Ticker;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The timers of one Redlock's leases: when to renew, and when a lease's time is up. Two daemon
+ * threads serve every lease; they never wait on a node (a renewal only sends, and its outcome is
+ * applied by the I/O thread that records the deciding vote), so a frozen node cannot delay
+ * another lease's deadline. 10,000 leases are 10,000 entries in a timer queue, not threads.
+ */
+final class Watchdog {
+  /** Every watchdog thread's name starts with this. */
+  static final String NAME_PREFIX = "redlock-watchdog-";
+  private static final Logger log = LoggerFactory.getLogger(Watchdog.class);
+  private static final AtomicInteger INSTANCES = new AtomicInteger();
+
+  private final ScheduledThreadPoolExecutor timer;
+  private final Ticker ticker;
+
+  Watchdog(Ticker ticker) {
+    this.ticker = ticker;
+    int instance = INSTANCES.incrementAndGet();
+    AtomicInteger count = new AtomicInteger();
+    ThreadFactory factory = task -> {
+      Thread thread = new Thread(task, NAME_PREFIX + instance + "-" + count.incrementAndGet());
+      thread.setDaemon(true);
+      return thread;
+    };
+    this.timer = new ScheduledThreadPoolExecutor(2, factory);
+    timer.setRemoveOnCancelPolicy(true); // a released lease leaves nothing behind in the queue
+    timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+  }
+
+  /** Runs {@code task} at {@code instant} on the monotonic clock (at once if it has passed). */
+  ScheduledFuture<?> at(long instant, Runnable task) {
+    return timer.schedule(() -> runSafely(task), Math.max(0, instant - ticker.read()), TimeUnit.NANOSECONDS);
+  }
+
+  private static void runSafely(Runnable task) {
+    try {
+      task.run();
+    } catch (RuntimeException e) {
+      // A timer thread must survive anything a lease or a callback throws.
+      log.error("unexpected error in a lease timer", e);
+    }
+  }
+
+  /** Stops the timers; pending renewals and deadlines are dropped. */
+  void close() {
+    timer.shutdownNow();
+  }
+}

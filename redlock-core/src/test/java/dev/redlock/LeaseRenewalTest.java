@@ -1,0 +1,170 @@
+package dev.redlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.internal.Ticker;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Renewal and loss over fake nodes on the real clock: the deadline path, callbacks, and the rules. */
+class LeaseRenewalTest {
+  private static final Duration TTL = Duration.ofMillis(600);
+  private final ExecutorService io = Executors.newCachedThreadPool();
+  private final List<FakeNode> nodes = new ArrayList<>();
+  private Redlock redlock;
+
+  @AfterEach
+  void tearDown() {
+    nodes.forEach(n -> n.unhang.countDown());
+    if (redlock != null) {
+      redlock.close();
+    }
+    io.shutdownNow();
+  }
+
+  private Redlock redlock(RedlockConfig.Builder config) {
+    AtomicLong unused = new AtomicLong();
+    for (int i = 0; i < 3; i++) {
+      nodes.add(new FakeNode("redis://fake:" + (7001 + i), unused));
+      config.node("redis://fake:" + (7001 + i));
+    }
+    redlock = new Redlock(config.build(), List.copyOf(nodes), io, Ticker.SYSTEM);
+    return redlock;
+  }
+
+  private Redlock redlock() {
+    return redlock(RedlockConfig.builder().nodeTimeout(Duration.ofMillis(100)));
+  }
+
+  @Test
+  void renewalsThatNeverAnswerStillLoseTheLeaseWhenValidityRunsOut() throws Exception {
+    Redlock lock = redlock();
+    Lease lease = lock.tryAcquire("r", TTL).orElseThrow().keepAlive();
+    CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+    lease.onLost(lost::complete);
+    // Two of three nodes now hang far past nodeTimeout: no renewal can ever be decided.
+    nodes.get(0).mode = FakeNode.Mode.HANG;
+    nodes.get(1).mode = FakeNode.Mode.HANG;
+    long hungAt = System.nanoTime();
+    LeaseLostException loss = assertTimeoutPreemptively(Duration.ofSeconds(5), () -> lost.get());
+    assertEquals(LeaseLostException.Reason.EXPIRED, loss.reason(), loss.getMessage());
+    assertFalse(lease.isValid());
+    assertTrue(System.nanoTime() - hungAt < TTL.plusMillis(400).toNanos(), "signalled by the end of validity");
+  }
+
+  @Test
+  void aHealthyLeaseIsRenewedPastItsTtl() {
+    Redlock lock = redlock();
+    Lease lease = lock.tryAcquire("r", TTL).orElseThrow().keepAlive();
+    int before = nodes.get(0).calls.get();
+    // Three ttls later it is still valid, and each node was asked to extend several times.
+    long end = System.nanoTime() + TTL.multipliedBy(3).toNanos();
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> System.nanoTime() > end || !lease.isValid());
+    assertTrue(lease.isValid());
+    assertTrue(nodes.get(0).calls.get() - before >= 5, "renewed: " + (nodes.get(0).calls.get() - before));
+    lease.release();
+  }
+
+  @Test
+  void aLostLeaseIsNeverRenewedOrExtendedAndLateCallbacksRunAtOnce() {
+    Redlock lock = redlock();
+    Lease lease = lock.tryAcquire("r", TTL).orElseThrow().keepAlive();
+    nodes.forEach(n -> n.keys.clear()); // every node forgot us: the next renewal is refused
+    CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+    lease.onLost(lost::complete);
+    LeaseLostException loss = assertTimeoutPreemptively(Duration.ofSeconds(5), () -> lost.get());
+    assertEquals(LeaseLostException.Reason.RENEWAL_FAILED, loss.reason());
+    // Decided as soon as two refusals made a quorum impossible; the third may still be pending.
+    assertTrue(loss.nodeOutcomes().stream().filter(o -> o.status() == NodeOutcome.Status.REFUSED).count() >= 2, loss.getMessage());
+    assertSame(loss, assertThrows(LeaseLostException.class, lease::checkValid));
+    assertFalse(lease.extend(TTL));
+    assertThrows(LeaseLostException.class, lease::keepAlive);
+    AtomicInteger late = new AtomicInteger();
+    lease.onLost(e -> late.incrementAndGet());
+    assertEquals(1, late.get(), "a callback registered after the loss runs at once");
+  }
+
+  @Test
+  void aThrowingCallbackDoesNotStopTheOthers() {
+    Redlock lock = redlock();
+    Lease lease = lock.tryAcquire("r", TTL).orElseThrow();
+    AtomicInteger ran = new AtomicInteger();
+    lease.onLost(e -> {
+      throw new IllegalStateException("a careless listener");
+    });
+    lease.onLost(e -> ran.incrementAndGet());
+    // No keepAlive: the lease simply expires, and the armed deadline reports it.
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> ran.get() == 1);
+  }
+
+  @Test
+  void releaseCancelsRenewalAndNeverSignalsALoss() {
+    Redlock lock = redlock();
+    Lease lease = lock.tryAcquire("r", TTL).orElseThrow().keepAlive();
+    AtomicInteger losses = new AtomicInteger();
+    lease.onLost(e -> losses.incrementAndGet());
+    lease.release();
+    int calls = nodes.get(0).calls.get();
+    org.awaitility.Awaitility.await().during(TTL).atMost(Duration.ofSeconds(5)).until(() -> nodes.get(0).calls.get() == calls);
+    assertEquals(0, losses.get());
+  }
+
+  @Test
+  void renewalRulesNameTheirParameters() {
+    assertEquals("renewalFraction must be > 0 and <= 0.5, was 0.0",
+        assertThrows(IllegalArgumentException.class, () -> RedlockConfig.builder().renewalFraction(0)).getMessage());
+    assertThrows(IllegalArgumentException.class, () -> RedlockConfig.builder().renewalFraction(0.51));
+    assertThrows(IllegalArgumentException.class, () -> RedlockConfig.builder().renewalFraction(Double.NaN));
+    assertEquals("maxHold must be > 0, was PT0S",
+        assertThrows(IllegalArgumentException.class, () -> RedlockConfig.builder().maxHold(Duration.ZERO)).getMessage());
+    assertThrows(NullPointerException.class, () -> RedlockConfig.builder().taskInterruption(null));
+    Redlock lock = redlock();
+    IllegalArgumentException tooShort = assertThrows(IllegalArgumentException.class,
+        () -> lock.withLock("r", Duration.ofMillis(250), Duration.ZERO, lease -> "never runs"));
+    assertTrue(tooShort.getMessage().startsWith("ttl too short to renew: ttl × renewalFraction must be >= nodeTimeout (100 ms)"),
+        tooShort.getMessage());
+    assertTrue(nodes.stream().allMatch(n -> n.calls.get() == 0), "nothing was sent");
+  }
+
+  @Test
+  void renewalSettingsReadFromProperties() {
+    Properties p = new Properties();
+    p.setProperty("redlock.nodes", "redis://h:1");
+    p.setProperty("redlock.renewalFraction", "0.25");
+    p.setProperty("redlock.maxHold", "2h");
+    p.setProperty("redlock.taskInterruption", "never");
+    RedlockConfig config = RedlockConfig.fromProperties(p);
+    assertEquals(0.25, config.renewalFraction());
+    assertEquals(Duration.ofHours(2), config.maxHold());
+    assertEquals(TaskInterruption.NEVER, config.taskInterruption());
+    p.setProperty("redlock.taskInterruption", "sometimes");
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> RedlockConfig.fromProperties(p)).getMessage()
+        .startsWith("redlock.taskInterruption must be one of [ON_LEASE_LOSS, NEVER]"));
+  }
+
+  @Test
+  void withLockNeverInterruptsWhenToldNotTo() throws Exception {
+    Redlock lock = redlock(RedlockConfig.builder().nodeTimeout(Duration.ofMillis(100)).taskInterruption(TaskInterruption.NEVER));
+    String result = lock.withLock("r", TTL, Duration.ZERO, lease -> {
+      nodes.forEach(n -> n.keys.clear());
+      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> !lease.isValid());
+      assertFalse(Thread.currentThread().isInterrupted(), "not interrupted");
+      return "done, and the job saw the loss itself";
+    });
+    assertEquals("done, and the job saw the loss itself", result);
+  }
+}

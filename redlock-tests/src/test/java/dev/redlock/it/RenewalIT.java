@@ -1,0 +1,300 @@
+package dev.redlock.it;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.Lease;
+import dev.redlock.LeaseLostException;
+import dev.redlock.Redlock;
+import dev.redlock.RedlockConfig;
+import dev.redlock.testkit.Persistence;
+import dev.redlock.testkit.RedisBinary;
+import dev.redlock.testkit.RedisNode;
+import dev.redlock.testkit.RedisNodes;
+import dev.redlock.testkit.Tools;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.TestInstance;
+import redis.clients.jedis.Jedis;
+
+/** Leases that stay alive while work runs, and say loudly when they are lost; on three real nodes. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class RenewalIT {
+  static final Duration NO_HANG = Duration.ofSeconds(30);
+  /** Short enough that several renewals happen in a test, long enough to be robust on a loaded machine. */
+  static final Duration TTL = Duration.ofMillis(900);
+
+  RedisNodes nodes;
+  final List<Redlock> clients = new ArrayList<>();
+  String resource;
+
+  @BeforeAll
+  void startNodes() {
+    nodes = Tools.requireOrSkip(() -> RedisNodes.start(3, RedisBinary.locate(), Persistence.NONE));
+  }
+
+  @AfterAll
+  void stopNodes() {
+    if (nodes != null) {
+      nodes.close();
+    }
+  }
+
+  @BeforeEach
+  void clean(TestInfo info) {
+    nodes.heal();
+    nodes.all().forEach(Admin::flushAll);
+    resource = "renewal:" + info.getTestMethod().orElseThrow().getName();
+  }
+
+  @AfterEach
+  void closeClients() {
+    clients.forEach(Redlock::close);
+    clients.clear();
+    nodes.heal();
+  }
+
+  RedlockConfig.Builder config() {
+    return RedlockConfig.builder()
+        .nodes(nodes.uris())
+        .nodeTimeout(Duration.ofMillis(100))
+        .retryDelay(Duration.ofMillis(20))
+        .retryJitter(Duration.ofMillis(20));
+  }
+
+  Redlock client() {
+    return client(config().build());
+  }
+
+  Redlock client(RedlockConfig config) {
+    Redlock redlock = Redlock.create(config);
+    clients.add(redlock);
+    return redlock;
+  }
+
+  String key() {
+    return RedlockConfig.DEFAULT_KEY_PREFIX + resource;
+  }
+
+  @Test
+  void aTaskRunningThreeTtlsKeepsTheLockThroughout() throws Exception {
+    Redlock holder = client();
+    Redlock poller = client();
+    AtomicBoolean pollerWonWhileTaskRan = new AtomicBoolean();
+    AtomicBoolean taskRunning = new AtomicBoolean();
+    AtomicInteger pollsDuringTask = new AtomicInteger();
+    long threeTtls = TTL.multipliedBy(3).toNanos();
+
+    String result = holder.withLock(resource, TTL, Duration.ZERO, lease -> {
+      taskRunning.set(true);
+      long began = System.nanoTime();
+      // Another client polls the resource for more than three ttls while the task runs.
+      await().atMost(NO_HANG).pollInterval(Duration.ofMillis(25)).until(() -> {
+        poller.tryAcquire(resource, TTL).ifPresent(stolen -> {
+          pollerWonWhileTaskRan.set(true);
+          stolen.release();
+        });
+        pollsDuringTask.incrementAndGet();
+        return System.nanoTime() - began > threeTtls;
+      });
+      lease.checkValid();
+      assertTrue(lease.remainingValidity().compareTo(Duration.ZERO) > 0);
+      taskRunning.set(false);
+      return "settled";
+    });
+
+    assertEquals("settled", result);
+    assertFalse(pollerWonWhileTaskRan.get(), "another client won while the renewed lease was held");
+    assertTrue(pollsDuringTask.get() > 10, "the poller really polled: " + pollsDuringTask.get());
+    // Released at the end of withLock: the poller wins at once.
+    assertTrue(poller.tryAcquire(resource, TTL).isPresent(), "free as soon as the task ended");
+  }
+
+  @Test
+  void aFrozenMajoritySignalsTheLossOnceInterruptsTheTaskAndLetsOthersInAfterwards() throws Exception {
+    Redlock holder = client();
+    AtomicInteger lossSignals = new AtomicInteger();
+    AtomicReference<LeaseLostException> loss = new AtomicReference<>();
+    AtomicLong lastValidUntil = new AtomicLong();
+    CountDownLatch taskStarted = new CountDownLatch(1);
+    AtomicLong frozenAt = new AtomicLong();
+    AtomicLong lostAt = new AtomicLong();
+    ExecutorService runner = Executors.newSingleThreadExecutor();
+    try {
+      Future<Object> task = runner.submit(() -> holder.withLock(resource, TTL, Duration.ZERO, lease -> {
+        lease.onLost(e -> {
+          lostAt.set(System.nanoTime());
+          loss.set(e);
+          lossSignals.incrementAndGet();
+        });
+        taskStarted.countDown();
+        new CountDownLatch(1).await(); // blocking work that only an interrupt ends
+        return "never";
+      }));
+      assertTrue(taskStarted.await(10, java.util.concurrent.TimeUnit.SECONDS));
+      nodes.node(0).pause();
+      nodes.node(1).pause();
+      frozenAt.set(System.nanoTime());
+
+      java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+          () -> task.get(NO_HANG.toSeconds(), java.util.concurrent.TimeUnit.SECONDS));
+      assertTrue(e.getCause() instanceof InterruptedException, "the task's thread was interrupted: " + e.getCause());
+      assertEquals(1, e.getCause().getSuppressed().length, "the loss rides along with the task's exception");
+      assertSame(loss.get(), e.getCause().getSuppressed()[0]);
+      assertEquals(1, lossSignals.get(), "onLost ran once");
+      assertTrue(loss.get().reason() == LeaseLostException.Reason.RENEWAL_FAILED
+          || loss.get().reason() == LeaseLostException.Reason.EXPIRED, loss.get().getMessage());
+      // The loss is signalled within one ttl of the freeze (validity from the last renewal ends
+      // before then), plus scheduling slack for a loaded machine.
+      long signalledAfter = lostAt.get() - frozenAt.get();
+      assertTrue(signalledAfter < TTL.plusMillis(500).toNanos(), "loss signalled " + signalledAfter / 1_000_000 + " ms after the freeze");
+    } finally {
+      runner.shutdownNow();
+    }
+    nodes.node(0).resume();
+    nodes.node(1).resume();
+    Redlock other = client();
+    Lease next = await().atMost(NO_HANG).pollInterval(Duration.ofMillis(50))
+        .until(() -> other.tryAcquire(resource, Duration.ofSeconds(30)).orElse(null), lease -> lease != null);
+    // Let every delayed request of the first holder (its release, renewals queued at the frozen
+    // nodes) reach the nodes; none may touch the new owner's key.
+    await().during(Duration.ofMillis(500)).atMost(NO_HANG).until(() -> next.isValid() && holdsQuorum(next));
+    next.release();
+  }
+
+  private boolean holdsQuorum(Lease lease) {
+    long withKey = nodes.all().stream().filter(node -> Admin.get(node, key()) != null).count();
+    return withKey >= 2 && nodes.all().stream().map(node -> Admin.get(node, key())).filter(v -> v != null).distinct().count() == 1;
+  }
+
+  @Test
+  void aTaskThatThrowsReleasesTheLockAndTheExceptionReachesTheCallerUnchanged() {
+    Redlock holder = client();
+    IOException thrown = new IOException("payment gateway said no");
+    IOException caught = assertThrows(IOException.class, () -> holder.withLock(resource, TTL, Duration.ZERO, lease -> {
+      throw thrown;
+    }));
+    assertSame(thrown, caught);
+    assertEquals(0, caught.getSuppressed().length, "no loss to report");
+    assertTrue(client().tryAcquire(resource, TTL).isPresent(), "released");
+  }
+
+  @Test
+  void noRenewalAfterReleaseAndNoWatchdogThreadsAfterClose() {
+    Redlock redlock = Redlock.create(config().build());
+    Lease lease = redlock.tryAcquire(resource, TTL).orElseThrow().keepAlive();
+    await().atMost(NO_HANG).until(() -> extendCalls() >= 3); // it renews: 3 nodes × at least one renewal
+    lease.release();
+    long after = extendCalls();
+    await().during(TTL).atMost(NO_HANG).until(() -> extendCalls() == after); // a ttl later: not one more
+    redlock.close();
+    await().atMost(NO_HANG).until(() -> Thread.getAllStackTraces().keySet().stream()
+        .noneMatch(t -> t.getName().startsWith("redlock-watchdog-") || t.getName().startsWith("redlock-io-")));
+  }
+
+  /** How many times the nodes ran a script (extends and releases are scripts; SET is not). */
+  private long extendCalls() {
+    long total = 0;
+    for (RedisNode node : nodes.all()) {
+      try (Jedis jedis = Admin.on(node)) {
+        for (String line : jedis.info("commandstats").split("\r?\n")) {
+          if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+            total += Long.parseLong(line.replaceAll(".*calls=(\\d+).*", "$1"));
+          }
+        }
+      }
+    }
+    return total;
+  }
+
+  @Test
+  void thousandsOfRenewedLeasesShareAFewThreads() throws Exception {
+    Redlock redlock = client(config().nodeTimeout(Duration.ofMillis(500)).build());
+    Duration ttl = Duration.ofSeconds(6);
+    List<Lease> leases = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      leases.add(redlock.tryAcquire(resource + ":" + i, ttl).orElseThrow().keepAlive());
+    }
+    int threadsAt200 = Thread.activeCount();
+    for (int i = 200; i < 2000; i++) {
+      leases.add(redlock.tryAcquire(resource + ":" + i, ttl).orElseThrow().keepAlive());
+    }
+    int threadsAt2000 = Thread.activeCount();
+    assertTrue(threadsAt2000 - threadsAt200 < 20, "threads grew from " + threadsAt200 + " to " + threadsAt2000);
+    // A ttl after the last grant, a lease that was never renewed would have expired.
+    await("every lease still valid a ttl after the last grant").pollDelay(ttl.plusMillis(200)).atMost(ttl.multipliedBy(3))
+        .until(() -> leases.stream().allMatch(Lease::isValid));
+    leases.forEach(Lease::release);
+  }
+
+  @Test
+  void aRenewalThatHangsOnFrozenNodesStillSignalsTheLossByTheEndOfValidity() {
+    // A long node timeout: renewals sent to frozen nodes wait for it.
+    Redlock redlock = client(config().nodeTimeout(Duration.ofMillis(400)).renewalFraction(0.2).build());
+    Duration ttl = Duration.ofMillis(2500); // renewal every 500 ms, each may wait 400 ms on a frozen node
+    Lease lease = redlock.tryAcquire(resource, ttl).orElseThrow().keepAlive();
+    CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+    lease.onLost(lost::complete);
+    nodes.all().forEach(RedisNode::pause);
+    long frozenAt = System.nanoTime();
+    LeaseLostException loss = assertTimeoutPreemptively(NO_HANG, () -> lost.get());
+    long after = System.nanoTime() - frozenAt;
+    assertFalse(lease.isValid());
+    assertThrows(LeaseLostException.class, lease::checkValid);
+    assertTrue(after < ttl.plusMillis(500).toNanos(), "signalled " + after / 1_000_000 + " ms after the freeze: " + loss.getMessage());
+  }
+
+  @Test
+  void aTaskOutlivingMaxHoldLosesItsLeaseByPolicy() throws Exception {
+    Redlock redlock = client(config().maxHold(Duration.ofMillis(1500)).build());
+    AtomicReference<LeaseLostException> loss = new AtomicReference<>();
+    InterruptedException e = assertThrows(InterruptedException.class, () -> redlock.withLock(resource, TTL, Duration.ZERO, lease -> {
+      lease.onLost(loss::set);
+      new CountDownLatch(1).await(); // a hung job
+      return null;
+    }));
+    assertNotNull(loss.get());
+    assertEquals(LeaseLostException.Reason.MAX_HOLD_REACHED, loss.get().reason());
+    assertTrue(loss.get().getMessage().contains("maxHold"), loss.get().getMessage());
+    assertSame(loss.get(), e.getSuppressed()[0]);
+  }
+
+  @Test
+  void badInputIsRejectedBeforeAnythingIsTaken() {
+    Redlock redlock = client();
+    assertEquals("task must not be null",
+        assertThrows(NullPointerException.class, () -> redlock.withLock(resource, TTL, Duration.ZERO, null)).getMessage());
+    IllegalArgumentException tooShort = assertThrows(IllegalArgumentException.class,
+        () -> redlock.withLock(resource, Duration.ofMillis(250), Duration.ZERO, lease -> "x"));
+    assertTrue(tooShort.getMessage().startsWith("ttl too short to renew"), tooShort.getMessage());
+    assertEquals(0, nodes.all().stream().filter(node -> Admin.get(node, key()) != null).count(), "nothing was taken");
+    Lease plain = redlock.tryAcquire(resource, Duration.ofMillis(250)).orElseThrow();
+    assertThrows(IllegalArgumentException.class, plain::keepAlive);
+    plain.release();
+    assertThrows(IllegalStateException.class, plain::keepAlive);
+    assertThrows(IllegalStateException.class, plain::checkValid);
+  }
+}
