@@ -270,10 +270,6 @@ final class QuorumLease implements Lease {
       if (nextRenewal != null) {
         nextRenewal.cancel(false);
       }
-      if (taskThread != null) {
-        taskThread.interrupt(); // under the monitor: never after the task has finished
-        taskThread = null;
-      }
       callbacks = List.copyOf(lossCallbacks);
       lossCallbacks.clear();
     }
@@ -282,7 +278,15 @@ final class QuorumLease implements Lease {
     } else {
       log.debug(loss.getMessage());
     }
+    // Callbacks first, then the interrupt: whatever the task does on being interrupted, the
+    // callbacks have seen the loss by then (interrupt() happens-before its detection).
     callbacks.forEach(callback -> notify(callback, loss));
+    synchronized (this) {
+      if (taskThread != null) {
+        taskThread.interrupt(); // under the monitor: never after the task has finished
+        taskThread = null;
+      }
+    }
     return loss;
   }
 
