@@ -24,6 +24,16 @@ public interface Lease extends AutoCloseable {
   String resource();
 
   /**
+   * The fencing token of this acquisition: for one resource, a token issued later is strictly
+   * greater than every token issued earlier, by any client. Pass it to the protected resource and
+   * have it refuse writes carrying a token smaller than one it has seen (docs/fencing.md): that
+   * stops a holder who paused past its lease, which no lock can stop by itself.
+   *
+   * @return a positive number, unique to this acquisition among those of its resource
+   */
+  long fencingToken();
+
+  /**
    * How much validity is left: zero once the lease has expired or been released.
    *
    * @return the remaining validity, never negative

@@ -28,7 +28,12 @@ public record NodeOutcome(String node, Status status, String detail, Duration la
     /** The outcome was decided before this node answered, so its reply was not awaited. */
     PENDING,
     /** The request was not sent: the node is known not to hold the key. */
-    SKIPPED
+    SKIPPED,
+    /**
+     * The node's data is younger than {@code maxTtl} (it restarted without persistence, or was
+     * flushed): it may have forgotten a lock, so it does not vote, and took no key.
+     */
+    QUARANTINED
   }
 
   /**

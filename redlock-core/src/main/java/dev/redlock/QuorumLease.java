@@ -27,6 +27,7 @@ final class QuorumLease implements Lease {
   private final String token;
   private final long ttlMillis;
   private final long grantedAt;
+  private final long fencingToken;
   /** The SET NX round: nodes that refused there never held our token and are skipped later. */
   private final Ballot setBallot;
   private volatile long validUntil;
@@ -44,7 +45,8 @@ final class QuorumLease implements Lease {
   private final List<Consumer<? super LeaseLostException>> lossCallbacks = new ArrayList<>(0);
   private Thread taskThread; // the withLock thread to interrupt on loss, while its task runs
 
-  QuorumLease(Redlock redlock, String resource, String key, String token, long ttlMillis, long start, long validUntil, Ballot setBallot) {
+  QuorumLease(Redlock redlock, String resource, String key, String token, long ttlMillis, long start, long validUntil,
+      long fencingToken, Ballot setBallot, Ballot lastBallot) {
     this.redlock = redlock;
     this.resource = resource;
     this.key = key;
@@ -53,8 +55,14 @@ final class QuorumLease implements Lease {
     this.grantedAt = start;
     this.renewedFrom = start;
     this.validUntil = validUntil;
+    this.fencingToken = fencingToken;
     this.setBallot = setBallot;
-    this.lastBallot = setBallot;
+    this.lastBallot = lastBallot;
+  }
+
+  @Override
+  public long fencingToken() {
+    return fencingToken;
   }
 
   @Override

@@ -7,6 +7,7 @@ import dev.redlock.internal.IoThreads;
 import dev.redlock.internal.JedisNode;
 import dev.redlock.internal.LockNode;
 import dev.redlock.internal.LockTokens;
+import dev.redlock.internal.NodeKeys;
 import dev.redlock.internal.Ticker;
 import dev.redlock.internal.Validity;
 import java.time.Duration;
@@ -77,7 +78,8 @@ public final class Redlock implements AutoCloseable {
   public static Redlock create(RedlockConfig config) {
     Objects.requireNonNull(config, "config must not be null");
     List<LockNode> nodes = new ArrayList<>();
-    config.nodeUris().forEach(uri -> nodes.add(new JedisNode(uri, config.nodeTimeout(), config.maxConnectionsPerNode())));
+    NodeKeys keys = NodeKeys.of(config.keyPrefix(), config.maxTtl().toMillis(), config.restartGuard());
+    config.nodeUris().forEach(uri -> nodes.add(new JedisNode(uri, config.nodeTimeout(), config.maxConnectionsPerNode(), keys)));
     ExecutorService io = IoThreads.create(nodes.size() * config.maxConnectionsPerNode());
     return new Redlock(config, nodes, io, Ticker.SYSTEM);
   }
@@ -205,40 +207,85 @@ public final class Redlock implements AutoCloseable {
     }
   }
 
-  /** One attempt of the algorithm: vote, count, compute validity, keep or roll back. */
+  /** One attempt of the algorithm: vote, count, compute validity, fence, keep or roll back. */
   private Attempt attempt(Request r) throws InterruptedException {
     String token = tokens.next();
     long start = ticker.read();
     Ballot votes = fanOut.send(node -> node.tryLock(r.key, token, r.ttlMillis), HELD, null, null);
+    Ballot last = votes;
     int yes;
     try {
       yes = votes.awaitQuorum(config.quorum(), start + nodeTimeoutNanos);
+      long validUntil = Validity.validUntil(start, r.ttlMillis, config.clockDriftFactor());
+      if (yes >= config.quorum() && ticker.read() < validUntil) {
+        Fence fence = fence(r, token, votes);
+        last = fence.ballot;
+        long now = ticker.read();
+        if (fence.token > 0 && now < validUntil) {
+          QuorumLease lease = new QuorumLease(this, r.resource, r.key, token, r.ttlMillis, start, validUntil, fence.token, votes, last);
+          held.add(lease);
+          log.debug("acquired '{}' on {} of {} nodes in {} us, valid for {} ms, fencing token {}",
+              r.resource, yes, fanOut.nodes().size(), (now - start) / 1000, (validUntil - now) / 1_000_000, fence.token);
+          return new Attempt(lease, null, votes, now - start, validUntil - now);
+        }
+      }
     } catch (InterruptedException e) {
-      fanOut.send(node -> node.release(r.key, token), NOT_OWNER, votes, votes); // roll back, don't wait
+      fanOut.send(node -> node.release(r.key, token) ? 1 : 0, NOT_OWNER, last, votes::refused); // roll back, don't wait
       throw e;
-    }
-    long validUntil = Validity.validUntil(start, r.ttlMillis, config.clockDriftFactor());
-    long now = ticker.read();
-    if (yes >= config.quorum() && now < validUntil) {
-      QuorumLease lease = new QuorumLease(this, r.resource, r.key, token, r.ttlMillis, start, validUntil, votes);
-      held.add(lease);
-      log.debug("acquired '{}' on {} of {} nodes in {} us, valid for {} ms",
-          r.resource, yes, fanOut.nodes().size(), (now - start) / 1000, (validUntil - now) / 1_000_000);
-      return new Attempt(lease, null, votes, now - start, validUntil - now);
     }
     // Lost: release on every node that may hold our token (a late OK may still land), and wait,
     // so that a failed attempt leaves nothing behind that would block the next one.
-    Ballot rollback = fanOut.send(node -> node.release(r.key, token), NOT_OWNER, votes, votes);
+    long now = ticker.read();
+    long validUntil = Validity.validUntil(start, r.ttlMillis, config.clockDriftFactor());
+    Ballot rollback = fanOut.send(node -> node.release(r.key, token) ? 1 : 0, NOT_OWNER, last, votes::refused);
     rollback.awaitAll(ticker.read() + nodeTimeoutNanos);
-    // "Held elsewhere" only when the refusals alone rule out a quorum; if failed or silent nodes
-    // were needed to block us, it is an outage, and must not pass for ordinary contention.
+    // "Held elsewhere" only when the refusals alone rule out a quorum; if failed, silent or
+    // quarantined nodes were needed to block us, it is an outage, not ordinary contention.
     int n = fanOut.nodes().size();
-    Reason reason = yes >= config.quorum() ? Reason.VALIDITY_EXPIRED
+    Reason reason = yes >= config.quorum() && now >= validUntil ? Reason.VALIDITY_EXPIRED
         : votes.refusals() > n - config.quorum() ? Reason.HELD_ELSEWHERE
         : Reason.QUORUM_UNREACHABLE;
     log.debug("attempt on '{}' lost ({}): {}", r.resource, reason, votes.outcomes());
     return new Attempt(null, reason, votes, now - start, Math.max(0, validUntil - now));
   }
+
+  /**
+   * The fencing token of a won vote: the largest counter among the nodes that said yes. Before it
+   * is handed out a quorum must hold a counter at least that large, or a later acquisition on
+   * another majority could get a smaller one (docs/fencing.md). Usually the yes-voters agree and
+   * this costs nothing; when some lag (a node missed acquisitions, or a minority was bumped by
+   * failed attempts), their counters are raised first, while we hold the lock.
+   *
+   * @return the token and the ballot of the last request sent; token 0 if no quorum could be made
+   *     to hold it in time
+   */
+  private Fence fence(Request r, String token, Ballot votes) throws InterruptedException {
+    int n = votes.size();
+    long[] counters = new long[n];
+    long max = 0;
+    for (int i = 0; i < n; i++) {
+      counters[i] = votes.value(i); // 0 for nodes that did not say yes (yet)
+      max = Math.max(max, counters[i]);
+    }
+    long fence = max;
+    int atMax = 0;
+    for (long c : counters) {
+      if (c > 0 && c >= fence) {
+        atMax++;
+      }
+    }
+    if (atMax >= config.quorum()) {
+      return new Fence(fence, votes);
+    }
+    long start = ticker.read();
+    Ballot raise = fanOut.send(node -> node.raiseFence(r.key, token, fence) ? 1 : 0, NOT_OWNER, votes,
+        i -> counters[i] == 0 || counters[i] >= fence);
+    int raised = raise.awaitQuorum(config.quorum() - atMax, start + nodeTimeoutNanos);
+    log.debug("raised lagging fencing counters of '{}' to {} on {} node(s)", r.resource, fence, raised);
+    return new Fence(atMax + raised >= config.quorum() ? fence : 0, raise);
+  }
+
+  private record Fence(long token, Ballot ballot) {}
 
   /** Extends a lease on its nodes and waits for the verdict; extends of one lease are serialised by the lease. */
   boolean extend(QuorumLease lease, long ttlMillis) {
@@ -280,7 +327,8 @@ public final class Redlock implements AutoCloseable {
   }
 
   private Ballot sendExtend(QuorumLease lease, long ttlMillis) {
-    Ballot votes = fanOut.send(node -> node.extend(lease.key(), lease.token(), ttlMillis), NOT_OWNER, lease.lastBallot(), lease.setBallot());
+    Ballot votes = fanOut.send(node -> node.extend(lease.key(), lease.token(), ttlMillis) ? 1 : 0, NOT_OWNER, lease.lastBallot(),
+        lease.setBallot()::refused);
     lease.lastBallot(votes);
     return votes;
   }
@@ -326,7 +374,8 @@ public final class Redlock implements AutoCloseable {
   /** Sends the owner-checked release of a lease to every node that may hold it. */
   Ballot sendRelease(QuorumLease lease) {
     held.remove(lease);
-    Ballot votes = fanOut.send(node -> node.release(lease.key(), lease.token()), NOT_OWNER, lease.lastBallot(), lease.setBallot());
+    Ballot votes = fanOut.send(node -> node.release(lease.key(), lease.token()) ? 1 : 0, NOT_OWNER, lease.lastBallot(),
+        lease.setBallot()::refused);
     lease.lastBallot(votes);
     return votes;
   }
@@ -375,11 +424,20 @@ public final class Redlock implements AutoCloseable {
     if (resource.isBlank()) {
       throw new IllegalArgumentException("resource must not be blank, was '" + resource + "'");
     }
+    if (resource.charAt(0) == NodeKeys.RESERVED) {
+      throw new IllegalArgumentException(
+          "resource must not start with '" + NodeKeys.RESERVED + "' (reserved for the nodes' own keys), was '" + resource + "'");
+    }
     return new Request(resource, config.keyPrefix() + resource, checkTtl(ttl));
   }
 
   long checkTtl(Duration ttl) {
-    return Validity.checkTtl(ttl, config.nodeTimeout(), config.clockDriftFactor());
+    long millis = Validity.checkTtl(ttl, config.nodeTimeout(), config.clockDriftFactor());
+    if (ttl.compareTo(config.maxTtl()) > 0) {
+      throw new IllegalArgumentException("ttl must be <= maxTtl (" + config.maxTtl() + "), was " + ttl
+          + "; raise maxTtl for every client of these nodes, or renew a shorter ttl (Lease.keepAlive)");
+    }
+    return millis;
   }
 
   private long pauseNanos() {

@@ -48,6 +48,12 @@ public final class RedlockConfig {
    * legitimately run longer raise it explicitly.
    */
   public static final Duration DEFAULT_MAX_HOLD = Duration.ofHours(1);
+  /**
+   * Default longest ttl: one minute. It is also how long a node whose data is younger than this
+   * (restarted without persistence, or new) stays out of votes: a longer maxTtl makes that wait
+   * longer. Long jobs renew a short ttl rather than take a long one.
+   */
+  public static final Duration DEFAULT_MAX_TTL = Duration.ofMinutes(1);
 
   private final List<NodeUri> nodes;
   private final int quorum;
@@ -60,6 +66,8 @@ public final class RedlockConfig {
   private final double renewalFraction;
   private final Duration maxHold;
   private final TaskInterruption taskInterruption;
+  private final Duration maxTtl;
+  private final boolean restartGuard;
 
   private RedlockConfig(Builder b, List<NodeUri> nodes, int quorum) {
     this.nodes = List.copyOf(nodes);
@@ -73,6 +81,8 @@ public final class RedlockConfig {
     this.renewalFraction = b.renewalFraction;
     this.maxHold = b.maxHold;
     this.taskInterruption = b.taskInterruption;
+    this.maxTtl = b.maxTtl;
+    this.restartGuard = b.restartGuard;
   }
 
   /** Starts a builder with every default set and no nodes. */
@@ -156,13 +166,27 @@ public final class RedlockConfig {
     return taskInterruption;
   }
 
+  /**
+   * The longest ttl any client of these nodes may use; also how long a node whose data is younger
+   * than that stays out of votes (the restart guard).
+   */
+  public Duration maxTtl() {
+    return maxTtl;
+  }
+
+  /** Whether the restart guard is on: true, except in tests that show what it prevents. */
+  public boolean restartGuard() {
+    return restartGuard;
+  }
+
   @Override
   public String toString() {
     return "RedlockConfig{nodes=" + nodes() + ", quorum=" + quorum + ", keyPrefix='" + keyPrefix
         + "', clockDriftFactor=" + clockDriftFactor + ", nodeTimeout=" + nodeTimeout
         + ", retryDelay=" + retryDelay + ", retryJitter=" + retryJitter
         + ", maxConnectionsPerNode=" + maxConnectionsPerNode + ", renewalFraction=" + renewalFraction
-        + ", maxHold=" + maxHold + ", taskInterruption=" + taskInterruption + "}";
+        + ", maxHold=" + maxHold + ", taskInterruption=" + taskInterruption + ", maxTtl=" + maxTtl
+        + (restartGuard ? "" : ", RESTART GUARD OFF") + "}";
   }
 
   /**
@@ -181,6 +205,8 @@ public final class RedlockConfig {
     private double renewalFraction = DEFAULT_RENEWAL_FRACTION;
     private Duration maxHold = DEFAULT_MAX_HOLD;
     private TaskInterruption taskInterruption = TaskInterruption.ON_LEASE_LOSS;
+    private Duration maxTtl = DEFAULT_MAX_TTL;
+    private boolean restartGuard = true;
 
     private Builder() {}
 
@@ -356,6 +382,34 @@ public final class RedlockConfig {
     }
 
     /**
+     * Sets the longest ttl any client of these nodes may use (acquire rejects a longer one). It
+     * must be the same for every client of a deployment: it is also how long a node whose data is
+     * younger than that (it restarted without persistence, was flushed, or is new) stays out of
+     * votes, since it may have forgotten a lock that is still valid elsewhere. Default 1 minute.
+     *
+     * @throws NullPointerException if {@code maxTtl} is null
+     * @throws IllegalArgumentException unless it is between 1 ms and 1 day
+     */
+    public Builder maxTtl(Duration maxTtl) {
+      Objects.requireNonNull(maxTtl, "maxTtl must not be null");
+      if (maxTtl.compareTo(Duration.ofMillis(1)) < 0 || maxTtl.compareTo(Duration.ofDays(1)) > 0) {
+        throw new IllegalArgumentException("maxTtl must be >= 1ms and <= 1d, was " + maxTtl);
+      }
+      this.maxTtl = maxTtl;
+      return this;
+    }
+
+    /**
+     * <strong>Unsafe; for tests only.</strong> Lets nodes whose data is younger than {@code
+     * maxTtl} vote. A node that restarted without persistence can then grant a lock that another
+     * client still holds: the fault suites switch the guard off to show that double grant.
+     */
+    public Builder unsafeDisableRestartGuardForTesting() {
+      this.restartGuard = false;
+      return this;
+    }
+
+    /**
      * Checks the rules that span fields and returns the configuration.
      *
      * @throws IllegalArgumentException if there are no nodes, a node is listed twice, or the quorum
@@ -378,6 +432,9 @@ public final class RedlockConfig {
       if (q < majority || q > n) {
         throw new IllegalArgumentException(
             "quorum must be >= " + majority + " (a majority of " + n + " nodes) and <= " + n + ", was " + q);
+      }
+      if (maxTtl.compareTo(nodeTimeout) <= 0) {
+        throw new IllegalArgumentException("maxTtl must be > nodeTimeout (" + nodeTimeout + "), was " + maxTtl);
       }
       return new RedlockConfig(this, nodes, q);
     }

@@ -49,10 +49,31 @@ final class FakeNode implements LockNode {
     return name;
   }
 
+  /** Fencing counters, as the acquire script keeps them. */
+  final Map<String, Long> fences = new ConcurrentHashMap<>();
+  /** Quarantine left in ms to answer with, or 0. */
+  volatile long quarantinedMillis;
+
   @Override
-  public boolean tryLock(String key, String token, long ttlMillis) {
+  public long tryLock(String key, String token, long ttlMillis) {
     enter();
-    return keys.putIfAbsent(key, token) == null;
+    if (quarantinedMillis > 0) {
+      return -(quarantinedMillis + 1);
+    }
+    if (keys.putIfAbsent(key, token) != null) {
+      return HELD;
+    }
+    return fences.merge(key, 1L, Long::sum);
+  }
+
+  @Override
+  public boolean raiseFence(String key, String token, long fence) {
+    enter();
+    if (!token.equals(keys.get(key))) {
+      return false;
+    }
+    fences.merge(key, fence, Math::max);
+    return true;
   }
 
   @Override

@@ -118,6 +118,8 @@ class LeaseRenewalTest {
     AtomicInteger losses = new AtomicInteger();
     lease.onLost(e -> losses.incrementAndGet());
     lease.release();
+    // Release returns at quorum: let node 0 see its release before taking the baseline.
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> nodes.get(0).releases.get() == 1);
     int calls = nodes.get(0).calls.get();
     org.awaitility.Awaitility.await().during(TTL).atMost(Duration.ofSeconds(5)).until(() -> nodes.get(0).calls.get() == calls);
     assertEquals(0, losses.get());

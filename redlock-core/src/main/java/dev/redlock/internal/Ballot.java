@@ -24,6 +24,7 @@ public final class Ballot {
   private final NodeOutcome.Status[] status;
   private final String[] detail;
   private final long[] latencyNanos;
+  private final long[] values;
   private final Throwable[] errors;
   private final List<CompletableFuture<Void>> settled;
   private final ReentrantLock lock = new ReentrantLock();
@@ -42,6 +43,7 @@ public final class Ballot {
     this.status = new NodeOutcome.Status[n];
     this.detail = new String[n];
     this.latencyNanos = new long[n];
+    this.values = new long[n];
     this.errors = new Throwable[n];
     this.settled = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
@@ -49,12 +51,42 @@ public final class Ballot {
     }
   }
 
-  void skip(int node) {
-    record(node, NodeOutcome.Status.SKIPPED, "known not to hold the key", 0, null);
+  /**
+   * Marks a node not sent to. Its "settled" future follows {@code before} (the previous request
+   * on that node), so a later request still waits for a straggler there.
+   */
+  void skip(int node, CompletableFuture<Void> before) {
+    lock.lock();
+    try {
+      status[node] = NodeOutcome.Status.SKIPPED;
+      detail[node] = "not sent: known not to hold the key, or not needed";
+      answered++;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    if (before == null || before.isDone()) {
+      settled.get(node).complete(null);
+    } else {
+      before.whenComplete((ignored, error) -> settled.get(node).complete(null));
+    }
   }
 
-  void answer(int node, boolean yes, long latency) {
-    record(node, yes ? NodeOutcome.Status.OK : NodeOutcome.Status.REFUSED, yes ? "" : refusal, latency, null);
+  void answer(int node, long reply, long latency) {
+    if (reply > 0) {
+      lock.lock();
+      try {
+        values[node] = reply;
+      } finally {
+        lock.unlock();
+      }
+      record(node, NodeOutcome.Status.OK, "", latency, null);
+    } else if (reply == 0) {
+      record(node, NodeOutcome.Status.REFUSED, refusal, latency, null);
+    } else {
+      record(node, NodeOutcome.Status.QUARANTINED,
+          "data younger than maxTtl (restarted or flushed?): no vote for another " + (-reply - 1) + " ms", latency, null);
+    }
   }
 
   void fail(int node, Throwable error, long latency) {
@@ -160,7 +192,8 @@ public final class Ballot {
   private int definite() {
     int n = 0;
     for (NodeOutcome.Status s : status) {
-      if (s == NodeOutcome.Status.OK || s == NodeOutcome.Status.REFUSED || s == NodeOutcome.Status.SKIPPED) {
+      if (s == NodeOutcome.Status.OK || s == NodeOutcome.Status.REFUSED || s == NodeOutcome.Status.SKIPPED
+          || s == NodeOutcome.Status.QUARANTINED) {
         n++;
       }
     }
@@ -210,14 +243,42 @@ public final class Ballot {
     }
   }
 
-  /** Whether the node answered a definite "no": for {@code SET NX} that means our token is not there. */
+  /**
+   * Whether the node answered a definite "no": for the acquire script that means our token was
+   * not written there (held elsewhere, or quarantined).
+   */
   public boolean refused(int node) {
     lock.lock();
     try {
-      return status[node] == NodeOutcome.Status.REFUSED || status[node] == NodeOutcome.Status.SKIPPED;
+      return status[node] == NodeOutcome.Status.REFUSED || status[node] == NodeOutcome.Status.SKIPPED
+          || status[node] == NodeOutcome.Status.QUARANTINED;
     } finally {
       lock.unlock();
     }
+  }
+
+  /** Whether the node said yes. */
+  public boolean isYes(int node) {
+    lock.lock();
+    try {
+      return status[node] == NodeOutcome.Status.OK;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The value a node that said yes returned (for the acquire script, its fencing counter); 0 otherwise. */
+  public long value(int node) {
+    lock.lock();
+    try {
+      return status[node] == NodeOutcome.Status.OK ? values[node] : 0;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  public int size() {
+    return nodes.size();
   }
 
   /** Completes when the request to {@code node} has finished, whatever its result. */

@@ -12,10 +12,13 @@ import java.util.concurrent.RejectedExecutionException;
  * node timeout.
  */
 public final class FanOut {
-  /** One verb applied to one node: true for yes, false for a definite no; throws on failure. */
+  /**
+   * One verb applied to one node: a positive value for yes (the value is kept, e.g. a fencing
+   * counter), zero for a definite no, a negative value for "quarantined"; throws on failure.
+   */
   @FunctionalInterface
   public interface Call {
-    boolean apply(LockNode node);
+    long apply(LockNode node);
   }
 
   private final List<LockNode> nodes;
@@ -39,19 +42,19 @@ public final class FanOut {
    * @param after the ballot of the same lease's previous request, or null: each node's request
    *     starts only once that node's previous request has settled, so the requests of one lease
    *     never overtake each other on a node (a release never runs before a straggling SET NX)
-   * @param absentIn the lease's {@code SET NX} ballot, or null: nodes that refused there never
-   *     held our token and are skipped
+   * @param skip the nodes not to send to, or null for none; for a lease, the nodes that refused
+   *     its {@code SET NX} (they never held our token)
    */
-  public Ballot send(Call call, String refusal, Ballot after, Ballot absentIn) {
+  public Ballot send(Call call, String refusal, Ballot after, java.util.function.IntPredicate skip) {
     Ballot ballot = new Ballot(nodes, ticker, refusal);
     for (int i = 0; i < nodes.size(); i++) {
       int node = i;
-      if (absentIn != null && absentIn.refused(node)) {
-        ballot.skip(node);
+      CompletableFuture<Void> before = after == null ? null : after.settled(node);
+      if (skip != null && skip.test(node)) {
+        ballot.skip(node, before);
         continue;
       }
       Runnable request = () -> run(ballot, node, call);
-      CompletableFuture<Void> before = after == null ? null : after.settled(node);
       if (before == null || before.isDone()) {
         dispatch(ballot, node, request);
       } else {
@@ -64,8 +67,8 @@ public final class FanOut {
   private void run(Ballot ballot, int node, Call call) {
     long start = ticker.read();
     try {
-      boolean yes = call.apply(nodes.get(node));
-      ballot.answer(node, yes, ticker.read() - start);
+      long reply = call.apply(nodes.get(node));
+      ballot.answer(node, reply, ticker.read() - start);
     } catch (Throwable e) {
       // Record every failure, Errors included, so nobody waits on this vote; then let an Error fly.
       ballot.fail(node, e, ticker.read() - start);

@@ -1,6 +1,7 @@
 package dev.redlock.internal;
 
 import java.time.Duration;
+import java.util.List;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.CommandArguments;
@@ -19,9 +20,11 @@ public final class JedisNode implements LockNode {
 
   private final NodeUri uri;
   private final ConnectionPool pool;
+  private final NodeKeys keys;
 
-  public JedisNode(NodeUri uri, Duration timeout, int maxConnections) {
+  public JedisNode(NodeUri uri, Duration timeout, int maxConnections, NodeKeys keys) {
     this.uri = uri;
+    this.keys = keys;
     int millis = (int) timeout.toMillis();
     DefaultJedisClientConfig.Builder client =
         DefaultJedisClientConfig.builder()
@@ -52,38 +55,44 @@ public final class JedisNode implements LockNode {
   }
 
   @Override
-  public boolean tryLock(String key, String token, long ttlMillis) {
-    CommandArguments set =
-        new CommandArguments(Protocol.Command.SET)
-            .key(key)
-            .add(token)
-            .add(Protocol.Keyword.NX)
-            .add(Protocol.Keyword.PX)
-            .add(ttlMillis);
-    return execute(set) != null;
+  public long tryLock(String key, String token, long ttlMillis) {
+    Object reply = evaluate(Script.ACQUIRE, List.of(key, keys.epochKey(), keys.fencesKey()),
+        token, Long.toString(ttlMillis), keys.maxTtlMillisText(), keys.guardFlag());
+    if (!(reply instanceof Long value)) {
+      throw new IllegalStateException("unexpected reply to the acquire script: " + reply);
+    }
+    return value;
+  }
+
+  @Override
+  public boolean raiseFence(String key, String token, long fence) {
+    return isOne(evaluate(Script.RAISE_FENCE, List.of(key, keys.fencesKey()), token, Long.toString(fence)));
   }
 
   @Override
   public boolean extend(String key, String token, long ttlMillis) {
-    return evaluate(Script.EXTEND, key, token, Long.toString(ttlMillis));
+    return isOne(evaluate(Script.EXTEND, List.of(key), token, Long.toString(ttlMillis)));
   }
 
   @Override
   public boolean release(String key, String token) {
-    return evaluate(Script.RELEASE, key, token);
+    return isOne(evaluate(Script.RELEASE, List.of(key), token));
   }
 
-  private boolean evaluate(Script script, String key, String... args) {
+  private Object evaluate(Script script, List<String> keyList, String... args) {
     try {
-      return isOne(execute(scriptCall(Protocol.Command.EVALSHA, script.sha1(), key, args)));
+      return execute(scriptCall(Protocol.Command.EVALSHA, script.sha1(), keyList, args));
     } catch (JedisNoScriptException e) {
       // The node restarted or ran SCRIPT FLUSH: EVAL sends the source and caches it again.
-      return isOne(execute(scriptCall(Protocol.Command.EVAL, script.source(), key, args)));
+      return execute(scriptCall(Protocol.Command.EVAL, script.source(), keyList, args));
     }
   }
 
-  private static CommandArguments scriptCall(Protocol.Command command, String script, String key, String... args) {
-    CommandArguments call = new CommandArguments(command).add(script).add(1).key(key);
+  private static CommandArguments scriptCall(Protocol.Command command, String script, List<String> keyList, String... args) {
+    CommandArguments call = new CommandArguments(command).add(script).add(keyList.size());
+    for (String key : keyList) {
+      call.key(key);
+    }
     for (String arg : args) {
       call.add(arg);
     }

@@ -27,7 +27,8 @@ public final class Settings {
           "redlock.maxConnectionsPerNode",
           "redlock.renewalFraction",
           "redlock.maxHold",
-          "redlock.taskInterruption");
+          "redlock.taskInterruption",
+          "redlock.maxTtl");
   private static final Pattern SHORT_DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h)");
 
   private Settings() {}
@@ -58,6 +59,9 @@ public final class Settings {
     }
     if ((v = p.getProperty("redlock.renewalFraction")) != null) {
       builder.renewalFraction(number("redlock.renewalFraction", v));
+    }
+    if ((v = p.getProperty("redlock.maxTtl")) != null) {
+      builder.maxTtl(duration("redlock.maxTtl", v));
     }
     if ((v = p.getProperty("redlock.maxHold")) != null) {
       builder.maxHold(duration("redlock.maxHold", v));

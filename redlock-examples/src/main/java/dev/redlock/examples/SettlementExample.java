@@ -4,6 +4,7 @@ import dev.redlock.Lease;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
+import dev.redlock.testkit.NodeData;
 import dev.redlock.testkit.RedisNodes;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -100,6 +101,9 @@ public final class SettlementExample {
     }
     try (RedisNodes local = RedisNodes.start(5)) {
       say("launched 5 local redis-server nodes (redis " + local.node(0).binary().version() + "): " + local.uris());
+      // These nodes were created a moment ago and never held a lock: vouch for their data, or the
+      // restart guard keeps them out of votes for maxTtl. Never do this for a node that restarted.
+      NodeData.vouchForNewNodes(local);
       return settle(local.uris(), local);
     }
   }

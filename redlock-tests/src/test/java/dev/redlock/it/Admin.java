@@ -1,5 +1,7 @@
 package dev.redlock.it;
 
+import dev.redlock.RedlockConfig;
+import dev.redlock.testkit.NodeData;
 import dev.redlock.testkit.RedisNode;
 import java.util.Arrays;
 import redis.clients.jedis.Jedis;
@@ -32,11 +34,13 @@ final class Admin {
     }
   }
 
+  /** Empties the node, then vouches for its data: between tests nothing was forgotten that matters. */
   static void flushAll(RedisNode node) {
     try (Jedis jedis = on(node)) {
       jedis.flushAll();
       jedis.configSet("requirepass", "");
     }
+    NodeData.vouchForNewNode(node, RedlockConfig.DEFAULT_KEY_PREFIX);
   }
 
   /** Connections named like ours ({@code redlock}) that the node still has open. */

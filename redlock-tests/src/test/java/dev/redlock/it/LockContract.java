@@ -13,6 +13,7 @@ import dev.redlock.LockUnavailableException;
 import dev.redlock.NodeOutcome;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
+import dev.redlock.testkit.NodeData;
 import dev.redlock.testkit.OverlapDetector;
 import dev.redlock.testkit.RedisBinary;
 import dev.redlock.testkit.RedisNode;
@@ -186,6 +187,7 @@ abstract class LockContract {
 
   @Test
   void keysUseTheConfiguredPrefix() {
+    nodes.all().forEach(node -> NodeData.vouchForNewNode(node, "payments/"));
     Redlock redlock = client(config().keyPrefix("payments/").build());
     Lease lease = redlock.tryAcquire(resource, TTL).orElseThrow();
     await().atMost(NO_HANG).until(() -> Admin.get(nodes.node(0), "payments/" + resource) != null); // node 0 may answer after the quorum
