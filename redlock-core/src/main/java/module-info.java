@@ -3,7 +3,7 @@
  * nodes. Only {@code dev.redlock} is exported; everything else is an implementation detail.
  */
 module dev.redlock {
-  requires redis.clients.jedis;
+  requires transitive redis.clients.jedis; // FencedWrites takes a Jedis client
   requires org.apache.commons.pool2;
   requires org.slf4j;
 

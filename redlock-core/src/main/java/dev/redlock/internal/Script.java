@@ -16,6 +16,8 @@ public final class Script {
   public static final Script ACQUIRE = load("acquire.lua");
   /** Raises a lagging fencing counter while we hold the key. Returns 1, or 0 if the key is not ours. */
   public static final Script RAISE_FENCE = load("raise_fence.lua");
+  /** The protected side's check: writes only if the fencing token is newer (see fenced_set.lua). */
+  public static final Script FENCED_SET = load("fenced_set.lua");
   /** Deletes the key only if it still holds our token. Returns 1 if deleted, 0 otherwise. */
   public static final Script RELEASE = load("release.lua");
   /** Sets a new PX ttl only if the key still holds our token. Returns 1 if extended, 0 otherwise. */
