@@ -93,7 +93,13 @@ final class QuorumLease implements Lease {
       }
     }
     if (!isValid()) {
-      throw lose(LeaseLostException.Reason.EXPIRED, List.of());
+      LeaseLostException loss = lose(LeaseLostException.Reason.EXPIRED, List.of());
+      synchronized (this) {
+        if (taskThread == Thread.currentThread()) {
+          taskThread = null; // the task knows now: an interrupt on top would only break its clean-up
+        }
+      }
+      throw loss;
     }
   }
 

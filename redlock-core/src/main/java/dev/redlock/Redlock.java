@@ -164,10 +164,10 @@ public final class Redlock implements AutoCloseable {
    * Acquires the lock, runs {@code task} with its lease while renewing the lease, and releases it
    * in every case. Waiting follows {@link #acquire}; renewal follows {@link Lease#keepAlive()}.
    *
-   * <p>If the lease is lost while the task runs, the task's thread is interrupted (unless {@link
-   * RedlockConfig#taskInterruption()} is {@link TaskInterruption#NEVER}), {@link
-   * Lease#checkValid()} throws, and the loss is attached as a suppressed exception to whatever the
-   * task throws. The library never pretends the lock is still held; what to do is the job's call.
+   * <p>If the lease is lost while the task runs, {@link Lease#checkValid()} throws, the task's
+   * thread is interrupted once unless it has already learned of the loss from {@code checkValid()}
+   * (and unless {@link RedlockConfig#taskInterruption()} is {@link TaskInterruption#NEVER}), and
+   * the loss is attached as a suppressed exception to whatever the task throws. The library never pretends the lock is still held; what to do is the job's call.
    *
    * @param resource the name of the thing to lock
    * @param ttl the lease's time to live, renewed every {@code ttl × renewalFraction}

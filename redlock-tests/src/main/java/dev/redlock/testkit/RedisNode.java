@@ -196,14 +196,33 @@ public final class RedisNode implements AutoCloseable {
     try {
       Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).redirectErrorStream(true).start();
       String out = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+      if (!waitUninterruptibly(kill) || kill.exitValue() != 0) {
         throw new MissingToolException("kill -" + name + " " + process.pid() + " failed: " + out.trim());
       }
     } catch (IOException e) {
       throw new MissingToolException("cannot run kill(1) to send SIG" + name + ": " + e.getMessage(), e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while signalling", e);
+    }
+  }
+
+  /**
+   * Waits up to 10 s for a process to end, even if this thread is interrupted meanwhile: a fault
+   * half-applied would leave the test in an unknown state. The interrupt flag is set again after.
+   */
+  private static boolean waitUninterruptibly(Process p) {
+    boolean interrupted = false;
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    try {
+      while (true) {
+        try {
+          return p.waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
@@ -212,12 +231,8 @@ public final class RedisNode implements AutoCloseable {
       return;
     }
     process.destroyForcibly(); // SIGKILL works on a stopped process too
-    try {
-      if (!process.waitFor(10, TimeUnit.SECONDS)) {
-        throw new IllegalStateException("redis-server pid " + process.pid() + " did not die after SIGKILL");
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+    if (!waitUninterruptibly(process)) {
+      throw new IllegalStateException("redis-server pid " + process.pid() + " did not die after SIGKILL");
     }
     Processes.unregister(process);
     paused = false;
