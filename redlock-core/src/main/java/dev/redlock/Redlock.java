@@ -59,6 +59,7 @@ public final class Redlock implements AutoCloseable {
   private final Set<QuorumLease> held = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Watchdog watchdog;
+  private final long[] quarantineLoggedAt;
 
   Redlock(RedlockConfig config, List<LockNode> nodes, ExecutorService io, Ticker ticker) {
     this.config = config;
@@ -67,6 +68,7 @@ public final class Redlock implements AutoCloseable {
     this.fanOut = new FanOut(nodes, io, ticker);
     this.nodeTimeoutNanos = config.nodeTimeout().toNanos();
     this.watchdog = new Watchdog(ticker);
+    this.quarantineLoggedAt = new long[nodes.size()];
   }
 
   /**
@@ -216,6 +218,9 @@ public final class Redlock implements AutoCloseable {
     int yes;
     try {
       yes = votes.awaitQuorum(config.quorum(), start + nodeTimeoutNanos);
+      if (votes.quarantined() > 0) {
+        logQuarantine(votes);
+      }
       long validUntil = Validity.validUntil(start, r.ttlMillis, config.clockDriftFactor());
       if (yes >= config.quorum() && ticker.read() < validUntil) {
         Fence fence = fence(r, token, votes);
@@ -286,6 +291,23 @@ public final class Redlock implements AutoCloseable {
   }
 
   private record Fence(long token, Ballot ballot) {}
+
+  /** WARN about a quarantined node at most once per node every 10 s: it matters, but it lasts. */
+  private void logQuarantine(Ballot votes) {
+    long now = ticker.read();
+    List<NodeOutcome> outcomes = votes.outcomes();
+    for (int i = 0; i < outcomes.size(); i++) {
+      NodeOutcome outcome = outcomes.get(i);
+      if (outcome.status() == NodeOutcome.Status.QUARANTINED) {
+        long last = quarantineLoggedAt[i];
+        if (last == 0 || now - last > TimeUnit.SECONDS.toNanos(10)) {
+          quarantineLoggedAt[i] = now; // a benign race at worst logs twice
+          log.warn("node {} is quarantined by the restart guard: {}. It restarted without persistence or was flushed;"
+              + " it votes again once its data is older than maxTtl ({})", outcome.node(), outcome.detail(), config.maxTtl());
+        }
+      }
+    }
+  }
 
   /** Extends a lease on its nodes and waits for the verdict; extends of one lease are serialised by the lease. */
   boolean extend(QuorumLease lease, long ttlMillis) {

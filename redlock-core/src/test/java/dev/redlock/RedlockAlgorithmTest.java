@@ -164,6 +164,10 @@ class RedlockAlgorithmTest {
         assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire("r", Duration.ofSeconds(1))).getMessage());
     assertTrue(assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire("r", Duration.ofNanos(10_000_000_500L)))
         .getMessage().startsWith("ttl must be a whole number of milliseconds"));
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire("r", Duration.ofMinutes(2)))
+        .getMessage().startsWith("ttl must be <= maxTtl (PT1M), was PT2M"));
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire("@epoch", TTL))
+        .getMessage().startsWith("resource must not start with '@'"));
     assertEquals("maxWait must be >= 0, was PT-1S",
         assertThrows(IllegalArgumentException.class, () -> lock.acquire("r", TTL, Duration.ofSeconds(-1))).getMessage());
     assertEquals("maxWait must not be null",
@@ -173,6 +177,33 @@ class RedlockAlgorithmTest {
     assertThrows(IllegalArgumentException.class, () -> lease.extend(Duration.ZERO));
     assertThrows(NullPointerException.class, () -> lease.extend(null));
     assertEquals(calls, nodes.stream().mapToInt(n -> n.calls.get()).sum(), "no node was asked");
+  }
+
+  @Test
+  void quarantinedNodesTakeNoKeyAndCountAsUnreachable() {
+    Redlock lock = redlock(3);
+    nodes.get(0).quarantinedMillis = 30_000;
+    nodes.get(1).quarantinedMillis = 30_000;
+    LockUnavailableException e = assertThrows(LockUnavailableException.class, () -> lock.tryAcquire("r", TTL));
+    assertEquals(LockUnavailableException.Reason.QUORUM_UNREACHABLE, e.reason(), "quarantine is not contention");
+    assertEquals(NodeOutcome.Status.QUARANTINED, e.nodeOutcomes().get(0).status());
+    assertTrue(e.nodeOutcomes().get(0).detail().contains("30000 ms"), e.nodeOutcomes().get(0).detail());
+    assertEquals(0, nodes.get(0).releases.get(), "a quarantined node took no key, so nothing to roll back there");
+    nodes.get(1).quarantinedMillis = 0;
+    assertTrue(lock.tryAcquire("r", TTL).isPresent(), "a majority without the quarantined node still wins");
+  }
+
+  @Test
+  void theTokenIsTheLargestCounterAndLaggingWinnersAreRaisedFirst() {
+    Redlock lock = redlock(3);
+    nodes.get(0).fences.put("redlock:r", 41L); // node 0 ran ahead (say, through partial attempts)
+    Lease lease = lock.tryAcquire("r", TTL).orElseThrow();
+    assertEquals(42, lease.fencingToken());
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() ->
+        nodes.stream().filter(n -> n.fences.getOrDefault("redlock:r", 0L) >= 42).count() >= 2);
+    lease.release();
+    Lease next = lock.tryAcquire("r", TTL).orElseThrow();
+    assertTrue(next.fencingToken() > 42);
   }
 
   @Test

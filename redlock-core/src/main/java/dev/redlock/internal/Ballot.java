@@ -323,6 +323,22 @@ public final class Ballot {
     }
   }
 
+  /** How many nodes answered "quarantined". */
+  public int quarantined() {
+    lock.lock();
+    try {
+      int n = 0;
+      for (NodeOutcome.Status s : status) {
+        if (s == NodeOutcome.Status.QUARANTINED) {
+          n++;
+        }
+      }
+      return n;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** How many nodes answered "no" (refused), as opposed to failing or not answering. */
   public int refusals() {
     lock.lock();
