@@ -1,11 +1,10 @@
 package dev.redlock;
 
+import dev.redlock.internal.IoThreads;
 import dev.redlock.internal.Ticker;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,21 +18,13 @@ final class Watchdog {
   /** Every watchdog thread's name starts with this. */
   static final String NAME_PREFIX = "redlock-watchdog-";
   private static final Logger log = LoggerFactory.getLogger(Watchdog.class);
-  private static final AtomicInteger INSTANCES = new AtomicInteger();
 
   private final ScheduledThreadPoolExecutor timer;
   private final Ticker ticker;
 
   Watchdog(Ticker ticker) {
     this.ticker = ticker;
-    int instance = INSTANCES.incrementAndGet();
-    AtomicInteger count = new AtomicInteger();
-    ThreadFactory factory = task -> {
-      Thread thread = new Thread(task, NAME_PREFIX + instance + "-" + count.incrementAndGet());
-      thread.setDaemon(true);
-      return thread;
-    };
-    this.timer = new ScheduledThreadPoolExecutor(2, factory);
+    this.timer = new ScheduledThreadPoolExecutor(2, IoThreads.daemonThreads(NAME_PREFIX));
     timer.setRemoveOnCancelPolicy(true); // a released lease leaves nothing behind in the queue
     timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
   }

@@ -325,11 +325,20 @@ public final class Ballot {
 
   /** How many nodes answered "quarantined". */
   public int quarantined() {
+    return count(NodeOutcome.Status.QUARANTINED);
+  }
+
+  /** How many nodes answered "no" (refused), as opposed to failing, not answering, or quarantine. */
+  public int refusals() {
+    return count(NodeOutcome.Status.REFUSED);
+  }
+
+  private int count(NodeOutcome.Status wanted) {
     lock.lock();
     try {
       int n = 0;
       for (NodeOutcome.Status s : status) {
-        if (s == NodeOutcome.Status.QUARANTINED) {
+        if (s == wanted) {
           n++;
         }
       }
@@ -339,19 +348,4 @@ public final class Ballot {
     }
   }
 
-  /** How many nodes answered "no" (refused), as opposed to failing or not answering. */
-  public int refusals() {
-    lock.lock();
-    try {
-      int n = 0;
-      for (NodeOutcome.Status s : status) {
-        if (s == NodeOutcome.Status.REFUSED) {
-          n++;
-        }
-      }
-      return n;
-    } finally {
-      lock.unlock();
-    }
-  }
 }

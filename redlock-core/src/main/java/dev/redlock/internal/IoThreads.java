@@ -21,14 +21,22 @@ public final class IoThreads {
 
   private IoThreads() {}
 
-  public static ExecutorService create(int maxThreads) {
+  /**
+   * Daemon threads named {@code prefix + instance + "-" + n}, a new instance number per call: a
+   * forgotten Redlock cannot keep a JVM alive, and thread dumps say whose thread is whose.
+   */
+  public static ThreadFactory daemonThreads(String prefix) {
     int instance = INSTANCES.incrementAndGet();
     AtomicInteger count = new AtomicInteger();
-    ThreadFactory factory = task -> {
-      Thread thread = new Thread(task, NAME_PREFIX + instance + "-" + count.incrementAndGet());
+    return task -> {
+      Thread thread = new Thread(task, prefix + instance + "-" + count.incrementAndGet());
       thread.setDaemon(true);
       return thread;
     };
+  }
+
+  public static ExecutorService create(int maxThreads) {
+    ThreadFactory factory = daemonThreads(NAME_PREFIX);
     // A hand-off queue: a request either finds a free thread or gets a new one up to the bound;
     // past it, it is rejected and counts as a failed vote instead of waiting in a queue.
     return new ThreadPoolExecutor(

@@ -66,11 +66,16 @@ public final class RedisNodes implements AutoCloseable {
     return nodes.stream().map(RedisNode::uri).toList();
   }
 
-  /** Brings every node back to running and answering: resumes paused ones, restarts killed ones (empty). */
+  /** Brings every node back to running and answering: resumes paused ones, restarts killed ones empty. */
   public void heal() {
+    heal(Persistence.NONE);
+  }
+
+  /** Resumes paused nodes and restarts killed ones with {@code mode} (AOF: with the data they had). */
+  public void heal(Persistence mode) {
     for (RedisNode node : nodes) {
       if (!node.isRunning()) {
-        node.restart(Persistence.NONE);
+        node.restart(mode);
       } else if (node.isPaused()) {
         node.resume();
       }

@@ -12,21 +12,16 @@ import dev.redlock.NodeOutcome;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.Persistence;
-import dev.redlock.testkit.RedisBinary;
 import dev.redlock.testkit.RedisNode;
 import dev.redlock.testkit.RedisNodes;
-import dev.redlock.testkit.Tools;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.TestInstance;
 import redis.clients.jedis.Jedis;
 
 /**
@@ -34,52 +29,37 @@ import redis.clients.jedis.Jedis;
  * the paused holder, and a node that restarted empty. Five lock nodes with AOF (so a restart can
  * keep or lose data, as each test chooses), and one more node as the protected resource.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class FencingIT {
-  static final Duration NO_HANG = Duration.ofSeconds(30);
+class FencingIT extends RealNodesTest {
   /** Short, so tests can wait out the quarantine; every ttl here is at most this. */
   static final Duration MAX_TTL = Duration.ofSeconds(2);
 
-  RedisNodes nodes;
   RedisNodes resourceStore;
-  final List<Redlock> clients = new ArrayList<>();
-  String resource;
+
+  @Override
+  int nodeCount() {
+    return 5;
+  }
+
+  @Override
+  Persistence persistence() {
+    return Persistence.AOF;
+  }
 
   @BeforeAll
-  void start() {
-    nodes = Tools.requireOrSkip(() -> RedisNodes.start(5, RedisBinary.locate(), Persistence.AOF));
+  void startResourceStore() {
     resourceStore = RedisNodes.start(1);
   }
 
   @AfterAll
-  void stop() {
-    if (nodes != null) {
-      nodes.close();
-    }
+  void stopResourceStore() {
     if (resourceStore != null) {
       resourceStore.close();
     }
   }
 
   @BeforeEach
-  void clean(TestInfo info) {
-    nodes.heal();
-    nodes.all().forEach(Admin::flushAll);
+  void cleanResourceStore() {
     resourceStore.all().forEach(Admin::flushAll);
-    resource = "fence:" + info.getTestMethod().orElseThrow().getName();
-  }
-
-  @AfterEach
-  void closeClients() {
-    clients.forEach(Redlock::close);
-    clients.clear();
-    for (RedisNode node : nodes.all()) {
-      if (!node.isRunning()) {
-        node.restart(Persistence.AOF);
-      } else if (node.isPaused()) {
-        node.resume();
-      }
-    }
   }
 
   /** A client of the first {@code n} nodes. */
@@ -95,10 +75,6 @@ class FencingIT {
         .retryDelay(Duration.ofMillis(20))
         .retryJitter(Duration.ofMillis(20))
         .maxTtl(MAX_TTL);
-  }
-
-  String key() {
-    return RedlockConfig.DEFAULT_KEY_PREFIX + resource;
   }
 
   /** The fencing counter a node keeps for this test's resource, or 0. */
@@ -183,18 +159,24 @@ class FencingIT {
   @Test
   void aNodeThatLostItsDataStillIssuesALargerTokenAfterItsQuarantine() throws Exception {
     Redlock redlock = client(3, settings());
-    acquireOn(redlock).release(); // counters on 0, 1, 2
-    await().atMost(NO_HANG).until(() -> nodes.all().subList(0, 3).stream().allMatch(n -> Admin.get(n, key()) == null));
+    acquireOn(redlock).release(); // counters on 0, 1, 2 (each started at its own clock)
+    await().atMost(NO_HANG).until(() -> counterOn(nodes.node(2)) > 0
+        && nodes.all().subList(0, 3).stream().allMatch(n -> Admin.get(n, key()) == null));
 
-    // A wins on {0, 1}. Node 2 is down (killed: a frozen node would run A's queued SET when it
-    // thaws and catch up) and comes back with its data, so it lags one behind.
+    // A wins on {0, 1} while node 2 is down (killed: a frozen node would run A's queued SET when
+    // it thaws and catch up). Counters started microseconds apart, so A keeps acquiring until
+    // nodes 0 and 1 are provably ahead of node 2; node 2 comes back with its data, lagging.
+    long lagging = counterOn(nodes.node(2));
     nodes.node(2).kill();
-    long tokenA;
-    try (Lease a = acquireOn(redlock)) {
-      tokenA = a.fencingToken();
+    long tokenA = 0;
+    for (int attempts = 0; tokenA <= lagging + 1; attempts++) {
+      assertTrue(attempts < 20_000, "nodes 0 and 1 never got ahead of node 2");
+      try (Lease a = acquireOn(redlock)) {
+        tokenA = a.fencingToken();
+      }
     }
     nodes.node(2).restart(Persistence.AOF);
-    assertTrue(counterOn(nodes.node(2)) < tokenA, "node 2 lags");
+    assertEquals(lagging, counterOn(nodes.node(2)), "node 2 kept its counter, and lags");
 
     nodes.node(0).restart(Persistence.NONE); // node 0 forgets everything: lock keys, counters, epoch
     assertEquals(0, counterOn(nodes.node(0)));
@@ -208,8 +190,7 @@ class FencingIT {
         () -> other.tryAcquire(resource, Duration.ofSeconds(2)));
     assertEquals(NodeOutcome.Status.QUARANTINED, quarantined.nodeOutcomes().get(0).status(), quarantined.getMessage());
     nodes.node(2).restart(Persistence.AOF);
-    long lagging = counterOn(nodes.node(2));
-    assertTrue(lagging < tokenA, "node 2 still lags: " + lagging + " < " + tokenA);
+    assertTrue(counterOn(nodes.node(2)) < tokenA, "node 2 still lags: " + counterOn(nodes.node(2)) + " < " + tokenA);
 
     // Wait out the quarantine (maxTtl from node 0's first contact), then win once on {0, 2}.
     long quarantineOver = System.nanoTime() + MAX_TTL.plusMillis(300).toNanos();

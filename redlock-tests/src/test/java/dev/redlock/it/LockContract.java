@@ -15,11 +15,7 @@ import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.NodeData;
 import dev.redlock.testkit.OverlapDetector;
-import dev.redlock.testkit.RedisBinary;
 import dev.redlock.testkit.RedisNode;
-import dev.redlock.testkit.RedisNodes;
-import dev.redlock.testkit.Persistence;
-import dev.redlock.testkit.Tools;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,82 +24,15 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.TestInstance;
 import redis.clients.jedis.Jedis;
 
 /**
  * The lock's contract against real redis-server processes, run for every topology by the
  * subclasses (1, 3 and 5 nodes; Redis 7 and 6.2). Each test names its own resource.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class LockContract {
-  /** Generous bound for "returns instead of hanging": far above any correct run, far below a hang. */
-  static final Duration NO_HANG = Duration.ofSeconds(20);
+abstract class LockContract extends RealNodesTest {
   static final Duration TTL = Duration.ofSeconds(10);
-
-  RedisNodes nodes;
-  final List<Redlock> clients = new ArrayList<>();
-  String resource;
-
-  abstract int nodeCount();
-
-  RedisBinary binary() {
-    return RedisBinary.locate();
-  }
-
-  @BeforeAll
-  void startNodes() {
-    nodes = Tools.requireOrSkip(() -> RedisNodes.start(nodeCount(), binary(), Persistence.NONE));
-  }
-
-  @AfterAll
-  void stopNodes() {
-    if (nodes != null) {
-      nodes.close();
-    }
-  }
-
-  @BeforeEach
-  void cleanNodes(TestInfo info) {
-    nodes.heal();
-    nodes.all().forEach(Admin::flushAll);
-    resource = "it:" + info.getTestMethod().orElseThrow().getName();
-  }
-
-  @AfterEach
-  void closeClients() {
-    clients.forEach(Redlock::close);
-    clients.clear();
-    nodes.heal();
-  }
-
-  RedlockConfig.Builder config() {
-    return RedlockConfig.builder()
-        .nodes(nodes.uris())
-        .nodeTimeout(Duration.ofMillis(200))
-        .retryDelay(Duration.ofMillis(20))
-        .retryJitter(Duration.ofMillis(20));
-  }
-
-  Redlock client() {
-    return client(config().build());
-  }
-
-  Redlock client(RedlockConfig config) {
-    Redlock redlock = Redlock.create(config);
-    clients.add(redlock);
-    return redlock;
-  }
-
-  String key() {
-    return RedlockConfig.DEFAULT_KEY_PREFIX + resource;
-  }
 
   int n() {
     return nodes.size();
@@ -126,10 +55,6 @@ abstract class LockContract {
     await(why).atMost(TTL.dividedBy(2)).until(() -> nodesWithKey() == 0);
   }
 
-  long nodesWithKey() {
-    return nodes.all().stream().filter(RedisNode::isRunning).filter(node -> !node.isPaused())
-        .filter(node -> Admin.get(node, key()) != null).count();
-  }
 
   // ---- happy path -------------------------------------------------------------------------
 

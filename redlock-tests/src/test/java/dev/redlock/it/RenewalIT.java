@@ -12,12 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.Lease;
 import dev.redlock.LeaseLostException;
 import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
-import dev.redlock.testkit.Persistence;
-import dev.redlock.testkit.RedisBinary;
 import dev.redlock.testkit.RedisNode;
-import dev.redlock.testkit.RedisNodes;
-import dev.redlock.testkit.Tools;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,72 +26,22 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.TestInstance;
 import redis.clients.jedis.Jedis;
 
 /** Leases that stay alive while work runs, and say loudly when they are lost; on three real nodes. */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class RenewalIT {
-  static final Duration NO_HANG = Duration.ofSeconds(30);
+class RenewalIT extends RealNodesTest {
   /** Short enough that several renewals happen in a test, long enough to be robust on a loaded machine. */
   static final Duration TTL = Duration.ofMillis(900);
 
-  RedisNodes nodes;
-  final List<Redlock> clients = new ArrayList<>();
-  String resource;
-
-  @BeforeAll
-  void startNodes() {
-    nodes = Tools.requireOrSkip(() -> RedisNodes.start(3, RedisBinary.locate(), Persistence.NONE));
+  @Override
+  int nodeCount() {
+    return 3;
   }
 
-  @AfterAll
-  void stopNodes() {
-    if (nodes != null) {
-      nodes.close();
-    }
-  }
-
-  @BeforeEach
-  void clean(TestInfo info) {
-    nodes.heal();
-    nodes.all().forEach(Admin::flushAll);
-    resource = "renewal:" + info.getTestMethod().orElseThrow().getName();
-  }
-
-  @AfterEach
-  void closeClients() {
-    clients.forEach(Redlock::close);
-    clients.clear();
-    nodes.heal();
-  }
-
-  RedlockConfig.Builder config() {
-    return RedlockConfig.builder()
-        .nodes(nodes.uris())
-        .nodeTimeout(Duration.ofMillis(100))
-        .retryDelay(Duration.ofMillis(20))
-        .retryJitter(Duration.ofMillis(20));
-  }
-
-  Redlock client() {
-    return client(config().build());
-  }
-
-  Redlock client(RedlockConfig config) {
-    Redlock redlock = Redlock.create(config);
-    clients.add(redlock);
-    return redlock;
-  }
-
-  String key() {
-    return RedlockConfig.DEFAULT_KEY_PREFIX + resource;
+  @Override
+  Duration nodeTimeout() {
+    return Duration.ofMillis(100);
   }
 
   @Test
