@@ -8,6 +8,8 @@ import dev.redlock.internal.JedisNode;
 import dev.redlock.internal.LockNode;
 import dev.redlock.internal.LockTokens;
 import dev.redlock.internal.NodeKeys;
+import dev.redlock.internal.NodeRequest;
+import dev.redlock.internal.NodeRequest.Verb;
 import dev.redlock.internal.Ticker;
 import dev.redlock.internal.Validity;
 import java.time.Duration;
@@ -65,8 +67,8 @@ public final class Redlock implements AutoCloseable {
     this.config = config;
     this.io = io;
     this.ticker = ticker;
-    this.fanOut = new FanOut(nodes, io, ticker);
     this.nodeTimeoutNanos = config.nodeTimeout().toNanos();
+    this.fanOut = new FanOut(nodes, io, ticker, nodeTimeoutNanos);
     this.watchdog = new Watchdog(ticker);
     this.quarantineLoggedAt = new long[nodes.size()];
   }
@@ -213,7 +215,7 @@ public final class Redlock implements AutoCloseable {
   private Attempt attempt(Request r) throws InterruptedException {
     String token = tokens.next();
     long start = ticker.read();
-    Ballot votes = fanOut.send(node -> node.tryLock(r.key, token, r.ttlMillis), HELD, null, null);
+    Ballot votes = fanOut.send(new NodeRequest(Verb.ACQUIRE, r.key, token, r.ttlMillis), HELD, null, null);
     Ballot last = votes;
     int yes;
     try {
@@ -235,14 +237,14 @@ public final class Redlock implements AutoCloseable {
         }
       }
     } catch (InterruptedException e) {
-      fanOut.send(node -> node.release(r.key, token) ? 1 : 0, NOT_OWNER, last, votes::refused); // roll back, don't wait
+      fanOut.send(new NodeRequest(Verb.RELEASE, r.key, token, 0), NOT_OWNER, last, votes::refused); // roll back, don't wait
       throw e;
     }
     // Lost: release on every node that may hold our token (a late OK may still land), and wait,
     // so that a failed attempt leaves nothing behind that would block the next one.
     long now = ticker.read();
     long validUntil = Validity.validUntil(start, r.ttlMillis, config.clockDriftFactor());
-    Ballot rollback = fanOut.send(node -> node.release(r.key, token) ? 1 : 0, NOT_OWNER, last, votes::refused);
+    Ballot rollback = fanOut.send(new NodeRequest(Verb.RELEASE, r.key, token, 0), NOT_OWNER, last, votes::refused);
     rollback.awaitAll(ticker.read() + nodeTimeoutNanos);
     // "Held elsewhere" only when the refusals alone rule out a quorum; if failed, silent or
     // quarantined nodes were needed to block us, it is an outage, not ordinary contention.
@@ -283,7 +285,7 @@ public final class Redlock implements AutoCloseable {
       return new Fence(fence, votes);
     }
     long start = ticker.read();
-    Ballot raise = fanOut.send(node -> node.raiseFence(r.key, token, fence) ? 1 : 0, NOT_OWNER, votes,
+    Ballot raise = fanOut.send(new NodeRequest(Verb.RAISE_FENCE, r.key, token, fence), NOT_OWNER, votes,
         i -> counters[i] == 0 || counters[i] >= fence);
     int raised = raise.awaitQuorum(config.quorum() - atMax, start + nodeTimeoutNanos);
     log.debug("raised lagging fencing counters of '{}' to {} on {} node(s)", r.resource, fence, raised);
@@ -329,17 +331,23 @@ public final class Redlock implements AutoCloseable {
   }
 
   /**
-   * One renewal of a kept-alive lease, run by the watchdog: the same extend, but nobody waits. The
-   * verdict is applied by the I/O thread that records the deciding vote; a renewal that does not
-   * win a quorum with validity left loses the lease at once, never "maybe".
+   * One renewal of a kept-alive lease: the same extend, run on a renewal thread (the timer threads
+   * never wait on a node). A renewal that does not win a quorum with validity left loses the lease
+   * at once, never "maybe"; a renewal that hangs is overtaken by the lease's deadline timer.
    */
   void renew(QuorumLease lease) {
-    long start = ticker.read();
-    if (!lease.readyToRenew(start)) {
-      return;
-    }
-    Ballot votes = sendExtend(lease, lease.ttlMillis());
-    votes.whenDecided(config.quorum(), () -> {
+    watchdog.renewal(() -> {
+      long start = ticker.read();
+      if (!lease.readyToRenew(start)) {
+        return;
+      }
+      Ballot votes = sendExtend(lease, lease.ttlMillis());
+      try {
+        votes.awaitQuorum(config.quorum(), start + nodeTimeoutNanos);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt(); // closing: the lease is released or expires
+        return;
+      }
       if (applyExtend(lease, votes, start, lease.ttlMillis())) {
         lease.scheduleRenewal(renewalIntervalNanos(lease.ttlMillis()));
       } else {
@@ -349,7 +357,7 @@ public final class Redlock implements AutoCloseable {
   }
 
   private Ballot sendExtend(QuorumLease lease, long ttlMillis) {
-    Ballot votes = fanOut.send(node -> node.extend(lease.key(), lease.token(), ttlMillis) ? 1 : 0, NOT_OWNER, lease.lastBallot(),
+    Ballot votes = fanOut.send(new NodeRequest(Verb.EXTEND, lease.key(), lease.token(), ttlMillis), NOT_OWNER, lease.lastBallot(),
         lease.setBallot()::refused);
     lease.lastBallot(votes);
     return votes;
@@ -396,7 +404,7 @@ public final class Redlock implements AutoCloseable {
   /** Sends the owner-checked release of a lease to every node that may hold it. */
   Ballot sendRelease(QuorumLease lease) {
     held.remove(lease);
-    Ballot votes = fanOut.send(node -> node.release(lease.key(), lease.token()) ? 1 : 0, NOT_OWNER, lease.lastBallot(),
+    Ballot votes = fanOut.send(new NodeRequest(Verb.RELEASE, lease.key(), lease.token(), 0), NOT_OWNER, lease.lastBallot(),
         lease.setBallot()::refused);
     lease.lastBallot(votes);
     return votes;

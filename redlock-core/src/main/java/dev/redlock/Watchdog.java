@@ -3,7 +3,9 @@ package dev.redlock;
 import dev.redlock.internal.IoThreads;
 import dev.redlock.internal.Ticker;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,6 +22,7 @@ final class Watchdog {
   private static final Logger log = LoggerFactory.getLogger(Watchdog.class);
 
   private final ScheduledThreadPoolExecutor timer;
+  private final ThreadPoolExecutor renewals;
   private final Ticker ticker;
 
   Watchdog(Ticker ticker) {
@@ -27,6 +30,21 @@ final class Watchdog {
     this.timer = new ScheduledThreadPoolExecutor(2, IoThreads.daemonThreads(NAME_PREFIX));
     timer.setRemoveOnCancelPolicy(true); // a released lease leaves nothing behind in the queue
     timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    // Renewals wait on nodes (at most nodeTimeout each), so they get their own threads, and queue
+    // rather than fail when many fall due at once: a renewal refused for want of a thread would
+    // lose a healthy lease.
+    this.renewals = new ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+        IoThreads.daemonThreads("redlock-renewal-"));
+    renewals.allowCoreThreadTimeOut(true);
+  }
+
+  /** Runs a renewal on a renewal thread; after close, drops it (the lease is released or expires). */
+  void renewal(Runnable renewal) {
+    try {
+      renewals.execute(() -> runSafely(renewal));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      log.debug("renewal dropped: the Redlock is closing");
+    }
   }
 
   /** Runs {@code task} at {@code instant} on the monotonic clock (at once if it has passed). */
@@ -46,5 +64,6 @@ final class Watchdog {
   /** Stops the timers; pending renewals and deadlines are dropped. */
   void close() {
     timer.shutdownNow();
+    renewals.shutdownNow();
   }
 }

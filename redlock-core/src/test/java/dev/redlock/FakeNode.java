@@ -1,6 +1,8 @@
 package dev.redlock;
 
+import dev.redlock.internal.Exchange;
 import dev.redlock.internal.LockNode;
+import dev.redlock.internal.NodeRequest;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -34,14 +36,6 @@ final class FakeNode implements LockNode {
     if (mode == Mode.DOWN) {
       throw new JedisConnectionException("Failed to connect to " + name, new java.net.ConnectException("Connection refused"));
     }
-    if (mode == Mode.HANG) {
-      try {
-        unhang.await(10, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      throw new JedisConnectionException(new java.net.SocketTimeoutException("Read timed out"));
-    }
   }
 
   @Override
@@ -54,39 +48,78 @@ final class FakeNode implements LockNode {
   /** Quarantine left in ms to answer with, or 0. */
   volatile long quarantinedMillis;
 
+  /**
+   * Applies the request at once and answers at once, like a healthy node; a node in HANG mode
+   * takes the request but never answers within any timeout (it answers a timeout after 10 s, or
+   * when unhung), like I/O that is stuck below the socket timeout's reach.
+   */
   @Override
-  public long tryLock(String key, String token, long ttlMillis) {
+  public Exchange begin(NodeRequest request) {
     enter();
-    if (quarantinedMillis > 0) {
-      return -(quarantinedMillis + 1);
+    if (mode == Mode.HANG) {
+      return new Exchange() {
+        @Override
+        public boolean ready() {
+          return false;
+        }
+
+        @Override
+        public long finish(long timeoutNanos) {
+          try {
+            unhang.await(10, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          throw new JedisConnectionException(new java.net.SocketTimeoutException("Read timed out"));
+        }
+
+        @Override
+        public void abandon() {}
+      };
     }
-    if (keys.putIfAbsent(key, token) != null) {
-      return HELD;
-    }
-    return fences.merge(key, 1L, Long::sum);
+    long reply = apply(request);
+    return new Exchange() {
+      @Override
+      public boolean ready() {
+        return true;
+      }
+
+      @Override
+      public long finish(long timeoutNanos) {
+        return reply;
+      }
+
+      @Override
+      public void abandon() {}
+    };
   }
 
-  @Override
-  public boolean raiseFence(String key, String token, long fence) {
-    enter();
-    if (!token.equals(keys.get(key))) {
-      return false;
+  private long apply(NodeRequest r) {
+    String key = r.key();
+    String token = r.token();
+    switch (r.verb()) {
+      case ACQUIRE:
+        if (quarantinedMillis > 0) {
+          return -(quarantinedMillis + 1);
+        }
+        if (keys.putIfAbsent(key, token) != null) {
+          return HELD;
+        }
+        return fences.merge(key, 1L, Long::sum);
+      case RAISE_FENCE:
+        if (!token.equals(keys.get(key))) {
+          return 0;
+        }
+        fences.merge(key, r.argument(), Math::max);
+        return 1;
+      case EXTEND:
+        return token.equals(keys.get(key)) ? 1 : 0;
+      case RELEASE:
+        releases.incrementAndGet();
+        return keys.remove(key, token) ? 1 : 0;
+      default:
+        throw new IllegalArgumentException(r.verb().toString());
     }
-    fences.merge(key, fence, Math::max);
-    return true;
-  }
-
-  @Override
-  public boolean extend(String key, String token, long ttlMillis) {
-    enter();
-    return token.equals(keys.get(key));
-  }
-
-  @Override
-  public boolean release(String key, String token) {
-    releases.incrementAndGet();
-    enter();
-    return keys.remove(key, token);
   }
 
   @Override

@@ -5,17 +5,30 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 
 /**
- * The votes of one request sent to every node: filled in by the I/O threads as replies arrive,
- * read by the caller as soon as the outcome is decided. Indexed like the node list.
+ * The votes of one request sent to every node, indexed like the node list.
  *
- * <p>Each node also has a "settled" future, completed when that node's request has finished one
- * way or another; a later request on the same lease waits for it, so that, for example, a
- * release never overtakes a straggling {@code SET NX} on the same node.
+ * <p>The thread that awaits the ballot reads the replies itself: first every reply that has
+ * already arrived, then, if the outcome is still open, it waits on the node that has answered
+ * fastest lately. It stops as soon as the outcome is decided; replies that arrived by then are
+ * read at once, and only nodes still silent are handed to an I/O thread, which reads their reply
+ * (within the node timeout) and gives the connection back. So a healthy round costs no thread
+ * hand-off, and a slow node costs one, off the caller's path.
+ *
+ * <p>Requests that had to wait for an earlier request of the same lease on the same node (see
+ * {@link FanOut}) are run entirely by I/O threads; the awaiting thread then waits for them.
+ *
+ * <p>Each node has a "settled" future, completed when that node's request has finished one way or
+ * another; a later request on the same lease waits for it, so that, for example, a release never
+ * overtakes a straggling {@code SET NX} on the same node.
  */
 public final class Ballot {
   private final List<LockNode> nodes;
@@ -31,11 +44,17 @@ public final class Ballot {
   private final Condition changed = lock.newCondition();
   private int ok;
   private int answered;
-  private int decisionQuorum;
-  private Runnable onDecided; // run once, by whichever thread records the deciding vote
   private long awaitedUntil = Long.MIN_VALUE;
 
-  Ballot(List<LockNode> nodes, Ticker ticker, String refusal) {
+  // The replies the awaiting thread reads itself. Confined to the thread that holds `driving`.
+  private final Exchange[] exchanges;
+  private final long[] startedAt;
+  private final NodeLatencies latencies;
+  private final Executor handOff;
+  private final long nodeTimeoutNanos;
+  private final AtomicBoolean driving = new AtomicBoolean();
+
+  Ballot(List<LockNode> nodes, Ticker ticker, String refusal, NodeLatencies latencies, Executor handOff, long nodeTimeoutNanos) {
     int n = nodes.size();
     this.nodes = nodes;
     this.ticker = ticker;
@@ -49,6 +68,17 @@ public final class Ballot {
     for (int i = 0; i < n; i++) {
       settled.add(new CompletableFuture<>());
     }
+    this.exchanges = new Exchange[n];
+    this.startedAt = new long[n];
+    this.latencies = latencies;
+    this.handOff = handOff;
+    this.nodeTimeoutNanos = nodeTimeoutNanos;
+  }
+
+  /** A request written by the sending thread, for the awaiting thread to read. */
+  void inFlight(int node, Exchange exchange, long started) {
+    exchanges[node] = exchange;
+    startedAt[node] = started;
   }
 
   /**
@@ -74,75 +104,36 @@ public final class Ballot {
 
   void answer(int node, long reply, long latency) {
     if (reply > 0) {
-      lock.lock();
-      try {
-        values[node] = reply;
-      } finally {
-        lock.unlock();
-      }
-      record(node, NodeOutcome.Status.OK, "", latency, null);
+      record(node, NodeOutcome.Status.OK, "", latency, null, reply);
     } else if (reply == 0) {
-      record(node, NodeOutcome.Status.REFUSED, refusal, latency, null);
+      record(node, NodeOutcome.Status.REFUSED, refusal, latency, null, 0);
     } else {
       record(node, NodeOutcome.Status.QUARANTINED,
-          "data younger than maxTtl (restarted or flushed?): no vote for another " + (-reply - 1) + " ms", latency, null);
+          "data younger than maxTtl (restarted or flushed?): no vote for another " + (-reply - 1) + " ms", latency, null, 0);
     }
   }
 
   void fail(int node, Throwable error, long latency) {
-    record(node, NodeFailures.status(error), NodeFailures.describe(error), latency, error);
+    record(node, NodeFailures.status(error), NodeFailures.describe(error), latency, error, 0);
   }
 
-  private void record(int node, NodeOutcome.Status s, String text, long latency, Throwable error) {
-    Runnable decided;
+  private void record(int node, NodeOutcome.Status s, String text, long latency, Throwable error, long value) {
     lock.lock();
     try {
       status[node] = s;
       detail[node] = text;
       latencyNanos[node] = latency;
       errors[node] = error;
+      values[node] = value;
       answered++;
       if (s == NodeOutcome.Status.OK) {
         ok++;
       }
       changed.signalAll();
-      decided = takeDecisionCallback();
     } finally {
       lock.unlock();
     }
     settled.get(node).complete(null);
-    if (decided != null) {
-      decided.run();
-    }
-  }
-
-  /**
-   * Runs {@code action} once the outcome for {@code quorum} is decided (see {@link #awaitQuorum}),
-   * on the thread that records the deciding vote, or at once if it is decided already. Nobody
-   * waits: this is how renewals avoid parking a thread per lease on the nodes.
-   */
-  public void whenDecided(int quorum, Runnable action) {
-    Runnable now;
-    lock.lock();
-    try {
-      decisionQuorum = quorum;
-      onDecided = action;
-      now = takeDecisionCallback();
-    } finally {
-      lock.unlock();
-    }
-    if (now != null) {
-      now.run();
-    }
-  }
-
-  private Runnable takeDecisionCallback() {
-    if (onDecided == null || !isDecided(decisionQuorum)) {
-      return null;
-    }
-    Runnable action = onDecided;
-    onDecided = null;
-    return action;
   }
 
   private boolean isDecided(int quorum) {
@@ -156,34 +147,160 @@ public final class Ballot {
    * @return the number of nodes that said yes at that moment
    */
   public int awaitQuorum(int quorum, long deadline) throws InterruptedException {
-    lock.lock();
+    drive(() -> isDecided(quorum), deadline);
+    return yes();
+  }
+
+  /**
+   * Waits until {@code count} nodes gave a definite answer (yes, no, quarantined, or skipped as
+   * known absent), or every node answered, or until {@code deadline}. A release needs no more:
+   * once a quorum no longer holds the key, another client can take it.
+   */
+  public void awaitDefinite(int count, long deadline) throws InterruptedException {
+    drive(() -> definite() >= count || answered == nodes.size(), deadline);
+  }
+
+  /** Waits until every node answered, or until {@code deadline}. */
+  public void awaitAll(long deadline) throws InterruptedException {
+    drive(() -> answered == nodes.size(), deadline);
+  }
+
+  /** Reads replies (or waits for I/O threads) until {@code done} holds or {@code deadline} passes. */
+  private void drive(BooleanSupplier done, long deadline) throws InterruptedException {
+    boolean reader = driving.compareAndSet(false, true);
     try {
-      while (!isDecided(quorum)) {
-        if (!awaitUntil(deadline)) {
+      while (!holds(done)) {
+        if (Thread.interrupted()) {
+          throw new InterruptedException();
+        }
+        if (reader && readArrived(done)) {
+          continue;
+        }
+        int next = reader ? fastestPending() : -1;
+        if (next >= 0) {
+          if (deadline - ticker.read() <= 0) {
+            break; // replies that have arrived were read above; the rest are handed off below
+          }
+          read(next, deadline - ticker.read());
+        } else if (!waitForOthers(done, deadline)) {
           break;
         }
       }
-      markAwaited(deadline);
-      return ok;
+    } finally {
+      lock.lock();
+      try {
+        awaitedUntil = Math.max(awaitedUntil, deadline);
+      } finally {
+        lock.unlock();
+      }
+      if (reader) {
+        handOffRemaining();
+        driving.set(false);
+      }
+    }
+  }
+
+  private boolean holds(BooleanSupplier done) {
+    lock.lock();
+    try {
+      return done.getAsBoolean();
     } finally {
       lock.unlock();
     }
   }
 
-  /**
-   * Waits until {@code count} nodes gave a definite answer (yes, no, or skipped as known absent),
-   * or every node answered, or until {@code deadline}. A release needs no more: once a quorum no
-   * longer holds the key, another client can take it.
-   */
-  public void awaitDefinite(int count, long deadline) throws InterruptedException {
-    lock.lock();
-    try {
-      while (definite() < count && answered < nodes.size()) {
-        if (!awaitUntil(deadline)) {
+  /** Reads every reply that has already arrived; true if any was read. */
+  private boolean readArrived(BooleanSupplier done) {
+    boolean any = false;
+    for (int i = 0; i < exchanges.length; i++) {
+      if (exchanges[i] != null && exchanges[i].ready()) {
+        read(i, nodeTimeoutNanos);
+        any = true;
+        if (holds(done)) {
           break;
         }
       }
-      markAwaited(deadline);
+    }
+    return any;
+  }
+
+  private int fastestPending() {
+    int best = -1;
+    for (int i = 0; i < exchanges.length; i++) {
+      if (exchanges[i] != null && (best < 0 || latencies.expected(i) < latencies.expected(best))) {
+        best = i;
+      }
+    }
+    return best;
+  }
+
+  private boolean waitForOthers(BooleanSupplier done, long deadline) throws InterruptedException {
+    lock.lock();
+    try {
+      if (done.getAsBoolean()) {
+        return true;
+      }
+      long left = deadline - ticker.read();
+      if (left <= 0) {
+        return false;
+      }
+      changed.await(left, TimeUnit.NANOSECONDS);
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void read(int node, long timeoutNanos) {
+    Exchange exchange = exchanges[node];
+    exchanges[node] = null;
+    complete(node, exchange, timeoutNanos);
+  }
+
+  private void complete(int node, Exchange exchange, long timeoutNanos) {
+    try {
+      long reply = exchange.finish(timeoutNanos);
+      long took = ticker.read() - startedAt[node];
+      latencies.observe(node, took);
+      answer(node, reply, took);
+    } catch (Throwable e) {
+      long took = ticker.read() - startedAt[node];
+      latencies.observe(node, Math.max(took, nodeTimeoutNanos)); // a failing node is asked last next time
+      fail(node, e, took);
+      if (e instanceof Error error) {
+        throw error;
+      }
+    }
+  }
+
+  /** After the decision: read what has arrived, hand what has not to an I/O thread. */
+  private void handOffRemaining() {
+    for (int i = 0; i < exchanges.length; i++) {
+      Exchange exchange = exchanges[i];
+      if (exchange == null) {
+        continue;
+      }
+      exchanges[i] = null;
+      if (exchange.ready()) {
+        complete(i, exchange, nodeTimeoutNanos);
+        continue;
+      }
+      int node = i;
+      long readFor = Math.max(1, startedAt[i] + nodeTimeoutNanos - ticker.read());
+      try {
+        handOff.execute(() -> complete(node, exchange, readFor));
+      } catch (RejectedExecutionException e) {
+        exchange.abandon(); // no thread to read it: the request may still run, we give up its reply
+        fail(node, new RejectedExecutionException("reply abandoned: every I/O thread busy", e), ticker.read() - startedAt[i]);
+      }
+    }
+  }
+
+  /** How many nodes said yes so far. */
+  public int yes() {
+    lock.lock();
+    try {
+      return ok;
     } finally {
       lock.unlock();
     }
@@ -205,44 +322,6 @@ public final class Ballot {
     CompletableFuture.allOf(settled.toArray(new CompletableFuture<?>[0])).thenRun(action);
   }
 
-  /** Waits until every node answered, or until {@code deadline}. */
-  public void awaitAll(long deadline) throws InterruptedException {
-    lock.lock();
-    try {
-      while (answered < nodes.size()) {
-        if (!awaitUntil(deadline)) {
-          break;
-        }
-      }
-      markAwaited(deadline);
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  private boolean awaitUntil(long deadline) throws InterruptedException {
-    long left = deadline - ticker.read();
-    if (left <= 0) {
-      return false;
-    }
-    changed.await(left, TimeUnit.NANOSECONDS);
-    return true;
-  }
-
-  private void markAwaited(long deadline) {
-    awaitedUntil = Math.max(awaitedUntil, deadline);
-  }
-
-  /** How many nodes said yes so far. */
-  public int yes() {
-    lock.lock();
-    try {
-      return ok;
-    } finally {
-      lock.unlock();
-    }
-  }
-
   /**
    * Whether the node answered a definite "no": for the acquire script that means our token was
    * not written there (held elsewhere, or quarantined).
@@ -252,16 +331,6 @@ public final class Ballot {
     try {
       return status[node] == NodeOutcome.Status.REFUSED || status[node] == NodeOutcome.Status.SKIPPED
           || status[node] == NodeOutcome.Status.QUARANTINED;
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  /** Whether the node said yes. */
-  public boolean isYes(int node) {
-    lock.lock();
-    try {
-      return status[node] == NodeOutcome.Status.OK;
     } finally {
       lock.unlock();
     }
@@ -290,7 +359,7 @@ public final class Ballot {
   public List<NodeOutcome> outcomes() {
     lock.lock();
     try {
-      boolean pastDeadline = ticker.read() - awaitedUntil >= 0;
+      boolean pastDeadline = awaitedUntil != Long.MIN_VALUE && ticker.read() - awaitedUntil >= 0;
       List<NodeOutcome> out = new ArrayList<>(nodes.size());
       for (int i = 0; i < nodes.size(); i++) {
         if (status[i] == null) {
@@ -347,5 +416,4 @@ public final class Ballot {
       lock.unlock();
     }
   }
-
 }

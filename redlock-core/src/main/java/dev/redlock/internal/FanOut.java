@@ -5,30 +5,28 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.IntPredicate;
 
 /**
- * Sends one verb to every node concurrently and returns the {@link Ballot} its replies fill in.
- * The caller decides how long to wait; stragglers finish in the background, each bounded by the
- * node timeout.
+ * Sends one request to every node and returns the {@link Ballot} its replies fill in. The sending
+ * thread writes every request itself, fastest nodes first, before any reply is read; the thread
+ * that awaits the ballot then reads the replies. A request goes to an I/O thread only if it must
+ * wait for an earlier one of the same lease on the same node, or if its node has no open
+ * connection (connecting waits on the node).
  */
 public final class FanOut {
-  /**
-   * One verb applied to one node: a positive value for yes (the value is kept, e.g. a fencing
-   * counter), zero for a definite no, a negative value for "quarantined"; throws on failure.
-   */
-  @FunctionalInterface
-  public interface Call {
-    long apply(LockNode node);
-  }
-
   private final List<LockNode> nodes;
-  private final Executor executor;
+  private final Executor io;
   private final Ticker ticker;
+  private final long nodeTimeoutNanos;
+  private final NodeLatencies latencies;
 
-  public FanOut(List<LockNode> nodes, Executor executor, Ticker ticker) {
+  public FanOut(List<LockNode> nodes, Executor io, Ticker ticker, long nodeTimeoutNanos) {
     this.nodes = List.copyOf(nodes);
-    this.executor = executor;
+    this.io = io;
     this.ticker = ticker;
+    this.nodeTimeoutNanos = nodeTimeoutNanos;
+    this.latencies = new NodeLatencies(nodes.size());
   }
 
   public List<LockNode> nodes() {
@@ -36,7 +34,7 @@ public final class FanOut {
   }
 
   /**
-   * Sends {@code call} to every node concurrently.
+   * Sends {@code request} to every node.
    *
    * @param refusal the phrase for a "no" answer in the per-node account
    * @param after the ballot of the same lease's previous request, or null: each node's request
@@ -45,32 +43,43 @@ public final class FanOut {
    * @param skip the nodes not to send to, or null for none; for a lease, the nodes that refused
    *     its {@code SET NX} (they never held our token)
    */
-  public Ballot send(Call call, String refusal, Ballot after, java.util.function.IntPredicate skip) {
-    Ballot ballot = new Ballot(nodes, ticker, refusal);
-    for (int i = 0; i < nodes.size(); i++) {
-      int node = i;
+  public Ballot send(NodeRequest request, String refusal, Ballot after, IntPredicate skip) {
+    Ballot ballot = new Ballot(nodes, ticker, refusal, latencies, io, nodeTimeoutNanos);
+    for (int node : latencies.fastestFirst()) {
       CompletableFuture<Void> before = after == null ? null : after.settled(node);
       if (skip != null && skip.test(node)) {
         ballot.skip(node, before);
-        continue;
-      }
-      Runnable request = () -> run(ballot, node, call);
-      if (before == null || before.isDone()) {
-        dispatch(ballot, node, request);
+      } else if ((before == null || before.isDone()) && nodes.get(node).ready()) {
+        begin(ballot, node, request);
+      } else if (before == null || before.isDone()) {
+        // No open connection: connecting waits on the node, so an I/O thread does it.
+        dispatch(ballot, node, () -> runToEnd(ballot, node, request));
       } else {
-        before.whenComplete((ignored, error) -> dispatch(ballot, node, request));
+        before.whenComplete((ignored, error) -> dispatch(ballot, node, () -> runToEnd(ballot, node, request)));
       }
     }
     return ballot;
   }
 
-  private void run(Ballot ballot, int node, Call call) {
+  /** Writes the request now, on this thread; the awaiting thread reads the reply. */
+  private void begin(Ballot ballot, int node, NodeRequest request) {
     long start = ticker.read();
     try {
-      long reply = call.apply(nodes.get(node));
+      ballot.inFlight(node, nodes.get(node).begin(request), start);
+    } catch (RuntimeException e) {
+      long took = ticker.read() - start;
+      latencies.observe(node, Math.max(took, nodeTimeoutNanos)); // a node we cannot write to goes last
+      ballot.fail(node, e, took);
+    }
+  }
+
+  /** A chained request: written and read on an I/O thread once the previous one has settled. */
+  private void runToEnd(Ballot ballot, int node, NodeRequest request) {
+    long start = ticker.read();
+    try {
+      long reply = nodes.get(node).begin(request).finish(nodeTimeoutNanos);
       ballot.answer(node, reply, ticker.read() - start);
     } catch (Throwable e) {
-      // Record every failure, Errors included, so nobody waits on this vote; then let an Error fly.
       ballot.fail(node, e, ticker.read() - start);
       if (e instanceof Error error) {
         throw error;
@@ -80,9 +89,9 @@ public final class FanOut {
 
   private void dispatch(Ballot ballot, int node, Runnable request) {
     try {
-      executor.execute(request);
+      io.execute(request);
     } catch (RejectedExecutionException e) {
-      String why = executor instanceof ExecutorService service && service.isShutdown()
+      String why = io instanceof ExecutorService service && service.isShutdown()
           ? "not sent: the Redlock was closed"
           : "not sent: every I/O thread busy (nodes x maxConnectionsPerNode requests in flight)";
       ballot.fail(node, new RejectedExecutionException(why, e), 0);

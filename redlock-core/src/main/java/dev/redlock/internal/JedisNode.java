@@ -1,19 +1,32 @@
 package dev.redlock.internal;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
+import org.apache.commons.pool2.PooledObject;
+import org.apache.commons.pool2.PooledObjectFactory;
+import org.apache.commons.pool2.impl.DefaultPooledObject;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.ConnectionPool;
 import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.DefaultJedisSocketFactory;
 import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.JedisSocketFactory;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 
-/** A {@link LockNode} over a Jedis connection pool: one pool per node, bounded, no JMX, no evictor thread. */
+/**
+ * A {@link LockNode} over a Jedis connection pool: one pool per node, bounded, no JMX, no evictor
+ * thread. A request borrows a connection, writes and flushes, and gives the connection back when
+ * its reply has been read (or abandoned).
+ */
 public final class JedisNode implements LockNode {
   /** The name our connections carry in {@code CLIENT LIST}, so operators can tell them apart. */
   public static final String CLIENT_NAME = "redlock";
@@ -21,10 +34,12 @@ public final class JedisNode implements LockNode {
   private final NodeUri uri;
   private final ConnectionPool pool;
   private final NodeKeys keys;
+  private final Duration borrowWait;
 
   public JedisNode(NodeUri uri, Duration timeout, int maxConnections, NodeKeys keys) {
     this.uri = uri;
     this.keys = keys;
+    this.borrowWait = timeout;
     int millis = (int) timeout.toMillis();
     DefaultJedisClientConfig.Builder client =
         DefaultJedisClientConfig.builder()
@@ -46,7 +61,7 @@ public final class JedisNode implements LockNode {
     poolConfig.setBlockWhenExhausted(true);
     poolConfig.setMaxWait(timeout);
     poolConfig.setJmxEnabled(false);
-    this.pool = new ConnectionPool(new HostAndPort(uri.host(), uri.port()), client.build(), poolConfig);
+    this.pool = new ConnectionPool(new Factory(new HostAndPort(uri.host(), uri.port()), client.build()), poolConfig);
   }
 
   @Override
@@ -55,63 +70,194 @@ public final class JedisNode implements LockNode {
   }
 
   @Override
-  public long tryLock(String key, String token, long ttlMillis) {
-    Object reply = evaluate(Script.ACQUIRE, List.of(key, keys.epochKey(), keys.fencesKey()),
-        token, Long.toString(ttlMillis), keys.maxTtlMillisText(), keys.guardFlag());
-    if (!(reply instanceof Long value)) {
-      throw new IllegalStateException("unexpected reply to the acquire script: " + reply);
-    }
-    return value;
+  public boolean ready() {
+    return pool.getNumIdle() > 0;
   }
 
   @Override
-  public boolean raiseFence(String key, String token, long fence) {
-    return isOne(evaluate(Script.RAISE_FENCE, List.of(key, keys.fencesKey()), token, Long.toString(fence)));
-  }
-
-  @Override
-  public boolean extend(String key, String token, long ttlMillis) {
-    return isOne(evaluate(Script.EXTEND, List.of(key), token, Long.toString(ttlMillis)));
-  }
-
-  @Override
-  public boolean release(String key, String token) {
-    return isOne(evaluate(Script.RELEASE, List.of(key), token));
-  }
-
-  private Object evaluate(Script script, List<String> keyList, String... args) {
+  public Exchange begin(NodeRequest request) {
+    FlushableConnection connection = borrow();
     try {
-      return execute(scriptCall(Protocol.Command.EVALSHA, script.sha1(), keyList, args));
-    } catch (JedisNoScriptException e) {
-      // The node restarted or ran SCRIPT FLUSH: EVAL sends the source and caches it again.
-      return execute(scriptCall(Protocol.Command.EVAL, script.source(), keyList, args));
+      connection.send(command(request, false));
+      return new JedisExchange(connection, request);
+    } catch (RuntimeException e) {
+      connection.setBroken();
+      giveBack(connection, e);
+      throw e;
     }
   }
 
-  private static CommandArguments scriptCall(Protocol.Command command, String script, List<String> keyList, String... args) {
-    CommandArguments call = new CommandArguments(command).add(script).add(keyList.size());
+  private FlushableConnection borrow() {
+    try {
+      FlushableConnection connection = (FlushableConnection) pool.borrowObject(borrowWait);
+      connection.setHandlingPool(pool);
+      return connection;
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new JedisConnectionException("Could not get a resource from the pool", e);
+    }
+  }
+
+  private CommandArguments command(NodeRequest r, boolean withSource) {
+    Script script = switch (r.verb()) {
+      case ACQUIRE -> Script.ACQUIRE;
+      case RAISE_FENCE -> Script.RAISE_FENCE;
+      case EXTEND -> Script.EXTEND;
+      case RELEASE -> Script.RELEASE;
+    };
+    List<String> keyList = switch (r.verb()) {
+      case ACQUIRE -> List.of(r.key(), keys.epochKey(), keys.fencesKey());
+      case RAISE_FENCE -> List.of(r.key(), keys.fencesKey());
+      case EXTEND, RELEASE -> List.of(r.key());
+    };
+    CommandArguments call = new CommandArguments(withSource ? Protocol.Command.EVAL : Protocol.Command.EVALSHA)
+        .add(withSource ? script.source() : script.sha1())
+        .add(keyList.size());
     for (String key : keyList) {
       call.key(key);
     }
-    for (String arg : args) {
-      call.add(arg);
+    call.add(r.token());
+    switch (r.verb()) {
+      case ACQUIRE -> call.add(r.argument()).add(keys.maxTtlMillisText()).add(keys.guardFlag());
+      case RAISE_FENCE, EXTEND -> call.add(r.argument());
+      case RELEASE -> { }
     }
     return call;
   }
 
-  private static boolean isOne(Object reply) {
-    return reply instanceof Long n && n == 1L;
+  private static long toReply(NodeRequest request, Object reply) {
+    if (!(reply instanceof Long value)) {
+      throw new IllegalStateException("unexpected reply to " + request.verb() + ": " + reply);
+    }
+    return value;
   }
 
-  private Object execute(CommandArguments command) {
-    try (Connection connection = pool.getResource()) {
-      return connection.executeCommand(command);
-    } catch (JedisConnectionException e) {
+  private void giveBack(FlushableConnection connection, RuntimeException failure) {
+    if (failure instanceof JedisConnectionException) {
       // One broken connection usually means the node restarted or the network dropped: the idle
       // ones are broken too. Drop them now rather than fail one vote per stale connection.
       pool.clear();
-      throw e;
     }
+    connection.close(); // back to the pool, or destroyed if broken
+  }
+
+  /** A request in flight on one borrowed connection. */
+  private final class JedisExchange implements Exchange {
+    private final FlushableConnection connection;
+    private final NodeRequest request;
+
+    JedisExchange(FlushableConnection connection, NodeRequest request) {
+      this.connection = connection;
+      this.request = request;
+    }
+
+    @Override
+    public boolean ready() {
+      return connection.replyArrived();
+    }
+
+    @Override
+    public long finish(long timeoutNanos) {
+      RuntimeException failure = null;
+      try {
+        connection.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, (timeoutNanos + 999_999) / 1_000_000)));
+        try {
+          return toReply(request, connection.getOne());
+        } catch (JedisNoScriptException e) {
+          // The node restarted or ran SCRIPT FLUSH: EVAL sends the source and caches it again.
+          connection.send(command(request, true));
+          return toReply(request, connection.getOne());
+        }
+      } catch (RuntimeException e) {
+        failure = e;
+        throw e;
+      } finally {
+        giveBack(connection, failure);
+      }
+    }
+
+    @Override
+    public void abandon() {
+      connection.setBroken();
+      connection.close();
+    }
+  }
+
+  /** A Jedis connection that can flush without reading, and tell whether a reply has arrived. */
+  static final class FlushableConnection extends Connection {
+    private final CapturingSocketFactory sockets;
+
+    FlushableConnection(CapturingSocketFactory sockets, JedisClientConfig config) {
+      super(sockets, config);
+      this.sockets = sockets;
+    }
+
+    void send(CommandArguments command) {
+      sendCommand(command);
+      flush();
+    }
+
+    boolean replyArrived() {
+      Socket socket = sockets.socket;
+      if (socket == null) {
+        return false;
+      }
+      try {
+        InputStream in = socket.getInputStream();
+        return in.available() > 0; // TLS sockets may say 0 too early: then we simply wait for them
+      } catch (IOException e) {
+        return true; // let the read report the error
+      }
+    }
+  }
+
+  /** Remembers the socket it made, so the connection can look at it. */
+  static final class CapturingSocketFactory implements JedisSocketFactory {
+    private final DefaultJedisSocketFactory delegate;
+    volatile Socket socket;
+
+    CapturingSocketFactory(HostAndPort address, JedisClientConfig config) {
+      this.delegate = new DefaultJedisSocketFactory(address, config);
+    }
+
+    @Override
+    public Socket createSocket() {
+      socket = delegate.createSocket();
+      return socket;
+    }
+  }
+
+  /** Makes {@link FlushableConnection}s for the pool; validation is left to use (a failed read breaks one). */
+  private static final class Factory implements PooledObjectFactory<Connection> {
+    private final HostAndPort address;
+    private final JedisClientConfig config;
+
+    Factory(HostAndPort address, JedisClientConfig config) {
+      this.address = address;
+      this.config = config;
+    }
+
+    @Override
+    public PooledObject<Connection> makeObject() {
+      return new DefaultPooledObject<>(new FlushableConnection(new CapturingSocketFactory(address, config), config));
+    }
+
+    @Override
+    public void destroyObject(PooledObject<Connection> p) {
+      p.getObject().disconnect();
+    }
+
+    @Override
+    public boolean validateObject(PooledObject<Connection> p) {
+      return p.getObject().isConnected() && !p.getObject().isBroken();
+    }
+
+    @Override
+    public void activateObject(PooledObject<Connection> p) {}
+
+    @Override
+    public void passivateObject(PooledObject<Connection> p) {}
   }
 
   @Override

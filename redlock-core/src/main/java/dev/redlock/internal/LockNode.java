@@ -1,35 +1,33 @@
 package dev.redlock.internal;
 
 /**
- * The narrow seam between the algorithm and one Redis node: three verbs, each one round trip.
- * Every verb may block up to the node timeout and throws on transport or Redis errors; the
- * algorithm turns those into votes. Implementations must be thread-safe.
+ * The narrow seam between the algorithm and one Redis node: start a request, read its reply
+ * later. Starting writes the request and returns at once, so one thread can have a request in
+ * flight on every node before it reads any reply. Implementations must be thread-safe.
  */
 public interface LockNode extends AutoCloseable {
+
+  /** The reply of {@link NodeRequest.Verb#ACQUIRE} when the key is held by another owner. */
+  long HELD = 0;
 
   /** The node's URI without credentials, for logs and accounts. */
   String name();
 
-  /** The reply of {@link #tryLock} when the key is held by another owner. */
-  long HELD = 0;
+  /**
+   * Writes {@code request} to the node and returns without waiting for the reply.
+   *
+   * @throws RuntimeException if the request could not be written (no connection, pool exhausted)
+   */
+  Exchange begin(NodeRequest request);
 
   /**
-   * The acquire script: restart guard, {@code SET key token NX PX ttl}, fencing counter.
-   *
-   * @return the node's fencing counter for this key (> 0) if the key was set; {@link #HELD} if it
-   *     already existed; {@code -(ms of quarantine left + 1)} if the node's data is younger than
-   *     maxTtl, in which case nothing was set
+   * Whether {@link #begin} can write at once, without first opening a connection (a connect and a
+   * handshake, which wait on the node). A hint: when false, the request is sent from an I/O
+   * thread so that a frozen or unreachable node never holds up the caller.
    */
-  long tryLock(String key, String token, long ttlMillis);
-
-  /** Owner-checked: raises the key's fencing counter to at least {@code fence}; false if the key is not ours. */
-  boolean raiseFence(String key, String token, long fence);
-
-  /** Owner-checked {@code PEXPIRE}: true if the key held {@code token} and was extended. */
-  boolean extend(String key, String token, long ttlMillis);
-
-  /** Owner-checked {@code DEL}: true if the key held {@code token} and was deleted. */
-  boolean release(String key, String token);
+  default boolean ready() {
+    return true;
+  }
 
   /** Closes the node's connections. Idempotent. */
   @Override

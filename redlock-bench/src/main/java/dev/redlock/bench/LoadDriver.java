@@ -1,0 +1,299 @@
+package dev.redlock.bench;
+
+import dev.redlock.Lease;
+import dev.redlock.LockUnavailableException;
+import dev.redlock.Redlock;
+import dev.redlock.RedlockConfig;
+import dev.redlock.testkit.CommandStats;
+import dev.redlock.testkit.NodeData;
+import dev.redlock.testkit.RedisNodes;
+import java.lang.management.ManagementFactory;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.HdrHistogram.Histogram;
+import org.netcrusher.core.reactor.NioReactor;
+import org.netcrusher.core.throttle.DelayThrottler;
+import org.netcrusher.tcp.TcpCrusher;
+import org.netcrusher.tcp.TcpCrusherBuilder;
+import org.redisson.RedissonRedLock;
+import redis.clients.jedis.HostAndPort;
+
+/**
+ * The load driver: starts 5 local redis-server nodes and measures, in one run and interleaved,
+ * this library, the raw network floor and Redisson's RedLock. Prints one table and writes it,
+ * with a chart, to the output directory.
+ *
+ * <pre>
+ * ./mvnw -q install -DskipTests && java -jar redlock-bench/target/redlock-bench.jar [--quick] [--out docs]
+ * </pre>
+ */
+public final class LoadDriver {
+  private final boolean quick;
+  private final Path out;
+  private final Report report = new Report();
+
+  LoadDriver(boolean quick, Path out) {
+    this.quick = quick;
+    this.out = out;
+  }
+
+  public static void main(String[] args) throws Exception {
+    System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    System.setProperty("org.slf4j.simpleLogger.log.org.netcrusher", "off"); // logs every proxied close as an error
+    System.setProperty("java.awt.headless", "true");
+    boolean quick = false;
+    Path out = Path.of("docs");
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--quick" -> quick = true;
+        case "--out" -> out = Path.of(args[++i]);
+        default -> {
+          System.err.println("usage: LoadDriver [--quick] [--out DIR]");
+          System.exit(2);
+        }
+      }
+    }
+    new LoadDriver(quick, out).run();
+  }
+
+  void run() throws Exception {
+    try (RedisNodes nodes = RedisNodes.start(5)) {
+      NodeData.vouchForNewNodes(nodes);
+      String machine = Runtime.getRuntime().availableProcessors() + " cores, Java " + System.getProperty("java.version")
+          + ", redis " + nodes.node(0).binary().version();
+      System.out.println("redlock-bench on " + machine + (quick ? " (quick)" : ""));
+      for (int n : new int[] {1, 3, 5}) {
+        uncontended(nodes.uris().subList(0, n), n, "uncontended");
+      }
+      slowNode(nodes);
+      contended(nodes.uris());
+      manyKeys(nodes.uris());
+      Files.createDirectories(out);
+      String table = report.markdown(machine);
+      System.out.println(table);
+      Files.writeString(out.resolve("performance-results.md"), table);
+      Chart.latencyByNodes(report, out.resolve("performance-latency.png"));
+      System.out.println("wrote " + out.resolve("performance-results.md") + " and " + out.resolve("performance-latency.png"));
+    }
+  }
+
+  /** One thread, acquire + release of an uncontended lock; implementations interleaved round by round. */
+  private void uncontended(List<String> uris, int n, String scenario) throws Exception {
+    List<HostAndPort> hosts = uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
+    List<LockUnderTest> impls = new ArrayList<>();
+    if (n == 1) {
+      impls.add(new RawFloors.Sequential(hosts));
+    } else {
+      impls.add(new RawFloors.Sequential(hosts));
+      impls.add(new RawFloors.Pipelined(hosts));
+      impls.add(new RawFloors.ExecutorFanOut(hosts));
+    }
+    impls.add(new Ours(uris));
+    impls.add(new RedissonRedLockUnderTest(uris));
+    measureInterleaved(scenario, n, impls);
+  }
+
+  private void measureInterleaved(String scenario, int n, List<LockUnderTest> impls) throws Exception {
+    int rounds = quick ? 6 : 20;
+    int batch = quick ? 200 : 500;
+    Map<String, Histogram> histograms = new LinkedHashMap<>();
+    Map<String, long[]> allocation = new LinkedHashMap<>(); // bytes, cycles
+    try {
+      for (int round = 0; round <= rounds; round++) { // round 0 warms up and is discarded
+        for (LockUnderTest impl : impls) {
+          Histogram h = histograms.computeIfAbsent(impl.name(), k -> new Histogram(TimeUnit.SECONDS.toNanos(10), 3));
+          long bytesBefore = allocatedBytes();
+          for (int i = 0; i < batch; i++) {
+            String key = "bench:" + scenario + ":" + n + ":" + i;
+            long start = System.nanoTime();
+            impl.cycle(key);
+            if (round > 0) {
+              h.recordValue(System.nanoTime() - start);
+            }
+          }
+          if (round > 0) {
+            long[] a = allocation.computeIfAbsent(impl.name(), k -> new long[2]);
+            a[0] += allocatedBytes() - bytesBefore;
+            a[1] += batch;
+          }
+        }
+      }
+    } finally {
+      impls.forEach(LockUnderTest::close);
+    }
+    histograms.forEach((name, h) -> report.latency(scenario, n, name, h, allocation.get(name)[0] / (double) allocation.get(name)[1]));
+    System.out.printf(Locale.ROOT, "%s N=%d done%n", scenario, n);
+  }
+
+  /** One of five nodes behind a proxy that adds 20 ms: the quorum should not wait for it. */
+  private void slowNode(RedisNodes nodes) throws Exception {
+    try (NioReactor reactor = new NioReactor();
+        TcpCrusher proxy = TcpCrusherBuilder.builder()
+            .withReactor(reactor)
+            .withBindAddress(new InetSocketAddress("127.0.0.1", 0).getHostString(), freePort())
+            .withConnectAddress("127.0.0.1", nodes.node(4).port())
+            .withIncomingThrottlerFactory(address -> new DelayThrottler(20, TimeUnit.MILLISECONDS))
+            .buildAndOpen()) {
+      List<String> uris = new ArrayList<>(nodes.uris().subList(0, 4));
+      uris.add("redis://127.0.0.1:" + proxy.getBindAddress().getPort());
+      List<HostAndPort> hosts = uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
+      List<LockUnderTest> impls = List.of(new RawFloors.Pipelined(hosts), new Ours(uris), new RedissonRedLockUnderTest(uris));
+      boolean wasQuick = quick;
+      measureInterleavedSmall("one node +20 ms", 5, impls, wasQuick ? 2 : 4, 25);
+    }
+  }
+
+  private void measureInterleavedSmall(String scenario, int n, List<LockUnderTest> impls, int rounds, int batch) throws Exception {
+    Map<String, Histogram> histograms = new LinkedHashMap<>();
+    try {
+      for (int round = 0; round <= rounds; round++) {
+        for (LockUnderTest impl : impls) {
+          Histogram h = histograms.computeIfAbsent(impl.name(), k -> new Histogram(TimeUnit.SECONDS.toNanos(10), 3));
+          for (int i = 0; i < batch; i++) {
+            long start = System.nanoTime();
+            impl.cycle("bench:slow:" + round + ":" + i);
+            if (round > 0) {
+              h.recordValue(System.nanoTime() - start);
+            }
+          }
+        }
+      }
+    } finally {
+      impls.forEach(LockUnderTest::close);
+    }
+    histograms.forEach((name, h) -> report.latency(scenario, n, name, h, Double.NaN));
+    System.out.println(scenario + " done");
+  }
+
+  /** 8 threads, one key, N=5: critical sections per second, and node commands per critical section. */
+  private void contended(List<String> uris) throws Exception {
+    long millis = quick ? 3000 : 10_000;
+    // Ours: 8 threads over 2 Redlock instances, acquire with a 50 ms wait.
+    RedlockConfig config = RedlockConfig.builder().nodes(uris).retryDelay(Duration.ofMillis(2)).retryJitter(Duration.ofMillis(3)).build();
+    try (Redlock a = Redlock.create(config); Redlock b = Redlock.create(config)) {
+      long commandsBefore = nodeCommands(uris);
+      long sections = runThreads(8, millis, thread -> {
+        Redlock redlock = thread % 2 == 0 ? a : b;
+        try (Lease lease = redlock.acquire("bench:contended", Duration.ofSeconds(1), Duration.ofMillis(50))) {
+          return lease.isValid() ? 1 : 0;
+        } catch (LockUnavailableException e) {
+          return 0;
+        }
+      });
+      report.throughput("contended, 8 threads, one key", 5, "redlock (this library)", sections * 1000.0 / millis,
+          (nodeCommands(uris) - commandsBefore) / (double) Math.max(1, sections));
+    }
+    // Redisson: 8 threads, tryLock with a 50 ms wait and a 1 s lease.
+    RedissonRedLockUnderTest redisson = new RedissonRedLockUnderTest(uris);
+    try {
+      long commandsBefore = nodeCommands(uris);
+      long sections = runThreads(8, millis, thread -> {
+        RedissonRedLock lock = redisson.lock("bench:contended-redisson");
+        if (lock.tryLock(50, 1000, TimeUnit.MILLISECONDS)) {
+          lock.unlock();
+          return 1;
+        }
+        return 0;
+      });
+      report.throughput("contended, 8 threads, one key", 5, "Redisson 3.52 RedissonRedLock", sections * 1000.0 / millis,
+          (nodeCommands(uris) - commandsBefore) / (double) Math.max(1, sections));
+    } finally {
+      redisson.close();
+    }
+    System.out.println("contended done");
+  }
+
+  /** 1, 8 and 64 threads on distinct keys, N=5: throughput as threads grow, and failures. */
+  private void manyKeys(List<String> uris) throws Exception {
+    long millis = quick ? 3000 : 8000;
+    try (Redlock redlock = Redlock.create(RedlockConfig.builder().nodes(uris).build())) {
+      for (int threads : new int[] {1, 8, 64}) {
+        AtomicLong next = new AtomicLong();
+        AtomicLong failed = new AtomicLong();
+        long ops = runThreads(threads, millis, thread -> {
+          String key = "bench:many:" + thread + ":" + next.incrementAndGet();
+          try {
+            redlock.tryAcquire(key, Duration.ofSeconds(30)).orElseThrow().release();
+            return 1;
+          } catch (LockUnavailableException e) {
+            failed.incrementAndGet();
+            return 0;
+          }
+        });
+        report.throughput("distinct keys, " + threads + " threads (" + failed.get() + " failed)", 5, "redlock (this library)",
+            ops * 1000.0 / millis, Double.NaN);
+        System.out.println("many keys, " + threads + " threads: " + ops + " ok, " + failed.get() + " failed");
+      }
+    }
+  }
+
+  @FunctionalInterface
+  interface Step {
+    int run(int thread) throws Exception;
+  }
+
+  private static long runThreads(int threads, long millis, Step step) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+    try {
+      List<Future<Long>> results = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int thread = t;
+        results.add(pool.submit(() -> {
+          long done = 0;
+          while (System.nanoTime() < deadline) {
+            done += step.run(thread);
+          }
+          return done;
+        }));
+      }
+      long total = 0;
+      for (Future<Long> f : results) {
+        total += f.get();
+      }
+      return total;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /** Commands the nodes executed so far, not counting INFO itself. */
+  private static long nodeCommands(List<String> uris) {
+    long total = 0;
+    for (String uri : uris) {
+      HostAndPort host = HostAndPort.from(uri.substring("redis://".length()));
+      total += CommandStats.calls(host.getHost(), host.getPort(), command -> !command.equals("info"));
+    }
+    return total;
+  }
+
+  /** Bytes allocated by every live thread of this JVM so far (HotSpot). */
+  private static long allocatedBytes() {
+    com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    long total = 0;
+    for (long bytes : threads.getThreadAllocatedBytes(threads.getAllThreadIds())) {
+      if (bytes > 0) {
+        total += bytes;
+      }
+    }
+    return total;
+  }
+
+  private static int freePort() throws java.io.IOException {
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    }
+  }
+}

@@ -1,0 +1,168 @@
+package dev.redlock.bench;
+
+import dev.redlock.internal.Script;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import redis.clients.jedis.ClientSetInfoConfig;
+import redis.clients.jedis.CommandArguments;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.Protocol;
+
+/**
+ * The network floor: raw Jedis, no lock logic. {@code SET key token NX PX ttl} on every node,
+ * then the owner-checked release by {@code EVALSHA} on every node, in three ways.
+ */
+final class RawFloors {
+  private RawFloors() {}
+
+  static final JedisClientConfig CLIENT = DefaultJedisClientConfig.builder()
+      .socketTimeoutMillis(2000).clientSetInfoConfig(ClientSetInfoConfig.DISABLED).build();
+
+  /** A Jedis connection whose buffered commands can be flushed without reading a reply. */
+  static final class FlushableConnection extends Connection {
+    FlushableConnection(HostAndPort node) {
+      super(node, CLIENT);
+    }
+
+    void flushNow() {
+      flush();
+    }
+  }
+
+  static CommandArguments set(String key) {
+    return new CommandArguments(Protocol.Command.SET).key(key).add("token-of-this-cycle")
+        .add(Protocol.Keyword.NX).add(Protocol.Keyword.PX).add(30_000);
+  }
+
+  static CommandArguments release(String sha, String key) {
+    return new CommandArguments(Protocol.Command.EVALSHA).add(sha).add(1).key(key).add("token-of-this-cycle");
+  }
+
+  static List<FlushableConnection> connect(List<HostAndPort> nodes) {
+    List<FlushableConnection> out = new ArrayList<>();
+    for (HostAndPort node : nodes) {
+      FlushableConnection c = new FlushableConnection(node);
+      c.executeCommand(new CommandArguments(Protocol.Command.SCRIPT).add("LOAD").add(Script.RELEASE.source()));
+      out.add(c);
+    }
+    return out;
+  }
+
+  /** Nodes one after another: write, wait for the reply, next node. */
+  static final class Sequential implements LockUnderTest {
+    private final List<FlushableConnection> nodes;
+
+    Sequential(List<HostAndPort> nodes) {
+      this.nodes = connect(nodes);
+    }
+
+    @Override
+    public String name() {
+      return "floor: sequential";
+    }
+
+    @Override
+    public void cycle(String key) {
+      for (Connection c : nodes) {
+        if (c.executeCommand(set(key)) == null) {
+          throw new IllegalStateException("not free: " + key);
+        }
+      }
+      for (Connection c : nodes) {
+        c.executeCommand(release(Script.RELEASE.sha1(), key));
+      }
+    }
+
+    @Override
+    public void close() {
+      nodes.forEach(Connection::close);
+    }
+  }
+
+  /** One thread writes to every node first, then reads every reply: the best a client can do. */
+  static final class Pipelined implements LockUnderTest {
+    private final List<FlushableConnection> nodes;
+
+    Pipelined(List<HostAndPort> nodes) {
+      this.nodes = connect(nodes);
+    }
+
+    @Override
+    public String name() {
+      return "floor: write all, then read all";
+    }
+
+    @Override
+    public void cycle(String key) {
+      for (FlushableConnection c : nodes) {
+        c.sendCommand(set(key));
+        c.flushNow();
+      }
+      for (FlushableConnection c : nodes) {
+        if (c.getOne() == null) {
+          throw new IllegalStateException("not free: " + key);
+        }
+      }
+      for (FlushableConnection c : nodes) {
+        c.sendCommand(release(Script.RELEASE.sha1(), key));
+        c.flushNow();
+      }
+      for (FlushableConnection c : nodes) {
+        c.getOne();
+      }
+    }
+
+    @Override
+    public void close() {
+      nodes.forEach(Connection::close);
+    }
+  }
+
+  /** A thread hand-off per node: what a naive parallel client pays. */
+  static final class ExecutorFanOut implements LockUnderTest {
+    private final List<FlushableConnection> nodes;
+    private final ExecutorService pool;
+
+    ExecutorFanOut(List<HostAndPort> nodes) {
+      this.nodes = connect(nodes);
+      this.pool = Executors.newFixedThreadPool(nodes.size());
+    }
+
+    @Override
+    public String name() {
+      return "floor: executor fan-out";
+    }
+
+    @Override
+    public void cycle(String key) throws Exception {
+      List<Future<Object>> replies = new ArrayList<>(nodes.size());
+      for (Connection c : nodes) {
+        replies.add(pool.submit(() -> c.executeCommand(set(key))));
+      }
+      for (Future<Object> reply : replies) {
+        if (reply.get() == null) {
+          throw new IllegalStateException("not free: " + key);
+        }
+      }
+      replies.clear();
+      for (Connection c : nodes) {
+        replies.add(pool.submit(() -> c.executeCommand(release(Script.RELEASE.sha1(), key))));
+      }
+      for (Future<Object> reply : replies) {
+        reply.get();
+      }
+    }
+
+    @Override
+    public void close() {
+      pool.shutdownNow();
+      nodes.forEach(Connection::close);
+    }
+  }
+}
