@@ -33,10 +33,14 @@ if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 end
 
 -- The counter never expires and only grows. A missing counter (new resource, or lost data)
--- starts at the node's clock in microseconds, so after the quarantine it is already past every
--- token handed out before the loss (node clocks differ by less than maxTtl).
+-- starts at the node's clock in microseconds, rounded down to a grain (at most 1 s and a quarter
+-- of maxTtl) so that nodes with synchronised clocks start a new resource at the same value and no
+-- write-back is needed. After the quarantine it is still past every token handed out before a
+-- data loss, as long as node clocks differ by less than maxTtl minus the grain.
 if redis.call('HEXISTS', KEYS[3], KEYS[1]) == 1 then
   return redis.call('HINCRBY', KEYS[3], KEYS[1], 1)
 end
-redis.call('HSET', KEYS[3], KEYS[1], now_text)
-return now
+local grain = math.min(math.floor(tonumber(ARGV[3]) * 1000 / 4), 1048576)
+local start = now - (now % grain)
+redis.call('HSET', KEYS[3], KEYS[1], string.format('%.0f', start))
+return start
