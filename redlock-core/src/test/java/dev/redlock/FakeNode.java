@@ -72,9 +72,6 @@ final class FakeNode implements LockNode {
           }
           throw new JedisConnectionException(new java.net.SocketTimeoutException("Read timed out"));
         }
-
-        @Override
-        public void abandon() {}
       };
     }
     long reply = apply(request);
@@ -88,9 +85,6 @@ final class FakeNode implements LockNode {
       public long finish(long timeoutNanos) {
         return reply;
       }
-
-      @Override
-      public void abandon() {}
     };
   }
 

@@ -93,13 +93,12 @@ public final class LoadDriver {
   private void uncontended(List<String> uris, int n, String scenario) throws Exception {
     List<HostAndPort> hosts = uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
     List<LockUnderTest> impls = new ArrayList<>();
-    if (n == 1) {
-      impls.add(new RawFloors.Sequential(hosts));
-    } else {
-      impls.add(new RawFloors.Sequential(hosts));
+    impls.add(new RawFloors.Sequential(hosts));
+    if (n > 1) {
       impls.add(new RawFloors.Pipelined(hosts));
       impls.add(new RawFloors.ExecutorFanOut(hosts));
     }
+    impls.add(new RawFloors.PipelinedWithOurScripts(hosts));
     impls.add(new Ours(uris));
     impls.add(new RedissonRedLockUnderTest(uris));
     measureInterleaved(scenario, n, impls);

@@ -85,6 +85,53 @@ final class RawFloors {
     }
   }
 
+  /**
+   * One thread writes to every node first, then reads every reply, with this library's scripts
+   * (restart guard + SET NX PX + fencing counter, then the owner-checked release): the floor for
+   * the same work on the nodes, so the report can tell protocol cost from library overhead.
+   */
+  static final class PipelinedWithOurScripts implements LockUnderTest {
+    private final List<FlushableConnection> nodes;
+
+    PipelinedWithOurScripts(List<HostAndPort> nodes) {
+      this.nodes = connect(nodes);
+      for (FlushableConnection c : this.nodes) {
+        c.executeCommand(new CommandArguments(Protocol.Command.SCRIPT).add("LOAD").add(Script.ACQUIRE.source()));
+      }
+    }
+
+    @Override
+    public String name() {
+      return "floor: write all, then read all, our scripts";
+    }
+
+    @Override
+    public void cycle(String key) {
+      for (FlushableConnection c : nodes) {
+        c.sendCommand(new CommandArguments(Protocol.Command.EVALSHA).add(Script.ACQUIRE.sha1()).add(3).key(key)
+            .key("redlock:@epoch").key("redlock:@fences").add("token-of-this-cycle").add(30_000).add(60_000).add("1"));
+        c.flushNow();
+      }
+      for (FlushableConnection c : nodes) {
+        if (!(c.getOne() instanceof Long reply) || reply <= 0) {
+          throw new IllegalStateException("not won: " + key);
+        }
+      }
+      for (FlushableConnection c : nodes) {
+        c.sendCommand(release(Script.RELEASE.sha1(), key));
+        c.flushNow();
+      }
+      for (FlushableConnection c : nodes) {
+        c.getOne();
+      }
+    }
+
+    @Override
+    public void close() {
+      nodes.forEach(Connection::close);
+    }
+  }
+
   /** One thread writes to every node first, then reads every reply: the best a client can do. */
   static final class Pipelined implements LockUnderTest {
     private final List<FlushableConnection> nodes;

@@ -57,9 +57,6 @@ public class InProcessBenchmarks {
         public long finish(long timeoutNanos) {
           return reply;
         }
-
-        @Override
-        public void abandon() {}
       };
     }
 

@@ -290,8 +290,7 @@ public final class Ballot {
       try {
         handOff.execute(() -> complete(node, exchange, readFor));
       } catch (RejectedExecutionException e) {
-        exchange.abandon(); // no thread to read it: the request may still run, we give up its reply
-        fail(node, new RejectedExecutionException("reply abandoned: every I/O thread busy", e), ticker.read() - startedAt[i]);
+        complete(node, exchange, readFor); // no thread free (or closing): read it here, bounded
       }
     }
   }

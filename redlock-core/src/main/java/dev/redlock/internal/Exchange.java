@@ -1,8 +1,8 @@
 package dev.redlock.internal;
 
 /**
- * A request written to a node whose reply has not been read yet. Exactly one of {@link #finish}
- * or {@link #abandon} must be called, once: that gives the connection back.
+ * A request written to a node whose reply has not been read yet. {@link #finish} must be called
+ * exactly once: that gives the connection back.
  */
 public interface Exchange {
   /** Whether the reply has (at least partly) arrived, so {@link #finish} would not wait for the node. */
@@ -15,7 +15,4 @@ public interface Exchange {
    * @throws RuntimeException on a transport error, a timeout or an error reply
    */
   long finish(long timeoutNanos);
-
-  /** Gives up on the reply: the connection is closed, the request may still run on the node. */
-  void abandon();
 }

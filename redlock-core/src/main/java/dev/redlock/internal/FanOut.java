@@ -11,8 +11,9 @@ import java.util.function.IntPredicate;
  * Sends one request to every node and returns the {@link Ballot} its replies fill in. The sending
  * thread writes every request itself, fastest nodes first, before any reply is read; the thread
  * that awaits the ballot then reads the replies. A request goes to an I/O thread only if it must
- * wait for an earlier one of the same lease on the same node, or if its node has no open
- * connection (connecting waits on the node).
+ * wait for an earlier one of the same lease on the same node, or if its node has been timing out
+ * lately or has no open connection. When every I/O thread is busy, the caller does that work itself (bounded by the node
+ * timeout): under overload a request is late, never dropped.
  */
 public final class FanOut {
   private final List<LockNode> nodes;
@@ -49,10 +50,12 @@ public final class FanOut {
       CompletableFuture<Void> before = after == null ? null : after.settled(node);
       if (skip != null && skip.test(node)) {
         ballot.skip(node, before);
-      } else if ((before == null || before.isDone()) && nodes.get(node).ready()) {
+      } else if ((before == null || before.isDone()) && latencies.expected(node) < nodeTimeoutNanos / 2
+          && nodes.get(node).isConnected()) {
         begin(ballot, node, request);
       } else if (before == null || before.isDone()) {
-        // No open connection: connecting waits on the node, so an I/O thread does it.
+        // A node that has been timing out lately, or that we have no connection to: even writing
+        // may wait on it (a new connection waits for its handshake), so an I/O thread does it.
         dispatch(ballot, node, () -> runToEnd(ballot, node, request));
       } else {
         before.whenComplete((ignored, error) -> dispatch(ballot, node, () -> runToEnd(ballot, node, request)));
@@ -91,10 +94,11 @@ public final class FanOut {
     try {
       io.execute(request);
     } catch (RejectedExecutionException e) {
-      String why = io instanceof ExecutorService service && service.isShutdown()
-          ? "not sent: the Redlock was closed"
-          : "not sent: every I/O thread busy (nodes x maxConnectionsPerNode requests in flight)";
-      ballot.fail(node, new RejectedExecutionException(why, e), 0);
+      if (io instanceof ExecutorService service && service.isShutdown()) {
+        ballot.fail(node, new RejectedExecutionException("not sent: the Redlock was closed", e), 0);
+      } else {
+        request.run(); // every I/O thread busy: back-pressure on the caller, never a dropped request
+      }
     }
   }
 }

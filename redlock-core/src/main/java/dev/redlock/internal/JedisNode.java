@@ -25,7 +25,7 @@ import redis.clients.jedis.exceptions.JedisNoScriptException;
 /**
  * A {@link LockNode} over a Jedis connection pool: one pool per node, bounded, no JMX, no evictor
  * thread. A request borrows a connection, writes and flushes, and gives the connection back when
- * its reply has been read (or abandoned).
+ * its reply has been read.
  */
 public final class JedisNode implements LockNode {
   /** The name our connections carry in {@code CLIENT LIST}, so operators can tell them apart. */
@@ -70,8 +70,8 @@ public final class JedisNode implements LockNode {
   }
 
   @Override
-  public boolean ready() {
-    return pool.getNumIdle() > 0;
+  public boolean isConnected() {
+    return pool.getNumIdle() + pool.getNumActive() > 0;
   }
 
   @Override
@@ -177,11 +177,6 @@ public final class JedisNode implements LockNode {
       }
     }
 
-    @Override
-    public void abandon() {
-      connection.setBroken();
-      connection.close();
-    }
   }
 
   /** A Jedis connection that can flush without reading, and tell whether a reply has arrived. */

@@ -21,11 +21,11 @@ public interface LockNode extends AutoCloseable {
   Exchange begin(NodeRequest request);
 
   /**
-   * Whether {@link #begin} can write at once, without first opening a connection (a connect and a
-   * handshake, which wait on the node). A hint: when false, the request is sent from an I/O
-   * thread so that a frozen or unreachable node never holds up the caller.
+   * Whether the node has at least one open connection (idle or in use). When it has none (first
+   * contact, or after a failure dropped them), writing means connecting first, and a connect plus
+   * handshake waits on the node: such requests are sent from an I/O thread, never the caller's.
    */
-  default boolean ready() {
+  default boolean isConnected() {
     return true;
   }
 
