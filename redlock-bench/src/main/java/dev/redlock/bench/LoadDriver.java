@@ -40,12 +40,17 @@ import redis.clients.jedis.HostAndPort;
  * </pre>
  */
 public final class LoadDriver {
+  /** How long to measure: the full run, a quick look, or a smoke test that only proves it works. */
+  enum Length { FULL, QUICK, SMOKE }
+
+  private final Length length;
   private final boolean quick;
   private final Path out;
   private final Report report = new Report();
 
-  LoadDriver(boolean quick, Path out) {
-    this.quick = quick;
+  LoadDriver(Length length, Path out) {
+    this.length = length;
+    this.quick = length != Length.FULL;
     this.out = out;
   }
 
@@ -53,19 +58,20 @@ public final class LoadDriver {
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
     System.setProperty("org.slf4j.simpleLogger.log.org.netcrusher", "off"); // logs every proxied close as an error
     System.setProperty("java.awt.headless", "true");
-    boolean quick = false;
+    Length length = Length.FULL;
     Path out = Path.of("docs");
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
-        case "--quick" -> quick = true;
+        case "--quick" -> length = Length.QUICK;
+        case "--smoke" -> length = Length.SMOKE;
         case "--out" -> out = Path.of(args[++i]);
         default -> {
-          System.err.println("usage: LoadDriver [--quick] [--out DIR]");
+          System.err.println("usage: LoadDriver [--quick | --smoke] [--out DIR]");
           System.exit(2);
         }
       }
     }
-    new LoadDriver(quick, out).run();
+    new LoadDriver(length, out).run();
   }
 
   void run() throws Exception {
@@ -73,7 +79,7 @@ public final class LoadDriver {
       NodeData.vouchForNewNodes(nodes);
       String machine = Runtime.getRuntime().availableProcessors() + " cores, Java " + System.getProperty("java.version")
           + ", redis " + nodes.node(0).binary().version();
-      System.out.println("redlock-bench on " + machine + (quick ? " (quick)" : ""));
+      System.out.println("redlock-bench on " + machine + (quick ? " (" + length.name().toLowerCase(Locale.ROOT) + ")" : ""));
       for (int n : new int[] {1, 3, 5}) {
         uncontended(nodes.uris().subList(0, n), n, "uncontended");
       }
@@ -105,8 +111,8 @@ public final class LoadDriver {
   }
 
   private void measureInterleaved(String scenario, int n, List<LockUnderTest> impls) throws Exception {
-    int rounds = quick ? 6 : 20;
-    int batch = quick ? 200 : 500;
+    int rounds = switch (length) { case FULL -> 20; case QUICK -> 6; case SMOKE -> 1; };
+    int batch = switch (length) { case FULL -> 500; case QUICK -> 200; case SMOKE -> 20; };
     Map<String, Histogram> histograms = new LinkedHashMap<>();
     Map<String, long[]> allocation = new LinkedHashMap<>(); // bytes, cycles
     try {
@@ -150,7 +156,7 @@ public final class LoadDriver {
       List<HostAndPort> hosts = uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
       List<LockUnderTest> impls = List.of(new RawFloors.Pipelined(hosts), new Ours(uris), new RedissonRedLockUnderTest(uris));
       boolean wasQuick = quick;
-      measureInterleavedSmall("one node +20 ms", 5, impls, wasQuick ? 2 : 4, 25);
+      measureInterleavedSmall("one node +20 ms", 5, impls, wasQuick ? 1 : 4, length == Length.SMOKE ? 5 : 25);
     }
   }
 
@@ -178,7 +184,7 @@ public final class LoadDriver {
 
   /** 8 threads, one key, N=5: critical sections per second, and node commands per critical section. */
   private void contended(List<String> uris) throws Exception {
-    long millis = quick ? 3000 : 10_000;
+    long millis = switch (length) { case FULL -> 10_000; case QUICK -> 3000; case SMOKE -> 500; };
     // Ours: 8 threads over 2 Redlock instances, acquire with a 50 ms wait.
     RedlockConfig config = RedlockConfig.builder().nodes(uris).retryDelay(Duration.ofMillis(2)).retryJitter(Duration.ofMillis(3)).build();
     try (Redlock a = Redlock.create(config); Redlock b = Redlock.create(config)) {
@@ -216,7 +222,7 @@ public final class LoadDriver {
 
   /** 1, 8 and 64 threads on distinct keys, N=5: throughput as threads grow, and failures. */
   private void manyKeys(List<String> uris) throws Exception {
-    long millis = quick ? 3000 : 8000;
+    long millis = switch (length) { case FULL -> 8000; case QUICK -> 3000; case SMOKE -> 500; };
     try (Redlock redlock = Redlock.create(RedlockConfig.builder().nodes(uris).build())) {
       for (int threads : new int[] {1, 8, 64}) {
         AtomicLong next = new AtomicLong();

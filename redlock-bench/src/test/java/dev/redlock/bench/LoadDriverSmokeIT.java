@@ -1,0 +1,33 @@
+package dev.redlock.bench;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.testkit.RedisNodes;
+import dev.redlock.testkit.Tools;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Keeps docs/performance.md's one command working: the whole driver runs in smoke mode (tiny
+ * rounds), and every scenario and implementation reaches the table and the chart. It measures
+ * nothing worth reading and asserts no timing: speed is read from full runs, never asserted.
+ */
+class LoadDriverSmokeIT {
+  @Test
+  void everyScenarioAndImplementationReachesTheReport(@TempDir Path out) throws Exception {
+    Tools.requireOrSkip(() -> { RedisNodes.start(1).close(); return null; });
+    System.setProperty("org.slf4j.simpleLogger.log.org.netcrusher", "off");
+    new LoadDriver(LoadDriver.Length.SMOKE, out).run();
+    String table = Files.readString(out.resolve("performance-results.md"));
+    for (String row : new String[] {
+        "| uncontended | 1 | redlock (this library)", "| uncontended | 5 | floor: write all, then read all |",
+        "| uncontended | 5 | floor: write all, then read all, our scripts", "| uncontended | 5 | Redisson 3.52 RedissonRedLock",
+        "| one node +20 ms | 5 | redlock (this library)", "| contended, 8 threads, one key | 5 | redlock (this library)",
+        "| contended, 8 threads, one key | 5 | Redisson 3.52 RedissonRedLock", "| distinct keys, 64 threads"}) {
+      assertTrue(table.contains(row), "missing " + row + " in\n" + table);
+    }
+    assertTrue(Files.size(out.resolve("performance-latency.png")) > 1000, "the chart was drawn");
+  }
+}
