@@ -231,8 +231,10 @@ public final class Redlock implements AutoCloseable {
         if (fence.token > 0 && now < validUntil) {
           QuorumLease lease = new QuorumLease(this, r.resource, r.key, token, r.ttlMillis, start, validUntil, fence.token, votes, last);
           held.add(lease);
-          log.debug("acquired '{}' on {} of {} nodes in {} us, valid for {} ms, fencing token {}",
-              r.resource, yes, fanOut.nodes().size(), (now - start) / 1000, (validUntil - now) / 1_000_000, fence.token);
+          if (log.isDebugEnabled()) { // the hot path: no argument array unless someone reads it
+            log.debug("acquired '{}' on {} of {} nodes in {} us, valid for {} ms, fencing token {}",
+                r.resource, yes, fanOut.nodes().size(), (now - start) / 1000, (validUntil - now) / 1_000_000, fence.token);
+          }
           return new Attempt(lease, null, votes, now - start, validUntil - now);
         }
       }
@@ -252,7 +254,9 @@ public final class Redlock implements AutoCloseable {
     Reason reason = yes >= config.quorum() && now >= validUntil ? Reason.VALIDITY_EXPIRED
         : votes.refusals() > n - config.quorum() ? Reason.HELD_ELSEWHERE
         : Reason.QUORUM_UNREACHABLE;
-    log.debug("attempt on '{}' lost ({}): {}", r.resource, reason, votes.outcomes());
+    if (log.isDebugEnabled()) {
+      log.debug("attempt on '{}' lost ({}): {}", r.resource, reason, votes.outcomes());
+    }
     return new Attempt(null, reason, votes, now - start, Math.max(0, validUntil - now));
   }
 

@@ -46,12 +46,19 @@ public final class LoadDriver {
   private final Length length;
   private final boolean quick;
   private final Path out;
+  private final List<String> givenNodes;
   private final Report report = new Report();
 
   LoadDriver(Length length, Path out) {
+    this(length, out, List.of());
+  }
+
+  /** With {@code givenNodes} (five or more redis:// URIs) the driver uses them instead of starting its own. */
+  LoadDriver(Length length, Path out, List<String> givenNodes) {
     this.length = length;
     this.quick = length != Length.FULL;
     this.out = out;
+    this.givenNodes = givenNodes;
   }
 
   public static void main(String[] args) throws Exception {
@@ -60,39 +67,55 @@ public final class LoadDriver {
     System.setProperty("java.awt.headless", "true");
     Length length = Length.FULL;
     Path out = Path.of("docs");
+    List<String> nodes = List.of();
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--quick" -> length = Length.QUICK;
         case "--smoke" -> length = Length.SMOKE;
         case "--out" -> out = Path.of(args[++i]);
+        case "--nodes" -> nodes = List.of(args[++i].split("\\s*,\\s*"));
         default -> {
-          System.err.println("usage: LoadDriver [--quick | --smoke] [--out DIR]");
+          System.err.println("usage: LoadDriver [--quick | --smoke] [--out DIR] [--nodes redis://h1:p1,...,redis://h5:p5]");
           System.exit(2);
         }
       }
     }
-    new LoadDriver(length, out).run();
+    if (!nodes.isEmpty() && nodes.size() < 5) {
+      System.err.println("--nodes needs at least five redis:// URIs (plain, no credentials), was " + nodes.size());
+      System.exit(2);
+    }
+    new LoadDriver(length, out, nodes).run();
   }
 
   void run() throws Exception {
+    if (!givenNodes.isEmpty()) {
+      // Nodes we did not start: we do not vouch for their data, so fresh nodes may first sit out
+      // the restart guard's quarantine (maxTtl); the warm-up round absorbs part of it.
+      measure(givenNodes, "given nodes");
+      return;
+    }
     try (RedisNodes nodes = RedisNodes.start(5)) {
       NodeData.vouchForNewNodes(nodes);
-      String machine = Runtime.getRuntime().availableProcessors() + " cores, Java " + System.getProperty("java.version")
-          + ", redis " + nodes.node(0).binary().version();
-      System.out.println("redlock-bench on " + machine + (quick ? " (" + length.name().toLowerCase(Locale.ROOT) + ")" : ""));
-      for (int n : new int[] {1, 3, 5}) {
-        uncontended(nodes.uris().subList(0, n), n, "uncontended");
-      }
-      slowNode(nodes);
-      contended(nodes.uris());
-      manyKeys(nodes.uris());
-      Files.createDirectories(out);
-      String table = report.markdown(machine);
-      System.out.println(table);
-      Files.writeString(out.resolve("performance-results.md"), table);
-      Chart.latencyByNodes(report, out.resolve("performance-latency.png"));
-      System.out.println("wrote " + out.resolve("performance-results.md") + " and " + out.resolve("performance-latency.png"));
+      measure(nodes.uris(), "redis " + nodes.node(0).binary().version());
     }
+  }
+
+  private void measure(List<String> uris, String nodesDescription) throws Exception {
+    String machine = Runtime.getRuntime().availableProcessors() + " cores, Java " + System.getProperty("java.version")
+        + ", " + nodesDescription;
+    System.out.println("redlock-bench on " + machine + (quick ? " (" + length.name().toLowerCase(Locale.ROOT) + ")" : ""));
+    for (int n : new int[] {1, 3, 5}) {
+      uncontended(uris.subList(0, n), n, "uncontended");
+    }
+    slowNode(uris);
+    contended(uris.subList(0, 5));
+    manyKeys(uris.subList(0, 5));
+    Files.createDirectories(out);
+    String table = report.markdown(machine);
+    System.out.println(table);
+    Files.writeString(out.resolve("performance-results.md"), table);
+    Chart.latencyByNodes(report, out.resolve("performance-latency.png"));
+    System.out.println("wrote " + out.resolve("performance-results.md") + " and " + out.resolve("performance-latency.png"));
   }
 
   /** One thread, acquire + release of an uncontended lock; implementations interleaved round by round. */
@@ -143,15 +166,16 @@ public final class LoadDriver {
   }
 
   /** One of five nodes behind a proxy that adds 20 ms: the quorum should not wait for it. */
-  private void slowNode(RedisNodes nodes) throws Exception {
+  private void slowNode(List<String> nodes) throws Exception {
+    HostAndPort fifth = HostAndPort.from(nodes.get(4).substring("redis://".length()));
     try (NioReactor reactor = new NioReactor();
         TcpCrusher proxy = TcpCrusherBuilder.builder()
             .withReactor(reactor)
             .withBindAddress(new InetSocketAddress("127.0.0.1", 0).getHostString(), freePort())
-            .withConnectAddress("127.0.0.1", nodes.node(4).port())
+            .withConnectAddress(fifth.getHost(), fifth.getPort())
             .withIncomingThrottlerFactory(address -> new DelayThrottler(20, TimeUnit.MILLISECONDS))
             .buildAndOpen()) {
-      List<String> uris = new ArrayList<>(nodes.uris().subList(0, 4));
+      List<String> uris = new ArrayList<>(nodes.subList(0, 4));
       uris.add("redis://127.0.0.1:" + proxy.getBindAddress().getPort());
       List<HostAndPort> hosts = uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
       List<LockUnderTest> impls = List.of(new RawFloors.Pipelined(hosts), new Ours(uris), new RedissonRedLockUnderTest(uris));
