@@ -40,7 +40,8 @@ public final class FencedWrites {
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if {@code fencingToken} is not positive
    */
-  public static boolean setIfNewer(ScriptingKeyCommands redis, String key, String value, long fencingToken) {
+  public static boolean setIfNewer(
+      ScriptingKeyCommands redis, String key, String value, long fencingToken) {
     Objects.requireNonNull(redis, "redis must not be null");
     Objects.requireNonNull(key, "key must not be null");
     Objects.requireNonNull(value, "value must not be null");
@@ -69,9 +70,7 @@ public final class FencedWrites {
     return Optional.ofNullable(redis.hget(key, "value"));
   }
 
-  /**
-   * The token of the last accepted write, or 0 if none.
-   */
+  /** The token of the last accepted write, or 0 if none. */
   public static long lastToken(redis.clients.jedis.commands.HashCommands redis, String key) {
     Objects.requireNonNull(redis, "redis must not be null");
     Objects.requireNonNull(key, "key must not be null");

@@ -5,18 +5,18 @@ import java.time.Duration;
 /**
  * A lock held on a quorum of nodes, valid for a bounded time.
  *
- * <p>A lease is <em>valid</em> from the moment it is granted until its validity runs out
- * ({@code ttl} minus the time the acquisition took minus the clock-drift allowance), or until
- * it is released. Validity is measured on this JVM's monotonic clock and never grows by itself;
- * only a successful {@link #extend(Duration)} moves it forward.
+ * <p>A lease is <em>valid</em> from the moment it is granted until its validity runs out ({@code
+ * ttl} minus the time the acquisition took minus the clock-drift allowance), or until it is
+ * released. Validity is measured on this JVM's monotonic clock and never grows by itself; only a
+ * successful {@link #extend(Duration)} moves it forward.
  *
  * <p><strong>What a lease cannot promise.</strong> Once {@link #isValid()} turns false, another
  * client may hold the lock. A holder that pauses (GC, a frozen VM, a slow disk) between checking
  * validity and acting on the protected resource can act after its lease ended; check validity as
  * close to the action as possible, and keep work inside the lease much shorter than the ttl.
  *
- * <p>Close it with try-with-resources: {@link #close()} releases the lock on every node. A lease
- * is safe to use from several threads.
+ * <p>Close it with try-with-resources: {@link #close()} releases the lock on every node. A lease is
+ * safe to use from several threads.
  */
 public interface Lease extends AutoCloseable {
 
@@ -48,9 +48,9 @@ public interface Lease extends AutoCloseable {
   boolean isValid();
 
   /**
-   * What each node answered to the acquisition, in configured order. A node that had not
-   * answered when the quorum was reached shows its later answer, or {@link
-   * NodeOutcome.Status#PENDING} while it still has not.
+   * What each node answered to the acquisition, in configured order. A node that had not answered
+   * when the quorum was reached shows its later answer, or {@link NodeOutcome.Status#PENDING} while
+   * it still has not.
    *
    * @return the per-node account of the grant
    */
@@ -72,14 +72,14 @@ public interface Lease extends AutoCloseable {
    * per lease). Idempotent.
    *
    * <p>A renewal that does not win a quorum while validity is left loses the lease at once. If
-   * renewals hang, the lease is lost when its validity runs out, whatever the I/O is doing.
-   * Renewal stops after {@code maxHold} from the grant, and the lease is then lost by policy. A
-   * lost lease is never renewed again: acquire a new one.
+   * renewals hang, the lease is lost when its validity runs out, whatever the I/O is doing. Renewal
+   * stops after {@code maxHold} from the grant, and the lease is then lost by policy. A lost lease
+   * is never renewed again: acquire a new one.
    *
    * @return this lease
-   * @throws IllegalArgumentException if the ttl is too short to renew: {@code ttl × renewalFraction}
-   *     must be at least {@code nodeTimeout}, and {@code ttl × (1 − renewalFraction)} more than the
-   *     drift allowance plus two {@code nodeTimeout}s
+   * @throws IllegalArgumentException if the ttl is too short to renew: {@code ttl ×
+   *     renewalFraction} must be at least {@code nodeTimeout}, and {@code ttl × (1 −
+   *     renewalFraction)} more than the drift allowance plus two {@code nodeTimeout}s
    * @throws LeaseLostException if the lease is no longer valid
    * @throws IllegalStateException if the lease was released
    */
@@ -91,8 +91,8 @@ public interface Lease extends AutoCloseable {
    * once, on the calling thread, if the lease is lost already; never after a release. A callback
    * that throws is logged and does not stop the others.
    *
-   * <p>Registering a callback also arms a timer for the lease's deadline, so a lease without
-   * {@link #keepAlive()} reports its expiry too.
+   * <p>Registering a callback also arms a timer for the lease's deadline, so a lease without {@link
+   * #keepAlive()} reports its expiry too.
    *
    * @param callback receives the loss, with its reason
    * @throws NullPointerException if {@code callback} is null
@@ -103,15 +103,15 @@ public interface Lease extends AutoCloseable {
    * Extends the lease so that it stays valid for {@code ttl} from now (less elapsed time and
    * drift), by an owner-checked update on every node that may hold it.
    *
-   * <p>Succeeds only if a quorum of nodes still held this lease's key and extended it, and the
-   * new validity is positive; then the validity is moved forward. On failure the lease keeps its
+   * <p>Succeeds only if a quorum of nodes still held this lease's key and extended it, and the new
+   * validity is positive; then the validity is moved forward. On failure the lease keeps its
    * previous validity, which still bounds how long it is safe to act. A lease that is no longer
    * valid is never extended: this returns false without contacting the nodes.
    *
    * @param ttl the new time to live, counted from now
    * @return true if the lease was extended; false if it could not be (lost, expired, or too few
-   *     nodes answered in time). If the calling thread is interrupted while waiting, the
-   *     interrupt flag is set again and this returns false.
+   *     nodes answered in time). If the calling thread is interrupted while waiting, the interrupt
+   *     flag is set again and this returns false.
    * @throws NullPointerException if {@code ttl} is null
    * @throws IllegalArgumentException if {@code ttl} is not positive, or not larger than the
    *     clock-drift allowance plus {@code nodeTimeout}
@@ -120,8 +120,8 @@ public interface Lease extends AutoCloseable {
   boolean extend(Duration ttl);
 
   /**
-   * Releases the lock: an owner-checked delete on every node that may hold it, sent to all
-   * nodes at once. Never deletes a key that another owner took after this lease expired.
+   * Releases the lock: an owner-checked delete on every node that may hold it, sent to all nodes at
+   * once. Never deletes a key that another owner took after this lease expired.
    *
    * <p>Idempotent: the second and later calls do nothing. It does not throw when nodes fail to
    * answer: the keys on those nodes expire by their ttl, and the failure is logged with the

@@ -17,7 +17,10 @@ public class LeaseLostException extends RedlockException {
   public enum Reason {
     /** A renewal reached no quorum in time: the nodes no longer (provably) hold the lease. */
     RENEWAL_FAILED,
-    /** The validity ran out without a successful renewal (none was asked for, or none came back in time). */
+    /**
+     * The validity ran out without a successful renewal (none was asked for, or none came back in
+     * time).
+     */
     EXPIRED,
     /** Renewal stopped by policy: the lease was held for {@code maxHold}. */
     MAX_HOLD_REACHED
@@ -35,7 +38,8 @@ public class LeaseLostException extends RedlockException {
    * @param reason why
    * @param nodeOutcomes what each node answered to the failed renewal; empty for other reasons
    */
-  public LeaseLostException(String message, String resource, Reason reason, List<NodeOutcome> nodeOutcomes) {
+  public LeaseLostException(
+      String message, String resource, Reason reason, List<NodeOutcome> nodeOutcomes) {
     super(message);
     this.resource = Objects.requireNonNull(resource, "resource");
     this.reason = Objects.requireNonNull(reason, "reason");
@@ -52,7 +56,9 @@ public class LeaseLostException extends RedlockException {
     return reason;
   }
 
-  /** What each node answered to the renewal that failed; empty unless {@link Reason#RENEWAL_FAILED}. */
+  /**
+   * What each node answered to the renewal that failed; empty unless {@link Reason#RENEWAL_FAILED}.
+   */
   public List<NodeOutcome> nodeOutcomes() {
     return nodeOutcomes;
   }

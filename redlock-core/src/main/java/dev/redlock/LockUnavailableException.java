@@ -4,9 +4,9 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The lock could not be acquired: it is held elsewhere, or a quorum of nodes could not be
- * reached in time. The message and {@link #nodeOutcomes()} say which node answered what in the
- * last attempt.
+ * The lock could not be acquired: it is held elsewhere, or a quorum of nodes could not be reached
+ * in time. The message and {@link #nodeOutcomes()} say which node answered what in the last
+ * attempt.
  *
  * <p>{@link #reason()} separates "busy" from "broken": {@link Reason#HELD_ELSEWHERE} is normal
  * contention; the other reasons mean the nodes, the network or the client are in trouble.
@@ -39,7 +39,11 @@ public class LockUnavailableException extends RedlockException {
    * @param nodeOutcomes what each node answered in the last attempt
    */
   public LockUnavailableException(
-      String message, String resource, Reason reason, int attempts, List<NodeOutcome> nodeOutcomes) {
+      String message,
+      String resource,
+      Reason reason,
+      int attempts,
+      List<NodeOutcome> nodeOutcomes) {
     super(message);
     this.resource = Objects.requireNonNull(resource, "resource");
     this.reason = Objects.requireNonNull(reason, "reason");

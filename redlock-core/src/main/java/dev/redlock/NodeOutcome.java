@@ -9,8 +9,8 @@ import java.util.Objects;
  *
  * @param node the node, as its URI without credentials ({@code redis://127.0.0.1:7001})
  * @param status what came of the request
- * @param detail a short human-readable explanation ("held by another owner", "connection
- *     refused", ...); never a token
+ * @param detail a short human-readable explanation ("held by another owner", "connection refused",
+ *     ...); never a token
  * @param latency how long the node took to answer; {@link Duration#ZERO} when it did not answer
  */
 public record NodeOutcome(String node, Status status, String detail, Duration latency) {
@@ -56,7 +56,8 @@ public record NodeOutcome(String node, Status status, String detail, Duration la
       line.append(" (").append(detail).append(')');
     }
     if (!latency.isZero()) {
-      line.append(' ').append(String.format(java.util.Locale.ROOT, "%.1fms", latency.toNanos() / 1e6));
+      line.append(' ')
+          .append(String.format(java.util.Locale.ROOT, "%.1fms", latency.toNanos() / 1e6));
     }
     return line.toString();
   }

@@ -15,8 +15,8 @@ import org.slf4j.LoggerFactory;
  * A {@link Lease} won on a quorum of Redis nodes. Its monitor orders extend, renewal, loss and
  * release; no I/O is waited on while holding it, except by a caller's own synchronous extend.
  *
- * <p>States: held, then either released (by the holder) or lost (renewal failed, validity ran
- * out, or maxHold reached). Both are final.
+ * <p>States: held, then either released (by the holder) or lost (renewal failed, validity ran out,
+ * or maxHold reached). Both are final.
  */
 final class QuorumLease implements Lease {
   private static final Logger log = LoggerFactory.getLogger(QuorumLease.class);
@@ -28,14 +28,17 @@ final class QuorumLease implements Lease {
   private final long ttlMillis;
   private final long grantedAt;
   private final long fencingToken;
+
   /** The SET NX round: nodes that refused there never held our token and are skipped later. */
   private final Ballot setBallot;
+
   private volatile long validUntil;
   private volatile LeaseLostException lost;
   private final ReentrantLock extendLock = new ReentrantLock();
 
   // Guarded by this:
-  private Ballot lastBallot; // the latest request on this lease: the next one waits for it, node by node
+  private Ballot
+      lastBallot; // the latest request on this lease: the next one waits for it, node by node
   private long renewedFrom; // start of the latest successful acquisition or extend
   private boolean released;
   private boolean renewing;
@@ -45,8 +48,17 @@ final class QuorumLease implements Lease {
   private final List<Consumer<? super LeaseLostException>> lossCallbacks = new ArrayList<>(0);
   private Thread taskThread; // the withLock thread to interrupt on loss, while its task runs
 
-  QuorumLease(Redlock redlock, String resource, String key, String token, long ttlMillis, long start, long validUntil,
-      long fencingToken, Ballot setBallot, Ballot lastBallot) {
+  QuorumLease(
+      Redlock redlock,
+      String resource,
+      String key,
+      String token,
+      long ttlMillis,
+      long start,
+      long validUntil,
+      long fencingToken,
+      Ballot setBallot,
+      Ballot lastBallot) {
     this.redlock = redlock;
     this.resource = resource;
     this.key = key;
@@ -96,7 +108,8 @@ final class QuorumLease implements Lease {
       LeaseLostException loss = lose(LeaseLostException.Reason.EXPIRED, List.of());
       synchronized (this) {
         if (taskThread == Thread.currentThread()) {
-          taskThread = null; // the task knows now: an interrupt on top would only break its clean-up
+          taskThread =
+              null; // the task knows now: an interrupt on top would only break its clean-up
         }
       }
       throw loss;
@@ -112,11 +125,13 @@ final class QuorumLease implements Lease {
     try {
       synchronized (this) {
         if (released) {
-          throw new IllegalStateException("lease on '" + resource + "' was released; acquire a new one");
+          throw new IllegalStateException(
+              "lease on '" + resource + "' was released; acquire a new one");
         }
       }
       if (!isValid()) {
-        return false; // never extend an expired or lost lease: another owner may hold the lock by now
+        return false; // never extend an expired or lost lease: another owner may hold the lock by
+        // now
       }
       return redlock.extend(this, millis);
     } finally {
@@ -218,7 +233,10 @@ final class QuorumLease implements Lease {
     return false;
   }
 
-  /** Applies a successful extend or renewal that started at {@code start}; false if the lease ended meanwhile. */
+  /**
+   * Applies a successful extend or renewal that started at {@code start}; false if the lease ended
+   * meanwhile.
+   */
   synchronized boolean extended(long start, long newValidUntil) {
     if (released || lost != null) {
       return false;
@@ -247,7 +265,10 @@ final class QuorumLease implements Lease {
     return renewing ? Math.min(validUntil, maxHoldUntil) : validUntil;
   }
 
-  /** Runs at the deadline: loses the lease if its time is really up, else waits for the new deadline. */
+  /**
+   * Runs at the deadline: loses the lease if its time is really up, else waits for the new
+   * deadline.
+   */
   private void checkDeadline() {
     long now = redlock.now();
     synchronized (this) {
@@ -259,7 +280,11 @@ final class QuorumLease implements Lease {
         return;
       }
     }
-    lose(now - validUntil >= 0 ? LeaseLostException.Reason.EXPIRED : LeaseLostException.Reason.MAX_HOLD_REACHED, List.of());
+    lose(
+        now - validUntil >= 0
+            ? LeaseLostException.Reason.EXPIRED
+            : LeaseLostException.Reason.MAX_HOLD_REACHED,
+        List.of());
   }
 
   /**
@@ -306,11 +331,21 @@ final class QuorumLease implements Lease {
 
   private String describe(LeaseLostException.Reason reason, List<NodeOutcome> outcomes) {
     return switch (reason) {
-      case RENEWAL_FAILED -> "lease on '" + resource + "' lost: renewal did not reach a quorum of "
-          + redlock.config().quorum() + " in time; nodes: " + outcomes;
-      case EXPIRED -> "lease on '" + resource + "' lost: its validity ran out without a successful renewal";
-      case MAX_HOLD_REACHED -> "lease on '" + resource + "' lost by policy: held for maxHold ("
-          + redlock.config().maxHold() + "); renewal stopped";
+      case RENEWAL_FAILED ->
+          "lease on '"
+              + resource
+              + "' lost: renewal did not reach a quorum of "
+              + redlock.config().quorum()
+              + " in time; nodes: "
+              + outcomes;
+      case EXPIRED ->
+          "lease on '" + resource + "' lost: its validity ran out without a successful renewal";
+      case MAX_HOLD_REACHED ->
+          "lease on '"
+              + resource
+              + "' lost by policy: held for maxHold ("
+              + redlock.config().maxHold()
+              + "); renewal stopped";
     };
   }
 
@@ -360,7 +395,11 @@ final class QuorumLease implements Lease {
   @Override
   public String toString() {
     // Never the token: it is the only proof of ownership.
-    return "Lease{resource='" + resource + "', remainingValidity=" + remainingValidity()
-        + (lost != null ? ", lost=" + lost.reason() : "") + "}";
+    return "Lease{resource='"
+        + resource
+        + "', remainingValidity="
+        + remainingValidity()
+        + (lost != null ? ", lost=" + lost.reason() : "")
+        + "}";
   }
 }

@@ -37,15 +37,15 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>One attempt: take a monotonic start time; send {@code SET key token NX PX ttl} to all
- * nodes at once; as soon as the outcome is decided stop waiting; the lease is won if a quorum
- * said yes and validity ({@code ttl - elapsed - drift}) is left. Otherwise the attempt is rolled
- * back with an owner-checked release on every node that may hold the key. See {@code
- * docs/design.md} for the argument.
+ * <p>One attempt: take a monotonic start time; send {@code SET key token NX PX ttl} to all nodes at
+ * once; as soon as the outcome is decided stop waiting; the lease is won if a quorum said yes and
+ * validity ({@code ttl - elapsed - drift}) is left. Otherwise the attempt is rolled back with an
+ * owner-checked release on every node that may hold the key. See {@code docs/design.md} for the
+ * argument.
  *
- * <p>Thread-safe: create one per application and share it; threads do not block each other
- * except on the nodes. {@link #close()} releases every lease still held and stops the I/O
- * threads and connections.
+ * <p>Thread-safe: create one per application and share it; threads do not block each other except
+ * on the nodes. {@link #close()} releases every lease still held and stops the I/O threads and
+ * connections.
  */
 public final class Redlock implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Redlock.class);
@@ -82,8 +82,15 @@ public final class Redlock implements AutoCloseable {
   public static Redlock create(RedlockConfig config) {
     Objects.requireNonNull(config, "config must not be null");
     List<LockNode> nodes = new ArrayList<>();
-    NodeKeys keys = NodeKeys.of(config.keyPrefix(), config.maxTtl().toMillis(), config.restartGuard());
-    config.nodeUris().forEach(uri -> nodes.add(new JedisNode(uri, config.nodeTimeout(), config.maxConnectionsPerNode(), keys)));
+    NodeKeys keys =
+        NodeKeys.of(config.keyPrefix(), config.maxTtl().toMillis(), config.restartGuard());
+    config
+        .nodeUris()
+        .forEach(
+            uri ->
+                nodes.add(
+                    new JedisNode(
+                        uri, config.nodeTimeout(), config.maxConnectionsPerNode(), keys)));
     ExecutorService io = IoThreads.create(nodes.size() * config.maxConnectionsPerNode());
     return new Redlock(config, nodes, io, Ticker.SYSTEM);
   }
@@ -101,10 +108,10 @@ public final class Redlock implements AutoCloseable {
    * @param ttl how long the nodes keep the lock if it is never released
    * @return the lease, or empty if the lock is held elsewhere
    * @throws NullPointerException if an argument is null
-   * @throws IllegalArgumentException if {@code resource} is blank, or {@code ttl} is not positive or
-   *     not larger than {@code nodeTimeout} plus the drift allowance
-   * @throws LockUnavailableException if the attempt failed for another reason than contention:
-   *     too few nodes answered ({@link Reason#QUORUM_UNREACHABLE}) or too late ({@link
+   * @throws IllegalArgumentException if {@code resource} is blank, or {@code ttl} is not positive
+   *     or not larger than {@code nodeTimeout} plus the drift allowance
+   * @throws LockUnavailableException if the attempt failed for another reason than contention: too
+   *     few nodes answered ({@link Reason#QUORUM_UNREACHABLE}) or too late ({@link
    *     Reason#VALIDITY_EXPIRED}); it carries the per-node account
    * @throws RedlockException if the thread was interrupted (the interrupt flag is set again)
    * @throws IllegalStateException if this Redlock is closed
@@ -116,7 +123,8 @@ public final class Redlock implements AutoCloseable {
       attempt = attempt(request);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new RedlockException("interrupted while acquiring '" + resource + "'; the attempt was rolled back", e);
+      throw new RedlockException(
+          "interrupted while acquiring '" + resource + "'; the attempt was rolled back", e);
     }
     if (attempt.lease != null) {
       return Optional.of(attempt.lease);
@@ -139,11 +147,12 @@ public final class Redlock implements AutoCloseable {
    *     last attempt's per-node account
    * @throws InterruptedException if the thread was interrupted while waiting; nothing is held
    * @throws NullPointerException if an argument is null
-   * @throws IllegalArgumentException for a blank resource, a bad ttl (see {@link #tryAcquire}),
-   *     or a negative {@code maxWait}
+   * @throws IllegalArgumentException for a blank resource, a bad ttl (see {@link #tryAcquire}), or
+   *     a negative {@code maxWait}
    * @throws IllegalStateException if this Redlock is closed
    */
-  public Lease acquire(String resource, Duration ttl, Duration maxWait) throws InterruptedException {
+  public Lease acquire(String resource, Duration ttl, Duration maxWait)
+      throws InterruptedException {
     Request request = request(resource, ttl);
     Objects.requireNonNull(maxWait, "maxWait must not be null");
     if (maxWait.isNegative()) {
@@ -171,7 +180,8 @@ public final class Redlock implements AutoCloseable {
    * <p>If the lease is lost while the task runs, {@link Lease#checkValid()} throws, the task's
    * thread is interrupted once unless it has already learned of the loss from {@code checkValid()}
    * (and unless {@link RedlockConfig#taskInterruption()} is {@link TaskInterruption#NEVER}), and
-   * the loss is attached as a suppressed exception to whatever the task throws. The library never pretends the lock is still held; what to do is the job's call.
+   * the loss is attached as a suppressed exception to whatever the task throws. The library never
+   * pretends the lock is still held; what to do is the job's call.
    *
    * @param resource the name of the thing to lock
    * @param ttl the lease's time to live, renewed every {@code ttl × renewalFraction}
@@ -187,7 +197,8 @@ public final class Redlock implements AutoCloseable {
    *     to renew (see {@link Lease#keepAlive()})
    * @throws IllegalStateException if this Redlock is closed
    */
-  public <T, E extends Exception> T withLock(String resource, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
+  public <T, E extends Exception> T withLock(
+      String resource, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
       throws E, InterruptedException {
     Objects.requireNonNull(task, "task must not be null");
     ensureOpen();
@@ -215,7 +226,8 @@ public final class Redlock implements AutoCloseable {
   private Attempt attempt(Request r) throws InterruptedException {
     String token = tokens.next();
     long start = ticker.read();
-    Ballot votes = fanOut.send(new NodeRequest(Verb.ACQUIRE, r.key, token, r.ttlMillis), HELD, null, null);
+    Ballot votes =
+        fanOut.send(new NodeRequest(Verb.ACQUIRE, r.key, token, r.ttlMillis), HELD, null, null);
     Ballot last = votes;
     int yes;
     try {
@@ -229,31 +241,57 @@ public final class Redlock implements AutoCloseable {
         last = fence.ballot;
         long now = ticker.read();
         if (fence.token > 0 && now < validUntil) {
-          QuorumLease lease = new QuorumLease(this, r.resource, r.key, token, r.ttlMillis, start, validUntil, fence.token, votes, last);
+          QuorumLease lease =
+              new QuorumLease(
+                  this,
+                  r.resource,
+                  r.key,
+                  token,
+                  r.ttlMillis,
+                  start,
+                  validUntil,
+                  fence.token,
+                  votes,
+                  last);
           held.add(lease);
           if (log.isDebugEnabled()) { // the hot path: no argument array unless someone reads it
-            log.debug("acquired '{}' on {} of {} nodes in {} us, valid for {} ms, fencing token {}",
-                r.resource, yes, fanOut.nodes().size(), (now - start) / 1000, (validUntil - now) / 1_000_000, fence.token);
+            log.debug(
+                "acquired '{}' on {} of {} nodes in {} us, valid for {} ms, fencing token {}",
+                r.resource,
+                yes,
+                fanOut.nodes().size(),
+                (now - start) / 1000,
+                (validUntil - now) / 1_000_000,
+                fence.token);
           }
           return new Attempt(lease, null, votes, now - start, validUntil - now);
         }
       }
     } catch (InterruptedException e) {
-      fanOut.send(new NodeRequest(Verb.RELEASE, r.key, token, 0), NOT_OWNER, last, votes::refused); // roll back, don't wait
+      fanOut.send(
+          new NodeRequest(Verb.RELEASE, r.key, token, 0),
+          NOT_OWNER,
+          last,
+          votes::refused); // roll back, don't wait
       throw e;
     }
     // Lost: release on every node that may hold our token (a late OK may still land), and wait,
     // so that a failed attempt leaves nothing behind that would block the next one.
     long now = ticker.read();
     long validUntil = Validity.validUntil(start, r.ttlMillis, config.clockDriftFactor());
-    Ballot rollback = fanOut.send(new NodeRequest(Verb.RELEASE, r.key, token, 0), NOT_OWNER, last, votes::refused);
+    Ballot rollback =
+        fanOut.send(
+            new NodeRequest(Verb.RELEASE, r.key, token, 0), NOT_OWNER, last, votes::refused);
     rollback.awaitAll(ticker.read() + nodeTimeoutNanos);
     // "Held elsewhere" only when the refusals alone rule out a quorum; if failed, silent or
     // quarantined nodes were needed to block us, it is an outage, not ordinary contention.
     int n = fanOut.nodes().size();
-    Reason reason = yes >= config.quorum() && now >= validUntil ? Reason.VALIDITY_EXPIRED
-        : votes.refusals() > n - config.quorum() ? Reason.HELD_ELSEWHERE
-        : Reason.QUORUM_UNREACHABLE;
+    Reason reason =
+        yes >= config.quorum() && now >= validUntil
+            ? Reason.VALIDITY_EXPIRED
+            : votes.refusals() > n - config.quorum()
+                ? Reason.HELD_ELSEWHERE
+                : Reason.QUORUM_UNREACHABLE;
     if (log.isDebugEnabled()) {
       log.debug("attempt on '{}' lost ({}): {}", r.resource, reason, votes.outcomes());
     }
@@ -289,10 +327,15 @@ public final class Redlock implements AutoCloseable {
       return new Fence(fence, votes);
     }
     long start = ticker.read();
-    Ballot raise = fanOut.send(new NodeRequest(Verb.RAISE_FENCE, r.key, token, fence), NOT_OWNER, votes,
-        i -> counters[i] == 0 || counters[i] >= fence);
+    Ballot raise =
+        fanOut.send(
+            new NodeRequest(Verb.RAISE_FENCE, r.key, token, fence),
+            NOT_OWNER,
+            votes,
+            i -> counters[i] == 0 || counters[i] >= fence);
     int raised = raise.awaitQuorum(config.quorum() - atMax, start + nodeTimeoutNanos);
-    log.debug("raised lagging fencing counters of '{}' to {} on {} node(s)", r.resource, fence, raised);
+    log.debug(
+        "raised lagging fencing counters of '{}' to {} on {} node(s)", r.resource, fence, raised);
     return new Fence(atMax + raised >= config.quorum() ? fence : 0, raise);
   }
 
@@ -308,14 +351,21 @@ public final class Redlock implements AutoCloseable {
         long last = quarantineLoggedAt[i];
         if (last == 0 || now - last > TimeUnit.SECONDS.toNanos(10)) {
           quarantineLoggedAt[i] = now; // a benign race at worst logs twice
-          log.warn("node {} is quarantined by the restart guard: {}. It restarted without persistence or was flushed;"
-              + " it votes again once its data is older than maxTtl ({})", outcome.node(), outcome.detail(), config.maxTtl());
+          log.warn(
+              "node {} is quarantined by the restart guard: {}. It restarted without persistence or was flushed;"
+                  + " it votes again once its data is older than maxTtl ({})",
+              outcome.node(),
+              outcome.detail(),
+              config.maxTtl());
         }
       }
     }
   }
 
-  /** Extends a lease on its nodes and waits for the verdict; extends of one lease are serialised by the lease. */
+  /**
+   * Extends a lease on its nodes and waits for the verdict; extends of one lease are serialised by
+   * the lease.
+   */
   boolean extend(QuorumLease lease, long ttlMillis) {
     long start = ticker.read();
     Ballot votes = sendExtend(lease, ttlMillis);
@@ -323,14 +373,20 @@ public final class Redlock implements AutoCloseable {
       votes.awaitQuorum(config.quorum(), start + nodeTimeoutNanos);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      log.warn("extend of '{}' interrupted; the lease keeps its previous validity", lease.resource());
+      log.warn(
+          "extend of '{}' interrupted; the lease keeps its previous validity", lease.resource());
       return false;
     }
     if (applyExtend(lease, votes, start, ttlMillis)) {
       return true;
     }
-    log.warn("could not extend '{}': {} of {} nodes agreed (quorum {}); the lease keeps its previous validity; nodes: {}",
-        lease.resource(), votes.yes(), fanOut.nodes().size(), config.quorum(), votes.outcomes());
+    log.warn(
+        "could not extend '{}': {} of {} nodes agreed (quorum {}); the lease keeps its previous validity; nodes: {}",
+        lease.resource(),
+        votes.yes(),
+        fanOut.nodes().size(),
+        config.quorum(),
+        votes.outcomes());
     return false;
   }
 
@@ -340,36 +396,44 @@ public final class Redlock implements AutoCloseable {
    * at once, never "maybe"; a renewal that hangs is overtaken by the lease's deadline timer.
    */
   void renew(QuorumLease lease) {
-    watchdog.renewal(() -> {
-      long start = ticker.read();
-      if (!lease.readyToRenew(start)) {
-        return;
-      }
-      Ballot votes = sendExtend(lease, lease.ttlMillis());
-      try {
-        votes.awaitQuorum(config.quorum(), start + nodeTimeoutNanos);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt(); // closing: the lease is released or expires
-        return;
-      }
-      if (applyExtend(lease, votes, start, lease.ttlMillis())) {
-        lease.scheduleRenewal(renewalIntervalNanos(lease.ttlMillis()));
-      } else {
-        lease.lose(LeaseLostException.Reason.RENEWAL_FAILED, votes.outcomes());
-      }
-    });
+    watchdog.renewal(
+        () -> {
+          long start = ticker.read();
+          if (!lease.readyToRenew(start)) {
+            return;
+          }
+          Ballot votes = sendExtend(lease, lease.ttlMillis());
+          try {
+            votes.awaitQuorum(config.quorum(), start + nodeTimeoutNanos);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // closing: the lease is released or expires
+            return;
+          }
+          if (applyExtend(lease, votes, start, lease.ttlMillis())) {
+            lease.scheduleRenewal(renewalIntervalNanos(lease.ttlMillis()));
+          } else {
+            lease.lose(LeaseLostException.Reason.RENEWAL_FAILED, votes.outcomes());
+          }
+        });
   }
 
   private Ballot sendExtend(QuorumLease lease, long ttlMillis) {
-    Ballot votes = fanOut.send(new NodeRequest(Verb.EXTEND, lease.key(), lease.token(), ttlMillis), NOT_OWNER, lease.lastBallot(),
-        lease.setBallot()::refused);
+    Ballot votes =
+        fanOut.send(
+            new NodeRequest(Verb.EXTEND, lease.key(), lease.token(), ttlMillis),
+            NOT_OWNER,
+            lease.lastBallot(),
+            lease.setBallot()::refused);
     lease.lastBallot(votes);
     return votes;
   }
 
   private boolean applyExtend(QuorumLease lease, Ballot votes, long start, long ttlMillis) {
     long validUntil = Validity.validUntil(start, ttlMillis, config.clockDriftFactor());
-    boolean won = votes.yes() >= config.quorum() && ticker.read() - validUntil < 0 && lease.extended(start, validUntil);
+    boolean won =
+        votes.yes() >= config.quorum()
+            && ticker.read() - validUntil < 0
+            && lease.extended(start, validUntil);
     if (won) {
       log.debug("extended '{}' by {} ms on {} nodes", lease.resource(), ttlMillis, votes.yes());
     }
@@ -378,9 +442,9 @@ public final class Redlock implements AutoCloseable {
 
   /**
    * Checks that a lease of this ttl can be renewed, and returns the renewal interval. A renewal
-   * starts {@code ttl × renewalFraction} after the previous one and may take a round of
-   * {@code nodeTimeout}, after an acquisition that may itself have taken one: it must be decided
-   * before the validity ({@code ttl − drift}) ends.
+   * starts {@code ttl × renewalFraction} after the previous one and may take a round of {@code
+   * nodeTimeout}, after an acquisition that may itself have taken one: it must be decided before
+   * the validity ({@code ttl − drift}) ends.
    */
   long checkRenewable(Duration ttl) {
     long ttlMillis = checkTtl(ttl);
@@ -388,11 +452,16 @@ public final class Redlock implements AutoCloseable {
     long drift = Validity.driftNanos(ttlMillis, config.clockDriftFactor());
     long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
     if (interval < nodeTimeoutNanos || ttlNanos - interval <= drift + 2 * nodeTimeoutNanos) {
-      throw new IllegalArgumentException(String.format(java.util.Locale.ROOT,
-          "ttl too short to renew: ttl × renewalFraction must be >= nodeTimeout (%d ms) and ttl × (1 - renewalFraction)"
-              + " must be > clock drift + 2 × nodeTimeout (%d ms + %d ms), was %s with renewalFraction %.3f",
-          config.nodeTimeout().toMillis(), TimeUnit.NANOSECONDS.toMillis(drift), 2 * config.nodeTimeout().toMillis(),
-          ttl, config.renewalFraction()));
+      throw new IllegalArgumentException(
+          String.format(
+              java.util.Locale.ROOT,
+              "ttl too short to renew: ttl × renewalFraction must be >= nodeTimeout (%d ms) and ttl × (1 - renewalFraction)"
+                  + " must be > clock drift + 2 × nodeTimeout (%d ms + %d ms), was %s with renewalFraction %.3f",
+              config.nodeTimeout().toMillis(),
+              TimeUnit.NANOSECONDS.toMillis(drift),
+              2 * config.nodeTimeout().toMillis(),
+              ttl,
+              config.renewalFraction()));
     }
     return interval;
   }
@@ -408,8 +477,12 @@ public final class Redlock implements AutoCloseable {
   /** Sends the owner-checked release of a lease to every node that may hold it. */
   Ballot sendRelease(QuorumLease lease) {
     held.remove(lease);
-    Ballot votes = fanOut.send(new NodeRequest(Verb.RELEASE, lease.key(), lease.token(), 0), NOT_OWNER, lease.lastBallot(),
-        lease.setBallot()::refused);
+    Ballot votes =
+        fanOut.send(
+            new NodeRequest(Verb.RELEASE, lease.key(), lease.token(), 0),
+            NOT_OWNER,
+            lease.lastBallot(),
+            lease.setBallot()::refused);
     lease.lastBallot(votes);
     return votes;
   }
@@ -423,22 +496,34 @@ public final class Redlock implements AutoCloseable {
     try {
       votes.awaitDefinite(config.quorum(), deadline);
     } catch (InterruptedException e) {
-      Thread.currentThread().interrupt(); // stop waiting, keep the flag: the releases are on their way
+      Thread.currentThread()
+          .interrupt(); // stop waiting, keep the flag: the releases are on their way
     }
   }
 
   /**
-   * WARN only when the release left the lock blocked: fewer than a quorum confirmed, so others
-   * wait for the ttl. A node that is down for hours would otherwise log on every release; its
-   * failures stay visible at DEBUG and in every acquisition's per-node account.
+   * WARN only when the release left the lock blocked: fewer than a quorum confirmed, so others wait
+   * for the ttl. A node that is down for hours would otherwise log on every release; its failures
+   * stay visible at DEBUG and in every acquisition's per-node account.
    */
   private void logRelease(String resource, Ballot votes) {
     List<NodeOutcome> outcomes = votes.outcomes();
-    long confirmed = outcomes.stream().filter(o -> o.status() == NodeOutcome.Status.OK
-        || o.status() == NodeOutcome.Status.REFUSED || o.status() == NodeOutcome.Status.SKIPPED).count();
+    long confirmed =
+        outcomes.stream()
+            .filter(
+                o ->
+                    o.status() == NodeOutcome.Status.OK
+                        || o.status() == NodeOutcome.Status.REFUSED
+                        || o.status() == NodeOutcome.Status.SKIPPED)
+            .count();
     if (confirmed < config.quorum()) {
-      log.warn("release of '{}' confirmed by only {} of {} nodes (quorum {}); others may wait until the ttl ends: {}",
-          resource, confirmed, outcomes.size(), config.quorum(), outcomes);
+      log.warn(
+          "release of '{}' confirmed by only {} of {} nodes (quorum {}); others may wait until the ttl ends: {}",
+          resource,
+          confirmed,
+          outcomes.size(),
+          config.quorum(),
+          outcomes);
     } else {
       log.debug("released '{}': {}", resource, outcomes);
     }
@@ -460,7 +545,11 @@ public final class Redlock implements AutoCloseable {
     }
     if (resource.charAt(0) == NodeKeys.RESERVED) {
       throw new IllegalArgumentException(
-          "resource must not start with '" + NodeKeys.RESERVED + "' (reserved for the nodes' own keys), was '" + resource + "'");
+          "resource must not start with '"
+              + NodeKeys.RESERVED
+              + "' (reserved for the nodes' own keys), was '"
+              + resource
+              + "'");
     }
     return new Request(resource, config.keyPrefix() + resource, checkTtl(ttl));
   }
@@ -468,15 +557,20 @@ public final class Redlock implements AutoCloseable {
   long checkTtl(Duration ttl) {
     long millis = Validity.checkTtl(ttl, config.nodeTimeout(), config.clockDriftFactor());
     if (ttl.compareTo(config.maxTtl()) > 0) {
-      throw new IllegalArgumentException("ttl must be <= maxTtl (" + config.maxTtl() + "), was " + ttl
-          + "; raise maxTtl for every client of these nodes, or renew a shorter ttl (Lease.keepAlive)");
+      throw new IllegalArgumentException(
+          "ttl must be <= maxTtl ("
+              + config.maxTtl()
+              + "), was "
+              + ttl
+              + "; raise maxTtl for every client of these nodes, or renew a shorter ttl (Lease.keepAlive)");
     }
     return millis;
   }
 
   private long pauseNanos() {
     long jitter = config.retryJitter().toNanos();
-    return config.retryDelay().toNanos() + (jitter == 0 ? 0 : ThreadLocalRandom.current().nextLong(jitter + 1));
+    return config.retryDelay().toNanos()
+        + (jitter == 0 ? 0 : ThreadLocalRandom.current().nextLong(jitter + 1));
   }
 
   private void ensureOpen() {
@@ -486,9 +580,9 @@ public final class Redlock implements AutoCloseable {
   }
 
   /**
-   * Releases every lease still held (waiting at most about {@code nodeTimeout} for the nodes),
-   * then stops the I/O threads and closes all connections. Idempotent; after it, acquiring throws
-   * {@link IllegalStateException}.
+   * Releases every lease still held (waiting at most about {@code nodeTimeout} for the nodes), then
+   * stops the I/O threads and closes all connections. Idempotent; after it, acquiring throws {@link
+   * IllegalStateException}.
    */
   @Override
   public void close() {
@@ -519,7 +613,8 @@ public final class Redlock implements AutoCloseable {
     watchdog.close();
     io.shutdown();
     try {
-      if (!io.awaitTermination(2 * nodeTimeoutNanos + TimeUnit.SECONDS.toNanos(1), TimeUnit.NANOSECONDS)) {
+      if (!io.awaitTermination(
+          2 * nodeTimeoutNanos + TimeUnit.SECONDS.toNanos(1), TimeUnit.NANOSECONDS)) {
         io.shutdownNow();
       }
     } catch (InterruptedException e) {
@@ -532,8 +627,14 @@ public final class Redlock implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "Redlock{nodes=" + config.nodes() + ", quorum=" + config.quorum() + ", held=" + held.size()
-        + (closed.get() ? ", closed" : "") + "}";
+    return "Redlock{nodes="
+        + config.nodes()
+        + ", quorum="
+        + config.quorum()
+        + ", held="
+        + held.size()
+        + (closed.get() ? ", closed" : "")
+        + "}";
   }
 
   private record Request(String resource, String key, long ttlMillis) {}
@@ -545,7 +646,8 @@ public final class Redlock implements AutoCloseable {
     final long elapsedNanos;
     final long validityLeftNanos;
 
-    Attempt(QuorumLease lease, Reason reason, Ballot votes, long elapsedNanos, long validityLeftNanos) {
+    Attempt(
+        QuorumLease lease, Reason reason, Ballot votes, long elapsedNanos, long validityLeftNanos) {
       this.lease = lease;
       this.reason = reason;
       this.votes = votes;
@@ -554,17 +656,29 @@ public final class Redlock implements AutoCloseable {
     }
 
     LockUnavailableException failure(Request r, int attempts, long waitedNanos) {
-      String why = switch (reason) {
-        case HELD_ELSEWHERE -> "held elsewhere";
-        case QUORUM_UNREACHABLE -> "quorum unreachable";
-        case VALIDITY_EXPIRED -> "validity expired before the quorum was counted";
-      };
-      String message = String.format(java.util.Locale.ROOT,
-          "could not acquire '%s' (%s) after %d attempt(s) in %d ms: last attempt won %d of %d nodes (quorum %d) in %.1f ms,"
-              + " validity left %d ms; nodes: %s",
-          r.resource, why, attempts, TimeUnit.NANOSECONDS.toMillis(waitedNanos), votes.yes(), fanOut.nodes().size(),
-          config.quorum(), elapsedNanos / 1e6, TimeUnit.NANOSECONDS.toMillis(validityLeftNanos), votes.outcomes());
-      LockUnavailableException e = new LockUnavailableException(message, r.resource, reason, attempts, votes.outcomes());
+      String why =
+          switch (reason) {
+            case HELD_ELSEWHERE -> "held elsewhere";
+            case QUORUM_UNREACHABLE -> "quorum unreachable";
+            case VALIDITY_EXPIRED -> "validity expired before the quorum was counted";
+          };
+      String message =
+          String.format(
+              java.util.Locale.ROOT,
+              "could not acquire '%s' (%s) after %d attempt(s) in %d ms: last attempt won %d of %d nodes (quorum %d) in %.1f ms,"
+                  + " validity left %d ms; nodes: %s",
+              r.resource,
+              why,
+              attempts,
+              TimeUnit.NANOSECONDS.toMillis(waitedNanos),
+              votes.yes(),
+              fanOut.nodes().size(),
+              config.quorum(),
+              elapsedNanos / 1e6,
+              TimeUnit.NANOSECONDS.toMillis(validityLeftNanos),
+              votes.outcomes());
+      LockUnavailableException e =
+          new LockUnavailableException(message, r.resource, reason, attempts, votes.outcomes());
       votes.errors().forEach(e::addSuppressed);
       return e;
     }

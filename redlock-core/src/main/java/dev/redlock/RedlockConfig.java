@@ -12,8 +12,8 @@ import java.util.Properties;
 import java.util.Set;
 
 /**
- * The immutable, validated configuration of a {@link Redlock}: which nodes, how many make a
- * quorum, and the timing bounds of an attempt.
+ * The immutable, validated configuration of a {@link Redlock}: which nodes, how many make a quorum,
+ * and the timing bounds of an attempt.
  *
  * <pre>{@code
  * RedlockConfig config = RedlockConfig.builder()
@@ -22,32 +22,39 @@ import java.util.Set;
  *     .build();
  * }</pre>
  *
- * <p>Every builder method checks its own argument and {@link Builder#build()} checks the rules
- * that span fields. Nothing is corrected silently: a value that would weaken safety is an error.
- * The property keys of {@link #fromProperties(Properties)} are listed in {@code
- * docs/configuration.md}.
+ * <p>Every builder method checks its own argument and {@link Builder#build()} checks the rules that
+ * span fields. Nothing is corrected silently: a value that would weaken safety is an error. The
+ * property keys of {@link #fromProperties(Properties)} are listed in {@code docs/configuration.md}.
  */
 public final class RedlockConfig {
   /** Default key prefix, so lock keys are easy to find and to keep apart from other data. */
   public static final String DEFAULT_KEY_PREFIX = "redlock:";
+
   /** Default clock-drift factor: 1% of the ttl (plus a fixed 2 ms). */
   public static final double DEFAULT_CLOCK_DRIFT_FACTOR = 0.01;
+
   /** Default bound on one request to one node. */
   public static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofMillis(50);
+
   /** Default base delay between attempts in {@link Redlock#acquire}. */
   public static final Duration DEFAULT_RETRY_DELAY = Duration.ofMillis(200);
+
   /** Default random extra delay added to each retry. */
   public static final Duration DEFAULT_RETRY_JITTER = Duration.ofMillis(100);
+
   /** Default size of each node's connection pool. */
   public static final int DEFAULT_MAX_CONNECTIONS_PER_NODE = 64;
+
   /** Default renewal interval, as a fraction of the ttl: renew three times per ttl. */
   public static final double DEFAULT_RENEWAL_FRACTION = 1.0 / 3;
+
   /**
    * Default longest hold of a renewed lease: one hour. Long enough for the batch jobs this library
    * is for; short enough that a hung job cannot block a resource for a working day. Jobs that
    * legitimately run longer raise it explicitly.
    */
   public static final Duration DEFAULT_MAX_HOLD = Duration.ofHours(1);
+
   /**
    * Default longest ttl: one minute. It is also how long a node whose data is younger than this
    * (restarted without persistence, or new) stays out of votes: a longer maxTtl makes that wait
@@ -151,12 +158,18 @@ public final class RedlockConfig {
     return maxConnectionsPerNode;
   }
 
-  /** The renewal interval as a fraction of the ttl: a renewed lease is extended every ttl × fraction. */
+  /**
+   * The renewal interval as a fraction of the ttl: a renewed lease is extended every ttl ×
+   * fraction.
+   */
   public double renewalFraction() {
     return renewalFraction;
   }
 
-  /** The longest a renewed lease is kept alive; after it, renewal stops and the lease is lost by policy. */
+  /**
+   * The longest a renewed lease is kept alive; after it, renewal stops and the lease is lost by
+   * policy.
+   */
   public Duration maxHold() {
     return maxHold;
   }
@@ -181,12 +194,32 @@ public final class RedlockConfig {
 
   @Override
   public String toString() {
-    return "RedlockConfig{nodes=" + nodes() + ", quorum=" + quorum + ", keyPrefix='" + keyPrefix
-        + "', clockDriftFactor=" + clockDriftFactor + ", nodeTimeout=" + nodeTimeout
-        + ", retryDelay=" + retryDelay + ", retryJitter=" + retryJitter
-        + ", maxConnectionsPerNode=" + maxConnectionsPerNode + ", renewalFraction=" + renewalFraction
-        + ", maxHold=" + maxHold + ", taskInterruption=" + taskInterruption + ", maxTtl=" + maxTtl
-        + (restartGuard ? "" : ", RESTART GUARD OFF") + "}";
+    return "RedlockConfig{nodes="
+        + nodes()
+        + ", quorum="
+        + quorum
+        + ", keyPrefix='"
+        + keyPrefix
+        + "', clockDriftFactor="
+        + clockDriftFactor
+        + ", nodeTimeout="
+        + nodeTimeout
+        + ", retryDelay="
+        + retryDelay
+        + ", retryJitter="
+        + retryJitter
+        + ", maxConnectionsPerNode="
+        + maxConnectionsPerNode
+        + ", renewalFraction="
+        + renewalFraction
+        + ", maxHold="
+        + maxHold
+        + ", taskInterruption="
+        + taskInterruption
+        + ", maxTtl="
+        + maxTtl
+        + (restartGuard ? "" : ", RESTART GUARD OFF")
+        + "}";
   }
 
   /**
@@ -237,8 +270,8 @@ public final class RedlockConfig {
     }
 
     /**
-     * Sets how many nodes must agree. Default: a majority, N/2+1. It may be raised up to N for
-     * more safety, never lowered below a majority: two minorities could then both win.
+     * Sets how many nodes must agree. Default: a majority, N/2+1. It may be raised up to N for more
+     * safety, never lowered below a majority: two minorities could then both win.
      *
      * @throws IllegalArgumentException if {@code quorum < 1}; {@link #build()} checks it against N
      */
@@ -269,7 +302,8 @@ public final class RedlockConfig {
      */
     public Builder clockDriftFactor(double factor) {
       if (!(factor >= 0 && factor < 0.5)) {
-        throw new IllegalArgumentException("clockDriftFactor must be >= 0 and < 0.5, was " + factor);
+        throw new IllegalArgumentException(
+            "clockDriftFactor must be >= 0 and < 0.5, was " + factor);
       }
       this.clockDriftFactor = factor;
       return this;
@@ -285,7 +319,8 @@ public final class RedlockConfig {
      */
     public Builder nodeTimeout(Duration timeout) {
       Objects.requireNonNull(timeout, "nodeTimeout must not be null");
-      if (timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
+      if (timeout.compareTo(Duration.ofMillis(1)) < 0
+          || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
         throw new IllegalArgumentException("nodeTimeout must be >= 1ms and <= 1m, was " + timeout);
       }
       this.nodeTimeout = timeout;
@@ -347,7 +382,8 @@ public final class RedlockConfig {
      */
     public Builder renewalFraction(double fraction) {
       if (!(fraction > 0 && fraction <= 0.5)) {
-        throw new IllegalArgumentException("renewalFraction must be > 0 and <= 0.5, was " + fraction);
+        throw new IllegalArgumentException(
+            "renewalFraction must be > 0 and <= 0.5, was " + fraction);
       }
       this.renewalFraction = fraction;
       return this;
@@ -377,7 +413,8 @@ public final class RedlockConfig {
      * @throws NullPointerException if {@code interruption} is null
      */
     public Builder taskInterruption(TaskInterruption interruption) {
-      this.taskInterruption = Objects.requireNonNull(interruption, "taskInterruption must not be null");
+      this.taskInterruption =
+          Objects.requireNonNull(interruption, "taskInterruption must not be null");
       return this;
     }
 
@@ -400,9 +437,9 @@ public final class RedlockConfig {
     }
 
     /**
-     * <strong>Unsafe; for tests only.</strong> Lets nodes whose data is younger than {@code
-     * maxTtl} vote. A node that restarted without persistence can then grant a lock that another
-     * client still holds: the fault suites switch the guard off to show that double grant.
+     * <strong>Unsafe; for tests only.</strong> Lets nodes whose data is younger than {@code maxTtl}
+     * vote. A node that restarted without persistence can then grant a lock that another client
+     * still holds: the fault suites switch the guard off to show that double grant.
      */
     public Builder unsafeDisableRestartGuardForTesting() {
       this.restartGuard = false;
@@ -417,7 +454,8 @@ public final class RedlockConfig {
      */
     public RedlockConfig build() {
       if (nodes.isEmpty()) {
-        throw new IllegalArgumentException("nodes must not be empty: add at least one node (3 or 5 for fault tolerance)");
+        throw new IllegalArgumentException(
+            "nodes must not be empty: add at least one node (3 or 5 for fault tolerance)");
       }
       Set<NodeUri> seen = new LinkedHashSet<>();
       for (NodeUri node : nodes) {
@@ -431,10 +469,18 @@ public final class RedlockConfig {
       int q = quorum == 0 ? majority : quorum;
       if (q < majority || q > n) {
         throw new IllegalArgumentException(
-            "quorum must be >= " + majority + " (a majority of " + n + " nodes) and <= " + n + ", was " + q);
+            "quorum must be >= "
+                + majority
+                + " (a majority of "
+                + n
+                + " nodes) and <= "
+                + n
+                + ", was "
+                + q);
       }
       if (maxTtl.compareTo(nodeTimeout) <= 0) {
-        throw new IllegalArgumentException("maxTtl must be > nodeTimeout (" + nodeTimeout + "), was " + maxTtl);
+        throw new IllegalArgumentException(
+            "maxTtl must be > nodeTimeout (" + nodeTimeout + "), was " + maxTtl);
       }
       return new RedlockConfig(this, nodes, q);
     }

@@ -1,13 +1,13 @@
 package dev.redlock;
 
 /**
- * The root of every exception this library throws on purpose, apart from argument errors
- * ({@link IllegalArgumentException}, {@link NullPointerException}) and use after close
- * ({@link IllegalStateException}).
+ * The root of every exception this library throws on purpose, apart from argument errors ({@link
+ * IllegalArgumentException}, {@link NullPointerException}) and use after close ({@link
+ * IllegalStateException}).
  *
- * <p>It is unchecked: a caller that cannot act on a lock failure should not be forced to catch
- * one. Transport and Redis errors are kept as the cause (Jedis exceptions), so a person reading
- * the log sees what each node said.
+ * <p>It is unchecked: a caller that cannot act on a lock failure should not be forced to catch one.
+ * Transport and Redis errors are kept as the cause (Jedis exceptions), so a person reading the log
+ * sees what each node said.
  */
 public class RedlockException extends RuntimeException {
   private static final long serialVersionUID = 1L;

@@ -1,12 +1,17 @@
 package dev.redlock;
 
-/** Whether {@link Redlock#withLock} interrupts the thread running the task when its lease is lost. */
+/**
+ * Whether {@link Redlock#withLock} interrupts the thread running the task when its lease is lost.
+ */
 public enum TaskInterruption {
   /**
    * Interrupt the task's thread once, when the lease is lost, so blocking I/O stops (the default).
    * The interrupt is not cleared afterwards: a task that ignores it leaves the flag set.
    */
   ON_LEASE_LOSS,
-  /** Never interrupt: the task learns of the loss through {@link Lease#checkValid()} and {@link Lease#onLost}. */
+  /**
+   * Never interrupt: the task learns of the loss through {@link Lease#checkValid()} and {@link
+   * Lease#onLost}.
+   */
   NEVER
 }

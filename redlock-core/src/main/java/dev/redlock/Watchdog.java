@@ -2,8 +2,8 @@ package dev.redlock;
 
 import dev.redlock.internal.IoThreads;
 import dev.redlock.internal.Ticker;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -13,12 +13,13 @@ import org.slf4j.LoggerFactory;
 /**
  * The timers of one Redlock's leases: when to renew, and when a lease's time is up. Two daemon
  * threads serve every lease; they never wait on a node (a renewal only sends, and its outcome is
- * applied by the I/O thread that records the deciding vote), so a frozen node cannot delay
- * another lease's deadline. 10,000 leases are 10,000 entries in a timer queue, not threads.
+ * applied by the I/O thread that records the deciding vote), so a frozen node cannot delay another
+ * lease's deadline. 10,000 leases are 10,000 entries in a timer queue, not threads.
  */
 final class Watchdog {
   /** Every watchdog thread's name starts with this. */
   static final String NAME_PREFIX = "redlock-watchdog-";
+
   private static final Logger log = LoggerFactory.getLogger(Watchdog.class);
 
   private final ScheduledThreadPoolExecutor timer;
@@ -33,12 +34,20 @@ final class Watchdog {
     // Renewals wait on nodes (at most nodeTimeout each), so they get their own threads, and queue
     // rather than fail when many fall due at once: a renewal refused for want of a thread would
     // lose a healthy lease.
-    this.renewals = new ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-        IoThreads.daemonThreads("redlock-renewal-"));
+    this.renewals =
+        new ThreadPoolExecutor(
+            2,
+            2,
+            30,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            IoThreads.daemonThreads("redlock-renewal-"));
     renewals.allowCoreThreadTimeOut(true);
   }
 
-  /** Runs a renewal on a renewal thread; after close, drops it (the lease is released or expires). */
+  /**
+   * Runs a renewal on a renewal thread; after close, drops it (the lease is released or expires).
+   */
   void renewal(Runnable renewal) {
     try {
       renewals.execute(() -> runSafely(renewal));
@@ -49,7 +58,8 @@ final class Watchdog {
 
   /** Runs {@code task} at {@code instant} on the monotonic clock (at once if it has passed). */
   ScheduledFuture<?> at(long instant, Runnable task) {
-    return timer.schedule(() -> runSafely(task), Math.max(0, instant - ticker.read()), TimeUnit.NANOSECONDS);
+    return timer.schedule(
+        () -> runSafely(task), Math.max(0, instant - ticker.read()), TimeUnit.NANOSECONDS);
   }
 
   private static void runSafely(Runnable task) {

@@ -11,17 +11,26 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 
-/** An in-memory node for the algorithm's unit tests: healthy, down, slow on a fake clock, or hanging. */
+/**
+ * An in-memory node for the algorithm's unit tests: healthy, down, slow on a fake clock, or
+ * hanging.
+ */
 final class FakeNode implements LockNode {
-  enum Mode { UP, DOWN, HANG }
+  enum Mode {
+    UP,
+    DOWN,
+    HANG
+  }
 
   final String name;
   final Map<String, String> keys = new ConcurrentHashMap<>();
   final AtomicInteger calls = new AtomicInteger();
   final AtomicInteger releases = new AtomicInteger();
   volatile Mode mode = Mode.UP;
+
   /** Fake clock nanos each call advances, to simulate a slow node. */
   volatile long latencyNanos;
+
   private final AtomicLong clock;
   final CountDownLatch unhang = new CountDownLatch(1);
 
@@ -34,7 +43,8 @@ final class FakeNode implements LockNode {
     calls.incrementAndGet();
     clock.addAndGet(latencyNanos);
     if (mode == Mode.DOWN) {
-      throw new JedisConnectionException("Failed to connect to " + name, new java.net.ConnectException("Connection refused"));
+      throw new JedisConnectionException(
+          "Failed to connect to " + name, new java.net.ConnectException("Connection refused"));
     }
   }
 
@@ -45,13 +55,14 @@ final class FakeNode implements LockNode {
 
   /** Fencing counters, as the acquire script keeps them. */
   final Map<String, Long> fences = new ConcurrentHashMap<>();
+
   /** Quarantine left in ms to answer with, or 0. */
   volatile long quarantinedMillis;
 
   /**
-   * Applies the request at once and answers at once, like a healthy node; a node in HANG mode
-   * takes the request but never answers within any timeout (it answers a timeout after 10 s, or
-   * when unhung), like I/O that is stuck below the socket timeout's reach.
+   * Applies the request at once and answers at once, like a healthy node; a node in HANG mode takes
+   * the request but never answers within any timeout (it answers a timeout after 10 s, or when
+   * unhung), like I/O that is stuck below the socket timeout's reach.
    */
   @Override
   public Exchange begin(NodeRequest request) {

@@ -20,7 +20,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** Renewal and loss over fake nodes on the real clock: the deadline path, callbacks, and the rules. */
+/**
+ * Renewal and loss over fake nodes on the real clock: the deadline path, callbacks, and the rules.
+ */
 class LeaseRenewalTest {
   private static final Duration TTL = Duration.ofMillis(600);
   private final ExecutorService io = Executors.newCachedThreadPool();
@@ -63,7 +65,9 @@ class LeaseRenewalTest {
     LeaseLostException loss = assertTimeoutPreemptively(Duration.ofSeconds(5), () -> lost.get());
     assertEquals(LeaseLostException.Reason.EXPIRED, loss.reason(), loss.getMessage());
     assertFalse(lease.isValid());
-    assertTrue(System.nanoTime() - hungAt < TTL.plusMillis(400).toNanos(), "signalled by the end of validity");
+    assertTrue(
+        System.nanoTime() - hungAt < TTL.plusMillis(400).toNanos(),
+        "signalled by the end of validity");
   }
 
   @Test
@@ -73,9 +77,12 @@ class LeaseRenewalTest {
     int before = nodes.get(0).calls.get();
     // Three ttls later it is still valid, and each node was asked to extend several times.
     long end = System.nanoTime() + TTL.multipliedBy(3).toNanos();
-    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> System.nanoTime() > end || !lease.isValid());
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> System.nanoTime() > end || !lease.isValid());
     assertTrue(lease.isValid());
-    assertTrue(nodes.get(0).calls.get() - before >= 5, "renewed: " + (nodes.get(0).calls.get() - before));
+    assertTrue(
+        nodes.get(0).calls.get() - before >= 5, "renewed: " + (nodes.get(0).calls.get() - before));
     lease.release();
   }
 
@@ -89,7 +96,10 @@ class LeaseRenewalTest {
     LeaseLostException loss = assertTimeoutPreemptively(Duration.ofSeconds(5), () -> lost.get());
     assertEquals(LeaseLostException.Reason.RENEWAL_FAILED, loss.reason());
     // Decided as soon as two refusals made a quorum impossible; the third may still be pending.
-    assertTrue(loss.nodeOutcomes().stream().filter(o -> o.status() == NodeOutcome.Status.REFUSED).count() >= 2, loss.getMessage());
+    assertTrue(
+        loss.nodeOutcomes().stream().filter(o -> o.status() == NodeOutcome.Status.REFUSED).count()
+            >= 2,
+        loss.getMessage());
     assertSame(loss, assertThrows(LeaseLostException.class, lease::checkValid));
     assertFalse(lease.extend(TTL));
     assertThrows(LeaseLostException.class, lease::keepAlive);
@@ -103,9 +113,10 @@ class LeaseRenewalTest {
     Redlock lock = redlock();
     Lease lease = lock.tryAcquire("r", TTL).orElseThrow();
     AtomicInteger ran = new AtomicInteger();
-    lease.onLost(e -> {
-      throw new IllegalStateException("a careless listener");
-    });
+    lease.onLost(
+        e -> {
+          throw new IllegalStateException("a careless listener");
+        });
     lease.onLost(e -> ran.incrementAndGet());
     // No keepAlive: the lease simply expires, and the armed deadline reports it.
     org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> ran.get() == 1);
@@ -119,25 +130,45 @@ class LeaseRenewalTest {
     lease.onLost(e -> losses.incrementAndGet());
     lease.release();
     // Release returns at quorum: let node 0 see its release before taking the baseline.
-    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> nodes.get(0).releases.get() == 1);
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> nodes.get(0).releases.get() == 1);
     int calls = nodes.get(0).calls.get();
-    org.awaitility.Awaitility.await().during(TTL).atMost(Duration.ofSeconds(5)).until(() -> nodes.get(0).calls.get() == calls);
+    org.awaitility.Awaitility.await()
+        .during(TTL)
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> nodes.get(0).calls.get() == calls);
     assertEquals(0, losses.get());
   }
 
   @Test
   void renewalRulesNameTheirParameters() {
-    assertEquals("renewalFraction must be > 0 and <= 0.5, was 0.0",
-        assertThrows(IllegalArgumentException.class, () -> RedlockConfig.builder().renewalFraction(0)).getMessage());
-    assertThrows(IllegalArgumentException.class, () -> RedlockConfig.builder().renewalFraction(0.51));
-    assertThrows(IllegalArgumentException.class, () -> RedlockConfig.builder().renewalFraction(Double.NaN));
-    assertEquals("maxHold must be > 0, was PT0S",
-        assertThrows(IllegalArgumentException.class, () -> RedlockConfig.builder().maxHold(Duration.ZERO)).getMessage());
+    assertEquals(
+        "renewalFraction must be > 0 and <= 0.5, was 0.0",
+        assertThrows(
+                IllegalArgumentException.class, () -> RedlockConfig.builder().renewalFraction(0))
+            .getMessage());
+    assertThrows(
+        IllegalArgumentException.class, () -> RedlockConfig.builder().renewalFraction(0.51));
+    assertThrows(
+        IllegalArgumentException.class, () -> RedlockConfig.builder().renewalFraction(Double.NaN));
+    assertEquals(
+        "maxHold must be > 0, was PT0S",
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> RedlockConfig.builder().maxHold(Duration.ZERO))
+            .getMessage());
     assertThrows(NullPointerException.class, () -> RedlockConfig.builder().taskInterruption(null));
     Redlock lock = redlock();
-    IllegalArgumentException tooShort = assertThrows(IllegalArgumentException.class,
-        () -> lock.withLock("r", Duration.ofMillis(250), Duration.ZERO, lease -> "never runs"));
-    assertTrue(tooShort.getMessage().startsWith("ttl too short to renew: ttl × renewalFraction must be >= nodeTimeout (100 ms)"),
+    IllegalArgumentException tooShort =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> lock.withLock("r", Duration.ofMillis(250), Duration.ZERO, lease -> "never runs"));
+    assertTrue(
+        tooShort
+            .getMessage()
+            .startsWith(
+                "ttl too short to renew: ttl × renewalFraction must be >= nodeTimeout (100 ms)"),
         tooShort.getMessage());
     assertTrue(nodes.stream().allMatch(n -> n.calls.get() == 0), "nothing was sent");
   }
@@ -154,19 +185,32 @@ class LeaseRenewalTest {
     assertEquals(Duration.ofHours(2), config.maxHold());
     assertEquals(TaskInterruption.NEVER, config.taskInterruption());
     p.setProperty("redlock.taskInterruption", "sometimes");
-    assertTrue(assertThrows(IllegalArgumentException.class, () -> RedlockConfig.fromProperties(p)).getMessage()
-        .startsWith("redlock.taskInterruption must be one of [ON_LEASE_LOSS, NEVER]"));
+    assertTrue(
+        assertThrows(IllegalArgumentException.class, () -> RedlockConfig.fromProperties(p))
+            .getMessage()
+            .startsWith("redlock.taskInterruption must be one of [ON_LEASE_LOSS, NEVER]"));
   }
 
   @Test
   void withLockNeverInterruptsWhenToldNotTo() throws Exception {
-    Redlock lock = redlock(RedlockConfig.builder().nodeTimeout(Duration.ofMillis(100)).taskInterruption(TaskInterruption.NEVER));
-    String result = lock.withLock("r", TTL, Duration.ZERO, lease -> {
-      nodes.forEach(n -> n.keys.clear());
-      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> !lease.isValid());
-      assertFalse(Thread.currentThread().isInterrupted(), "not interrupted");
-      return "done, and the job saw the loss itself";
-    });
+    Redlock lock =
+        redlock(
+            RedlockConfig.builder()
+                .nodeTimeout(Duration.ofMillis(100))
+                .taskInterruption(TaskInterruption.NEVER));
+    String result =
+        lock.withLock(
+            "r",
+            TTL,
+            Duration.ZERO,
+            lease -> {
+              nodes.forEach(n -> n.keys.clear());
+              org.awaitility.Awaitility.await()
+                  .atMost(Duration.ofSeconds(5))
+                  .until(() -> !lease.isValid());
+              assertFalse(Thread.currentThread().isInterrupted(), "not interrupted");
+              return "done, and the job saw the loss itself";
+            });
     assertEquals("done, and the job saw the loss itself", result);
   }
 }

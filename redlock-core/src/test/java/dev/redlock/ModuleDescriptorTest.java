@@ -14,15 +14,26 @@ import org.junit.jupiter.api.Test;
 class ModuleDescriptorTest {
   @Test
   void exportsOnlyTheApiPackage() throws Exception {
-    Path classes = Path.of(Redlock.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+    Path classes =
+        Path.of(Redlock.class.getProtectionDomain().getCodeSource().getLocation().toURI());
     try (InputStream in = Files.newInputStream(classes.resolve("module-info.class"))) {
       ModuleDescriptor descriptor = ModuleDescriptor.read(in);
       assertEquals("dev.redlock", descriptor.name());
-      assertEquals(Set.of("dev.redlock"),
-          descriptor.exports().stream().map(ModuleDescriptor.Exports::source).collect(Collectors.toSet()));
-      assertEquals(Set.of(), descriptor.exports().stream().filter(ModuleDescriptor.Exports::isQualified).collect(Collectors.toSet()));
-      assertEquals(Set.of("java.base", "redis.clients.jedis", "org.apache.commons.pool2", "org.slf4j"),
-          descriptor.requires().stream().map(ModuleDescriptor.Requires::name).collect(Collectors.toSet()));
+      assertEquals(
+          Set.of("dev.redlock"),
+          descriptor.exports().stream()
+              .map(ModuleDescriptor.Exports::source)
+              .collect(Collectors.toSet()));
+      assertEquals(
+          Set.of(),
+          descriptor.exports().stream()
+              .filter(ModuleDescriptor.Exports::isQualified)
+              .collect(Collectors.toSet()));
+      assertEquals(
+          Set.of("java.base", "redis.clients.jedis", "org.apache.commons.pool2", "org.slf4j"),
+          descriptor.requires().stream()
+              .map(ModuleDescriptor.Requires::name)
+              .collect(Collectors.toSet()));
     }
   }
 }

@@ -16,7 +16,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** The algorithm over fake nodes and a fake clock: counting, validity, rollback, reasons, bad input. */
+/**
+ * The algorithm over fake nodes and a fake clock: counting, validity, rollback, reasons, bad input.
+ */
 class RedlockAlgorithmTest {
   private static final Duration TTL = Duration.ofSeconds(10);
   private final AtomicLong clock = new AtomicLong(1_000_000_000L);
@@ -34,8 +36,11 @@ class RedlockAlgorithmTest {
   }
 
   private Redlock redlock(int n, Duration nodeTimeout, Ticker ticker) {
-    RedlockConfig.Builder config = RedlockConfig.builder().nodeTimeout(nodeTimeout)
-        .retryDelay(Duration.ofMillis(1)).retryJitter(Duration.ZERO);
+    RedlockConfig.Builder config =
+        RedlockConfig.builder()
+            .nodeTimeout(nodeTimeout)
+            .retryDelay(Duration.ofMillis(1))
+            .retryJitter(Duration.ZERO);
     for (int i = 0; i < n; i++) {
       nodes.add(new FakeNode("redis://fake:" + (7001 + i), clock));
       config.node("redis://fake:" + (7001 + i));
@@ -72,7 +77,8 @@ class RedlockAlgorithmTest {
     clock.addAndGet(Duration.ofSeconds(30).toNanos());
     int callsBefore = nodes.stream().mapToInt(n -> n.calls.get()).sum();
     assertFalse(lease.extend(TTL), "expired: not extended");
-    assertEquals(callsBefore, nodes.stream().mapToInt(n -> n.calls.get()).sum(), "and no node was asked");
+    assertEquals(
+        callsBefore, nodes.stream().mapToInt(n -> n.calls.get()).sum(), "and no node was asked");
   }
 
   @Test
@@ -81,7 +87,9 @@ class RedlockAlgorithmTest {
     nodes.get(0).mode = FakeNode.Mode.HANG;
     nodes.get(1).mode = FakeNode.Mode.HANG;
     // The hanging nodes would hold the attempt for 10 s; the quorum decides long before.
-    Lease lease = assertTimeoutPreemptively(Duration.ofSeconds(5), () -> lock.tryAcquire("r", Duration.ofMinutes(1)).orElseThrow());
+    Lease lease =
+        assertTimeoutPreemptively(
+            Duration.ofSeconds(5), () -> lock.tryAcquire("r", Duration.ofMinutes(1)).orElseThrow());
     assertTrue(lease.isValid());
   }
 
@@ -95,7 +103,8 @@ class RedlockAlgorithmTest {
     for (int i = 0; i < 5; i++) {
       FakeNode node = nodes.get(i);
       if (i < 3) {
-        assertEquals(0, node.releases.get(), "node " + i + " refused SET NX: our token was never there");
+        assertEquals(
+            0, node.releases.get(), "node " + i + " refused SET NX: our token was never there");
         assertEquals("another-owner", node.keys.get("redlock:r"));
       } else {
         assertEquals(1, node.releases.get(), "node " + i + " said yes: rolled back");
@@ -110,17 +119,23 @@ class RedlockAlgorithmTest {
     for (int i = 0; i < 3; i++) {
       nodes.get(i).mode = FakeNode.Mode.DOWN;
     }
-    LockUnavailableException e = assertThrows(LockUnavailableException.class, () -> lock.tryAcquire("r", TTL));
+    LockUnavailableException e =
+        assertThrows(LockUnavailableException.class, () -> lock.tryAcquire("r", TTL));
     assertEquals(LockUnavailableException.Reason.QUORUM_UNREACHABLE, e.reason());
     assertEquals(1, e.attempts());
     assertEquals(3, e.getSuppressed().length, "each node's error is kept");
     for (int i = 0; i < 3; i++) {
       assertEquals(NodeOutcome.Status.FAILED, e.nodeOutcomes().get(i).status());
-      assertTrue(e.nodeOutcomes().get(i).detail().startsWith("connection refused"), e.nodeOutcomes().get(i).toString());
+      assertTrue(
+          e.nodeOutcomes().get(i).detail().startsWith("connection refused"),
+          e.nodeOutcomes().get(i).toString());
     }
-    assertTrue(e.getMessage().contains("could not acquire 'r' (quorum unreachable)"), e.getMessage());
-    assertTrue(e.getMessage().contains("redis://fake:7001 FAILED (connection refused"), e.getMessage());
-    assertTrue(nodes.stream().allMatch(n -> n.keys.isEmpty()), "rolled back on the nodes that said yes");
+    assertTrue(
+        e.getMessage().contains("could not acquire 'r' (quorum unreachable)"), e.getMessage());
+    assertTrue(
+        e.getMessage().contains("redis://fake:7001 FAILED (connection refused"), e.getMessage());
+    assertTrue(
+        nodes.stream().allMatch(n -> n.keys.isEmpty()), "rolled back on the nodes that said yes");
   }
 
   @Test
@@ -129,8 +144,10 @@ class RedlockAlgorithmTest {
     nodes.get(0).keys.put("redlock:r", "another-owner");
     nodes.get(1).keys.put("redlock:r", "another-owner");
     nodes.get(2).mode = FakeNode.Mode.DOWN;
-    // Two refusals and one failure: the outage was needed to block us, so it is not mere contention.
-    assertEquals(LockUnavailableException.Reason.QUORUM_UNREACHABLE,
+    // Two refusals and one failure: the outage was needed to block us, so it is not mere
+    // contention.
+    assertEquals(
+        LockUnavailableException.Reason.QUORUM_UNREACHABLE,
         assertThrows(LockUnavailableException.class, () -> lock.tryAcquire("r", TTL)).reason());
     nodes.get(2).mode = FakeNode.Mode.UP;
     nodes.get(2).keys.put("redlock:r", "another-owner");
@@ -143,8 +160,13 @@ class RedlockAlgorithmTest {
   void acquireGivesUpWhenMaxWaitIsSpent() {
     Redlock lock = redlock(1, Duration.ofMillis(50), Ticker.SYSTEM);
     nodes.get(0).keys.put("redlock:r", "another-owner");
-    LockUnavailableException e = assertTimeoutPreemptively(Duration.ofSeconds(10),
-        () -> assertThrows(LockUnavailableException.class, () -> lock.acquire("r", TTL, Duration.ofMillis(100))));
+    LockUnavailableException e =
+        assertTimeoutPreemptively(
+            Duration.ofSeconds(10),
+            () ->
+                assertThrows(
+                    LockUnavailableException.class,
+                    () -> lock.acquire("r", TTL, Duration.ofMillis(100))));
     assertEquals(LockUnavailableException.Reason.HELD_ELSEWHERE, e.reason());
     assertTrue(e.attempts() >= 2, "retried: " + e.attempts());
   }
@@ -152,25 +174,51 @@ class RedlockAlgorithmTest {
   @Test
   void badInputFailsEarlyAndTouchesNoNode() {
     Redlock lock = redlock(1); // one node: no straggler can be counted after the baseline below
-    assertThrows(NullPointerException.class, () -> lock.tryAcquire(null, TTL), "resource must not be null");
-    assertEquals("resource must not be blank, was ' '",
+    assertThrows(
+        NullPointerException.class, () -> lock.tryAcquire(null, TTL), "resource must not be null");
+    assertEquals(
+        "resource must not be blank, was ' '",
         assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire(" ", TTL)).getMessage());
-    assertEquals("ttl must not be null", assertThrows(NullPointerException.class, () -> lock.tryAcquire("r", null)).getMessage());
-    assertEquals("ttl must be > 0, was PT0S",
-        assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire("r", Duration.ZERO)).getMessage());
-    assertEquals("ttl must be > 0, was PT-1S",
-        assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire("r", Duration.ofSeconds(-1))).getMessage());
-    assertEquals("ttl must be > nodeTimeout + clock drift (1000ms + 12ms), was PT1S",
-        assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire("r", Duration.ofSeconds(1))).getMessage());
-    assertTrue(assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire("r", Duration.ofNanos(10_000_000_500L)))
-        .getMessage().startsWith("ttl must be a whole number of milliseconds"));
-    assertTrue(assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire("r", Duration.ofMinutes(2)))
-        .getMessage().startsWith("ttl must be <= maxTtl (PT1M), was PT2M"));
-    assertTrue(assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire("@epoch", TTL))
-        .getMessage().startsWith("resource must not start with '@'"));
-    assertEquals("maxWait must be >= 0, was PT-1S",
-        assertThrows(IllegalArgumentException.class, () -> lock.acquire("r", TTL, Duration.ofSeconds(-1))).getMessage());
-    assertEquals("maxWait must not be null",
+    assertEquals(
+        "ttl must not be null",
+        assertThrows(NullPointerException.class, () -> lock.tryAcquire("r", null)).getMessage());
+    assertEquals(
+        "ttl must be > 0, was PT0S",
+        assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire("r", Duration.ZERO))
+            .getMessage());
+    assertEquals(
+        "ttl must be > 0, was PT-1S",
+        assertThrows(
+                IllegalArgumentException.class, () -> lock.tryAcquire("r", Duration.ofSeconds(-1)))
+            .getMessage());
+    assertEquals(
+        "ttl must be > nodeTimeout + clock drift (1000ms + 12ms), was PT1S",
+        assertThrows(
+                IllegalArgumentException.class, () -> lock.tryAcquire("r", Duration.ofSeconds(1)))
+            .getMessage());
+    assertTrue(
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> lock.tryAcquire("r", Duration.ofNanos(10_000_000_500L)))
+            .getMessage()
+            .startsWith("ttl must be a whole number of milliseconds"));
+    assertTrue(
+        assertThrows(
+                IllegalArgumentException.class, () -> lock.tryAcquire("r", Duration.ofMinutes(2)))
+            .getMessage()
+            .startsWith("ttl must be <= maxTtl (PT1M), was PT2M"));
+    assertTrue(
+        assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire("@epoch", TTL))
+            .getMessage()
+            .startsWith("resource must not start with '@'"));
+    assertEquals(
+        "maxWait must be >= 0, was PT-1S",
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> lock.acquire("r", TTL, Duration.ofSeconds(-1)))
+            .getMessage());
+    assertEquals(
+        "maxWait must not be null",
         assertThrows(NullPointerException.class, () -> lock.acquire("r", TTL, null)).getMessage());
     Lease lease = lock.tryAcquire("r", TTL).orElseThrow();
     int calls = nodes.stream().mapToInt(n -> n.calls.get()).sum();
@@ -184,13 +232,23 @@ class RedlockAlgorithmTest {
     Redlock lock = redlock(3);
     nodes.get(0).quarantinedMillis = 30_000;
     nodes.get(1).quarantinedMillis = 30_000;
-    LockUnavailableException e = assertThrows(LockUnavailableException.class, () -> lock.tryAcquire("r", TTL));
-    assertEquals(LockUnavailableException.Reason.QUORUM_UNREACHABLE, e.reason(), "quarantine is not contention");
+    LockUnavailableException e =
+        assertThrows(LockUnavailableException.class, () -> lock.tryAcquire("r", TTL));
+    assertEquals(
+        LockUnavailableException.Reason.QUORUM_UNREACHABLE,
+        e.reason(),
+        "quarantine is not contention");
     assertEquals(NodeOutcome.Status.QUARANTINED, e.nodeOutcomes().get(0).status());
-    assertTrue(e.nodeOutcomes().get(0).detail().contains("30000 ms"), e.nodeOutcomes().get(0).detail());
-    assertEquals(0, nodes.get(0).releases.get(), "a quarantined node took no key, so nothing to roll back there");
+    assertTrue(
+        e.nodeOutcomes().get(0).detail().contains("30000 ms"), e.nodeOutcomes().get(0).detail());
+    assertEquals(
+        0,
+        nodes.get(0).releases.get(),
+        "a quarantined node took no key, so nothing to roll back there");
     nodes.get(1).quarantinedMillis = 0;
-    assertTrue(lock.tryAcquire("r", TTL).isPresent(), "a majority without the quarantined node still wins");
+    assertTrue(
+        lock.tryAcquire("r", TTL).isPresent(),
+        "a majority without the quarantined node still wins");
   }
 
   @Test
@@ -199,8 +257,12 @@ class RedlockAlgorithmTest {
     nodes.get(0).fences.put("redlock:r", 41L); // node 0 ran ahead (say, through partial attempts)
     Lease lease = lock.tryAcquire("r", TTL).orElseThrow();
     assertEquals(42, lease.fencingToken());
-    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() ->
-        nodes.stream().filter(n -> n.fences.getOrDefault("redlock:r", 0L) >= 42).count() >= 2);
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(5))
+        .until(
+            () ->
+                nodes.stream().filter(n -> n.fences.getOrDefault("redlock:r", 0L) >= 42).count()
+                    >= 2);
     lease.release();
     Lease next = lock.tryAcquire("r", TTL).orElseThrow();
     assertTrue(next.fencingToken() > 42);
@@ -213,9 +275,11 @@ class RedlockAlgorithmTest {
     lock.close();
     assertFalse(lease.isValid());
     assertTrue(nodes.stream().allMatch(n -> n.keys.isEmpty()), "released on every node");
-    assertEquals("this Redlock is closed",
+    assertEquals(
+        "this Redlock is closed",
         assertThrows(IllegalStateException.class, () -> lock.tryAcquire("r", TTL)).getMessage());
-    assertThrows(IllegalStateException.class, () -> lease.extend(TTL), "the lease was released by close");
+    assertThrows(
+        IllegalStateException.class, () -> lease.extend(TTL), "the lease was released by close");
     lease.close(); // idempotent, no error
     lock.close();
   }

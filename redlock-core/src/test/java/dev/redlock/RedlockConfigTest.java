@@ -14,11 +14,14 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class RedlockConfigTest {
-  private static final List<String> THREE = List.of("redis://127.0.0.1:7001", "redis://127.0.0.1:7002", "redis://127.0.0.1:7003");
+  private static final List<String> THREE =
+      List.of("redis://127.0.0.1:7001", "redis://127.0.0.1:7002", "redis://127.0.0.1:7003");
 
-  private static void rejects(Class<? extends Throwable> type, String messagePart, Executable call) {
+  private static void rejects(
+      Class<? extends Throwable> type, String messagePart, Executable call) {
     Throwable e = assertThrows(type, call);
-    assertTrue(e.getMessage() != null && e.getMessage().contains(messagePart),
+    assertTrue(
+        e.getMessage() != null && e.getMessage().contains(messagePart),
         "message should contain '" + messagePart + "': " + e.getMessage());
   }
 
@@ -38,43 +41,93 @@ class RedlockConfigTest {
   @Test
   void defaultQuorumIsAMajority() {
     assertEquals(1, RedlockConfig.builder().node("redis://h:1").build().quorum());
-    assertEquals(2, RedlockConfig.builder().node("redis://h:1").node("redis://h:2").build().quorum());
-    assertEquals(3, RedlockConfig.builder().nodes(List.of("redis://h:1", "redis://h:2", "redis://h:3", "redis://h:4", "redis://h:5")).build().quorum());
+    assertEquals(
+        2, RedlockConfig.builder().node("redis://h:1").node("redis://h:2").build().quorum());
+    assertEquals(
+        3,
+        RedlockConfig.builder()
+            .nodes(
+                List.of("redis://h:1", "redis://h:2", "redis://h:3", "redis://h:4", "redis://h:5"))
+            .build()
+            .quorum());
   }
 
   @Test
   void quorumMayBeRaisedToNButNeverBelowAMajority() {
     assertEquals(3, RedlockConfig.builder().nodes(THREE).quorum(3).build().quorum());
-    rejects(IllegalArgumentException.class, "quorum must be >= 2 (a majority of 3 nodes) and <= 3, was 1",
+    rejects(
+        IllegalArgumentException.class,
+        "quorum must be >= 2 (a majority of 3 nodes) and <= 3, was 1",
         () -> RedlockConfig.builder().nodes(THREE).quorum(1).build());
-    rejects(IllegalArgumentException.class, "was 4", () -> RedlockConfig.builder().nodes(THREE).quorum(4).build());
-    rejects(IllegalArgumentException.class, "quorum must be >= 1, was 0", () -> RedlockConfig.builder().quorum(0));
+    rejects(
+        IllegalArgumentException.class,
+        "was 4",
+        () -> RedlockConfig.builder().nodes(THREE).quorum(4).build());
+    rejects(
+        IllegalArgumentException.class,
+        "quorum must be >= 1, was 0",
+        () -> RedlockConfig.builder().quorum(0));
   }
 
   @Test
   void nodesAreRequiredAndDistinct() {
-    rejects(IllegalArgumentException.class, "nodes must not be empty", () -> RedlockConfig.builder().build());
-    rejects(IllegalArgumentException.class, "redis://127.0.0.1:7001/2 is listed twice",
-        () -> RedlockConfig.builder().node("redis://127.0.0.1:7001").node("redis://:pw@127.0.0.1:7001/2").build());
-    rejects(NullPointerException.class, "node must not be null", () -> RedlockConfig.builder().node(null));
-    rejects(NullPointerException.class, "nodes must not be null", () -> RedlockConfig.builder().nodes(null));
+    rejects(
+        IllegalArgumentException.class,
+        "nodes must not be empty",
+        () -> RedlockConfig.builder().build());
+    rejects(
+        IllegalArgumentException.class,
+        "redis://127.0.0.1:7001/2 is listed twice",
+        () ->
+            RedlockConfig.builder()
+                .node("redis://127.0.0.1:7001")
+                .node("redis://:pw@127.0.0.1:7001/2")
+                .build());
+    rejects(
+        NullPointerException.class,
+        "node must not be null",
+        () -> RedlockConfig.builder().node(null));
+    rejects(
+        NullPointerException.class,
+        "nodes must not be null",
+        () -> RedlockConfig.builder().nodes(null));
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"http://h:1", "127.0.0.1:6379", "redis://", "redis://h:99999", "redis://h:1/x", "redis://h:1?db=2", "redis ://h"})
+  @ValueSource(
+      strings = {
+        "http://h:1",
+        "127.0.0.1:6379",
+        "redis://",
+        "redis://h:99999",
+        "redis://h:1/x",
+        "redis://h:1?db=2",
+        "redis ://h"
+      })
   void malformedNodeUrisAreRejected(String uri) {
-    rejects(IllegalArgumentException.class, "node must be a URI like redis://", () -> RedlockConfig.builder().node(uri));
+    rejects(
+        IllegalArgumentException.class,
+        "node must be a URI like redis://",
+        () -> RedlockConfig.builder().node(uri));
   }
 
   @Test
   void aRejectedUriNeverEchoesItsPassword() {
-    Throwable e = assertThrows(IllegalArgumentException.class, () -> RedlockConfig.builder().node("redis://user:s3cret@h:1/x"));
+    Throwable e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> RedlockConfig.builder().node("redis://user:s3cret@h:1/x"));
     assertFalse(e.getMessage().contains("s3cret"), e.getMessage());
   }
 
   @Test
   void credentialsNeverAppearInNodesOrToString() {
-    RedlockConfig config = RedlockConfig.builder().node("redis://user:s3cret@h:1").node("rediss://:pw@h:2/3").node("redis://h").build();
+    RedlockConfig config =
+        RedlockConfig.builder()
+            .node("redis://user:s3cret@h:1")
+            .node("rediss://:pw@h:2/3")
+            .node("redis://h")
+            .build();
     assertEquals(List.of("redis://h:1", "rediss://h:2/3", "redis://h:6379"), config.nodes());
     assertFalse(config.toString().contains("s3cret"));
   }
@@ -82,17 +135,34 @@ class RedlockConfigTest {
   @Test
   void eachSetterNamesItsRule() {
     RedlockConfig.Builder b = RedlockConfig.builder();
-    rejects(IllegalArgumentException.class, "clockDriftFactor must be >= 0 and < 0.5, was -0.1", () -> b.clockDriftFactor(-0.1));
-    rejects(IllegalArgumentException.class, "clockDriftFactor", () -> b.clockDriftFactor(Double.NaN));
+    rejects(
+        IllegalArgumentException.class,
+        "clockDriftFactor must be >= 0 and < 0.5, was -0.1",
+        () -> b.clockDriftFactor(-0.1));
+    rejects(
+        IllegalArgumentException.class, "clockDriftFactor", () -> b.clockDriftFactor(Double.NaN));
     rejects(IllegalArgumentException.class, "clockDriftFactor", () -> b.clockDriftFactor(0.5));
-    rejects(IllegalArgumentException.class, "nodeTimeout must be >= 1ms and <= 1m, was PT0S", () -> b.nodeTimeout(Duration.ZERO));
-    rejects(IllegalArgumentException.class, "nodeTimeout", () -> b.nodeTimeout(Duration.ofMinutes(2)));
+    rejects(
+        IllegalArgumentException.class,
+        "nodeTimeout must be >= 1ms and <= 1m, was PT0S",
+        () -> b.nodeTimeout(Duration.ZERO));
+    rejects(
+        IllegalArgumentException.class, "nodeTimeout", () -> b.nodeTimeout(Duration.ofMinutes(2)));
     rejects(NullPointerException.class, "nodeTimeout must not be null", () -> b.nodeTimeout(null));
-    rejects(IllegalArgumentException.class, "retryDelay must be >= 1ms, was PT0S", () -> b.retryDelay(Duration.ZERO));
+    rejects(
+        IllegalArgumentException.class,
+        "retryDelay must be >= 1ms, was PT0S",
+        () -> b.retryDelay(Duration.ZERO));
     rejects(NullPointerException.class, "retryDelay", () -> b.retryDelay(null));
-    rejects(IllegalArgumentException.class, "retryJitter must be >= 0, was PT-0.001S", () -> b.retryJitter(Duration.ofMillis(-1)));
+    rejects(
+        IllegalArgumentException.class,
+        "retryJitter must be >= 0, was PT-0.001S",
+        () -> b.retryJitter(Duration.ofMillis(-1)));
     rejects(NullPointerException.class, "retryJitter", () -> b.retryJitter(null));
-    rejects(IllegalArgumentException.class, "maxConnectionsPerNode must be >= 1, was 0", () -> b.maxConnectionsPerNode(0));
+    rejects(
+        IllegalArgumentException.class,
+        "maxConnectionsPerNode must be >= 1, was 0",
+        () -> b.maxConnectionsPerNode(0));
     rejects(NullPointerException.class, "keyPrefix must not be null", () -> b.keyPrefix(null));
   }
 
@@ -122,17 +192,28 @@ class RedlockConfigTest {
   @Test
   void badPropertiesNameTheKey() {
     Properties p = new Properties();
-    rejects(IllegalArgumentException.class, "redlock.nodes is required", () -> RedlockConfig.fromProperties(p));
+    rejects(
+        IllegalArgumentException.class,
+        "redlock.nodes is required",
+        () -> RedlockConfig.fromProperties(p));
     p.setProperty("redlock.nodes", "redis://h:1");
     p.setProperty("redlock.nodeTimeuot", "50ms");
-    rejects(IllegalArgumentException.class, "unknown property redlock.nodeTimeuot", () -> RedlockConfig.fromProperties(p));
+    rejects(
+        IllegalArgumentException.class,
+        "unknown property redlock.nodeTimeuot",
+        () -> RedlockConfig.fromProperties(p));
     p.remove("redlock.nodeTimeuot");
     p.setProperty("redlock.nodeTimeout", "fast");
-    rejects(IllegalArgumentException.class, "redlock.nodeTimeout must be a duration like 50ms, 2s, 1m or PT0.05S, was 'fast'",
+    rejects(
+        IllegalArgumentException.class,
+        "redlock.nodeTimeout must be a duration like 50ms, 2s, 1m or PT0.05S, was 'fast'",
         () -> RedlockConfig.fromProperties(p));
     p.remove("redlock.nodeTimeout");
     p.setProperty("redlock.quorum", "two");
-    rejects(IllegalArgumentException.class, "redlock.quorum must be an integer, was 'two'", () -> RedlockConfig.fromProperties(p));
+    rejects(
+        IllegalArgumentException.class,
+        "redlock.quorum must be an integer, was 'two'",
+        () -> RedlockConfig.fromProperties(p));
     rejects(NullPointerException.class, "properties", () -> RedlockConfig.fromProperties(null));
   }
 }

@@ -20,8 +20,13 @@ final class Chart {
   private Chart() {}
 
   private static final Color[] COLORS = {
-    new Color(0x1f77b4), new Color(0xff7f0e), new Color(0x2ca02c), new Color(0xd62728), new Color(0x9467bd),
-    new Color(0x8c564b), new Color(0x17becf)
+    new Color(0x1f77b4),
+    new Color(0xff7f0e),
+    new Color(0x2ca02c),
+    new Color(0xd62728),
+    new Color(0x9467bd),
+    new Color(0x8c564b),
+    new Color(0x17becf)
   };
 
   static void latencyByNodes(Report report, Path file) throws IOException {

@@ -31,9 +31,9 @@ import org.redisson.RedissonRedLock;
 import redis.clients.jedis.HostAndPort;
 
 /**
- * The load driver: starts 5 local redis-server nodes and measures, in one run and interleaved,
- * this library, the raw network floor and Redisson's RedLock. Prints one table and writes it,
- * with a chart, to the output directory.
+ * The load driver: starts 5 local redis-server nodes and measures, in one run and interleaved, this
+ * library, the raw network floor and Redisson's RedLock. Prints one table and writes it, with a
+ * chart, to the output directory.
  *
  * <pre>
  * ./mvnw -q install -DskipTests && java -jar redlock-bench/target/redlock-bench.jar [--quick] [--out docs]
@@ -41,7 +41,11 @@ import redis.clients.jedis.HostAndPort;
  */
 public final class LoadDriver {
   /** How long to measure: the full run, a quick look, or a smoke test that only proves it works. */
-  enum Length { FULL, QUICK, SMOKE }
+  enum Length {
+    FULL,
+    QUICK,
+    SMOKE
+  }
 
   private final Length length;
   private final boolean quick;
@@ -53,7 +57,10 @@ public final class LoadDriver {
     this(length, out, List.of());
   }
 
-  /** With {@code givenNodes} (five or more redis:// URIs) the driver uses them instead of starting its own. */
+  /**
+   * With {@code givenNodes} (five or more redis:// URIs) the driver uses them instead of starting
+   * its own.
+   */
   LoadDriver(Length length, Path out, List<String> givenNodes) {
     this.length = length;
     this.quick = length != Length.FULL;
@@ -63,7 +70,8 @@ public final class LoadDriver {
 
   public static void main(String[] args) throws Exception {
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
-    System.setProperty("org.slf4j.simpleLogger.log.org.netcrusher", "off"); // logs every proxied close as an error
+    System.setProperty(
+        "org.slf4j.simpleLogger.log.org.netcrusher", "off"); // logs every proxied close as an error
     System.setProperty("java.awt.headless", "true");
     Length length = Length.FULL;
     Path out = Path.of("docs");
@@ -75,13 +83,15 @@ public final class LoadDriver {
         case "--out" -> out = Path.of(args[++i]);
         case "--nodes" -> nodes = List.of(args[++i].split("\\s*,\\s*"));
         default -> {
-          System.err.println("usage: LoadDriver [--quick | --smoke] [--out DIR] [--nodes redis://h1:p1,...,redis://h5:p5]");
+          System.err.println(
+              "usage: LoadDriver [--quick | --smoke] [--out DIR] [--nodes redis://h1:p1,...,redis://h5:p5]");
           System.exit(2);
         }
       }
     }
     if (!nodes.isEmpty() && nodes.size() < 5) {
-      System.err.println("--nodes needs at least five redis:// URIs (plain, no credentials), was " + nodes.size());
+      System.err.println(
+          "--nodes needs at least five redis:// URIs (plain, no credentials), was " + nodes.size());
       System.exit(2);
     }
     new LoadDriver(length, out, nodes).run();
@@ -101,9 +111,16 @@ public final class LoadDriver {
   }
 
   private void measure(List<String> uris, String nodesDescription) throws Exception {
-    String machine = Runtime.getRuntime().availableProcessors() + " cores, Java " + System.getProperty("java.version")
-        + ", " + nodesDescription;
-    System.out.println("redlock-bench on " + machine + (quick ? " (" + length.name().toLowerCase(Locale.ROOT) + ")" : ""));
+    String machine =
+        Runtime.getRuntime().availableProcessors()
+            + " cores, Java "
+            + System.getProperty("java.version")
+            + ", "
+            + nodesDescription;
+    System.out.println(
+        "redlock-bench on "
+            + machine
+            + (quick ? " (" + length.name().toLowerCase(Locale.ROOT) + ")" : ""));
     for (int n : new int[] {1, 3, 5}) {
       uncontended(uris.subList(0, n), n, "uncontended");
     }
@@ -115,12 +132,20 @@ public final class LoadDriver {
     System.out.println(table);
     Files.writeString(out.resolve("performance-results.md"), table);
     Chart.latencyByNodes(report, out.resolve("performance-latency.png"));
-    System.out.println("wrote " + out.resolve("performance-results.md") + " and " + out.resolve("performance-latency.png"));
+    System.out.println(
+        "wrote "
+            + out.resolve("performance-results.md")
+            + " and "
+            + out.resolve("performance-latency.png"));
   }
 
-  /** One thread, acquire + release of an uncontended lock; implementations interleaved round by round. */
+  /**
+   * One thread, acquire + release of an uncontended lock; implementations interleaved round by
+   * round.
+   */
   private void uncontended(List<String> uris, int n, String scenario) throws Exception {
-    List<HostAndPort> hosts = uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
+    List<HostAndPort> hosts =
+        uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
     List<LockUnderTest> impls = new ArrayList<>();
     impls.add(new RawFloors.Sequential(hosts));
     if (n > 1) {
@@ -133,15 +158,28 @@ public final class LoadDriver {
     measureInterleaved(scenario, n, impls);
   }
 
-  private void measureInterleaved(String scenario, int n, List<LockUnderTest> impls) throws Exception {
-    int rounds = switch (length) { case FULL -> 20; case QUICK -> 6; case SMOKE -> 1; };
-    int batch = switch (length) { case FULL -> 500; case QUICK -> 200; case SMOKE -> 20; };
+  private void measureInterleaved(String scenario, int n, List<LockUnderTest> impls)
+      throws Exception {
+    int rounds =
+        switch (length) {
+          case FULL -> 20;
+          case QUICK -> 6;
+          case SMOKE -> 1;
+        };
+    int batch =
+        switch (length) {
+          case FULL -> 500;
+          case QUICK -> 200;
+          case SMOKE -> 20;
+        };
     Map<String, Histogram> histograms = new LinkedHashMap<>();
     Map<String, long[]> allocation = new LinkedHashMap<>(); // bytes, cycles
     try {
       for (int round = 0; round <= rounds; round++) { // round 0 warms up and is discarded
         for (LockUnderTest impl : impls) {
-          Histogram h = histograms.computeIfAbsent(impl.name(), k -> new Histogram(TimeUnit.SECONDS.toNanos(10), 3));
+          Histogram h =
+              histograms.computeIfAbsent(
+                  impl.name(), k -> new Histogram(TimeUnit.SECONDS.toNanos(10), 3));
           long bytesBefore = allocatedBytes();
           for (int i = 0; i < batch; i++) {
             String key = "bench:" + scenario + ":" + n + ":" + i;
@@ -161,7 +199,10 @@ public final class LoadDriver {
     } finally {
       impls.forEach(LockUnderTest::close);
     }
-    histograms.forEach((name, h) -> report.latency(scenario, n, name, h, allocation.get(name)[0] / (double) allocation.get(name)[1]));
+    histograms.forEach(
+        (name, h) ->
+            report.latency(
+                scenario, n, name, h, allocation.get(name)[0] / (double) allocation.get(name)[1]));
     System.out.printf(Locale.ROOT, "%s N=%d done%n", scenario, n);
   }
 
@@ -169,27 +210,36 @@ public final class LoadDriver {
   private void slowNode(List<String> nodes) throws Exception {
     HostAndPort fifth = HostAndPort.from(nodes.get(4).substring("redis://".length()));
     try (NioReactor reactor = new NioReactor();
-        TcpCrusher proxy = TcpCrusherBuilder.builder()
-            .withReactor(reactor)
-            .withBindAddress(new InetSocketAddress("127.0.0.1", 0).getHostString(), freePort())
-            .withConnectAddress(fifth.getHost(), fifth.getPort())
-            .withIncomingThrottlerFactory(address -> new DelayThrottler(20, TimeUnit.MILLISECONDS))
-            .buildAndOpen()) {
+        TcpCrusher proxy =
+            TcpCrusherBuilder.builder()
+                .withReactor(reactor)
+                .withBindAddress(new InetSocketAddress("127.0.0.1", 0).getHostString(), freePort())
+                .withConnectAddress(fifth.getHost(), fifth.getPort())
+                .withIncomingThrottlerFactory(
+                    address -> new DelayThrottler(20, TimeUnit.MILLISECONDS))
+                .buildAndOpen()) {
       List<String> uris = new ArrayList<>(nodes.subList(0, 4));
       uris.add("redis://127.0.0.1:" + proxy.getBindAddress().getPort());
-      List<HostAndPort> hosts = uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
-      List<LockUnderTest> impls = List.of(new RawFloors.Pipelined(hosts), new Ours(uris), new RedissonRedLockUnderTest(uris));
+      List<HostAndPort> hosts =
+          uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
+      List<LockUnderTest> impls =
+          List.of(
+              new RawFloors.Pipelined(hosts), new Ours(uris), new RedissonRedLockUnderTest(uris));
       boolean wasQuick = quick;
-      measureInterleavedSmall("one node +20 ms", 5, impls, wasQuick ? 1 : 4, length == Length.SMOKE ? 5 : 25);
+      measureInterleavedSmall(
+          "one node +20 ms", 5, impls, wasQuick ? 1 : 4, length == Length.SMOKE ? 5 : 25);
     }
   }
 
-  private void measureInterleavedSmall(String scenario, int n, List<LockUnderTest> impls, int rounds, int batch) throws Exception {
+  private void measureInterleavedSmall(
+      String scenario, int n, List<LockUnderTest> impls, int rounds, int batch) throws Exception {
     Map<String, Histogram> histograms = new LinkedHashMap<>();
     try {
       for (int round = 0; round <= rounds; round++) {
         for (LockUnderTest impl : impls) {
-          Histogram h = histograms.computeIfAbsent(impl.name(), k -> new Histogram(TimeUnit.SECONDS.toNanos(10), 3));
+          Histogram h =
+              histograms.computeIfAbsent(
+                  impl.name(), k -> new Histogram(TimeUnit.SECONDS.toNanos(10), 3));
           for (int i = 0; i < batch; i++) {
             long start = System.nanoTime();
             impl.cycle("bench:slow:" + round + ":" + i);
@@ -206,37 +256,68 @@ public final class LoadDriver {
     System.out.println(scenario + " done");
   }
 
-  /** 8 threads, one key, N=5: critical sections per second, and node commands per critical section. */
+  /**
+   * 8 threads, one key, N=5: critical sections per second, and node commands per critical section.
+   */
   private void contended(List<String> uris) throws Exception {
-    long millis = switch (length) { case FULL -> 10_000; case QUICK -> 3000; case SMOKE -> 500; };
+    long millis =
+        switch (length) {
+          case FULL -> 10_000;
+          case QUICK -> 3000;
+          case SMOKE -> 500;
+        };
     // Ours: 8 threads over 2 Redlock instances, acquire with a 50 ms wait.
-    RedlockConfig config = RedlockConfig.builder().nodes(uris).retryDelay(Duration.ofMillis(2)).retryJitter(Duration.ofMillis(3)).build();
-    try (Redlock a = Redlock.create(config); Redlock b = Redlock.create(config)) {
+    RedlockConfig config =
+        RedlockConfig.builder()
+            .nodes(uris)
+            .retryDelay(Duration.ofMillis(2))
+            .retryJitter(Duration.ofMillis(3))
+            .build();
+    try (Redlock a = Redlock.create(config);
+        Redlock b = Redlock.create(config)) {
       long commandsBefore = nodeCommands(uris);
-      long sections = runThreads(8, millis, thread -> {
-        Redlock redlock = thread % 2 == 0 ? a : b;
-        try (Lease lease = redlock.acquire("bench:contended", Duration.ofSeconds(1), Duration.ofMillis(50))) {
-          return lease.isValid() ? 1 : 0;
-        } catch (LockUnavailableException e) {
-          return 0;
-        }
-      });
-      report.throughput("contended, 8 threads, one key", 5, "redlock (this library)", sections * 1000.0 / millis,
+      long sections =
+          runThreads(
+              8,
+              millis,
+              thread -> {
+                Redlock redlock = thread % 2 == 0 ? a : b;
+                try (Lease lease =
+                    redlock.acquire(
+                        "bench:contended", Duration.ofSeconds(1), Duration.ofMillis(50))) {
+                  return lease.isValid() ? 1 : 0;
+                } catch (LockUnavailableException e) {
+                  return 0;
+                }
+              });
+      report.throughput(
+          "contended, 8 threads, one key",
+          5,
+          "redlock (this library)",
+          sections * 1000.0 / millis,
           (nodeCommands(uris) - commandsBefore) / (double) Math.max(1, sections));
     }
     // Redisson: 8 threads, tryLock with a 50 ms wait and a 1 s lease.
     RedissonRedLockUnderTest redisson = new RedissonRedLockUnderTest(uris);
     try {
       long commandsBefore = nodeCommands(uris);
-      long sections = runThreads(8, millis, thread -> {
-        RedissonRedLock lock = redisson.lock("bench:contended-redisson");
-        if (lock.tryLock(50, 1000, TimeUnit.MILLISECONDS)) {
-          lock.unlock();
-          return 1;
-        }
-        return 0;
-      });
-      report.throughput("contended, 8 threads, one key", 5, "Redisson 3.52 RedissonRedLock", sections * 1000.0 / millis,
+      long sections =
+          runThreads(
+              8,
+              millis,
+              thread -> {
+                RedissonRedLock lock = redisson.lock("bench:contended-redisson");
+                if (lock.tryLock(50, 1000, TimeUnit.MILLISECONDS)) {
+                  lock.unlock();
+                  return 1;
+                }
+                return 0;
+              });
+      report.throughput(
+          "contended, 8 threads, one key",
+          5,
+          "Redisson 3.52 RedissonRedLock",
+          sections * 1000.0 / millis,
           (nodeCommands(uris) - commandsBefore) / (double) Math.max(1, sections));
     } finally {
       redisson.close();
@@ -246,24 +327,38 @@ public final class LoadDriver {
 
   /** 1, 8 and 64 threads on distinct keys, N=5: throughput as threads grow, and failures. */
   private void manyKeys(List<String> uris) throws Exception {
-    long millis = switch (length) { case FULL -> 8000; case QUICK -> 3000; case SMOKE -> 500; };
+    long millis =
+        switch (length) {
+          case FULL -> 8000;
+          case QUICK -> 3000;
+          case SMOKE -> 500;
+        };
     try (Redlock redlock = Redlock.create(RedlockConfig.builder().nodes(uris).build())) {
       for (int threads : new int[] {1, 8, 64}) {
         AtomicLong next = new AtomicLong();
         AtomicLong failed = new AtomicLong();
-        long ops = runThreads(threads, millis, thread -> {
-          String key = "bench:many:" + thread + ":" + next.incrementAndGet();
-          try {
-            redlock.tryAcquire(key, Duration.ofSeconds(30)).orElseThrow().release();
-            return 1;
-          } catch (LockUnavailableException e) {
-            failed.incrementAndGet();
-            return 0;
-          }
-        });
-        report.throughput("distinct keys, " + threads + " threads (" + failed.get() + " failed)", 5, "redlock (this library)",
-            ops * 1000.0 / millis, Double.NaN);
-        System.out.println("many keys, " + threads + " threads: " + ops + " ok, " + failed.get() + " failed");
+        long ops =
+            runThreads(
+                threads,
+                millis,
+                thread -> {
+                  String key = "bench:many:" + thread + ":" + next.incrementAndGet();
+                  try {
+                    redlock.tryAcquire(key, Duration.ofSeconds(30)).orElseThrow().release();
+                    return 1;
+                  } catch (LockUnavailableException e) {
+                    failed.incrementAndGet();
+                    return 0;
+                  }
+                });
+        report.throughput(
+            "distinct keys, " + threads + " threads (" + failed.get() + " failed)",
+            5,
+            "redlock (this library)",
+            ops * 1000.0 / millis,
+            Double.NaN);
+        System.out.println(
+            "many keys, " + threads + " threads: " + ops + " ok, " + failed.get() + " failed");
       }
     }
   }
@@ -280,13 +375,15 @@ public final class LoadDriver {
       List<Future<Long>> results = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
         int thread = t;
-        results.add(pool.submit(() -> {
-          long done = 0;
-          while (System.nanoTime() < deadline) {
-            done += step.run(thread);
-          }
-          return done;
-        }));
+        results.add(
+            pool.submit(
+                () -> {
+                  long done = 0;
+                  while (System.nanoTime() < deadline) {
+                    done += step.run(thread);
+                  }
+                  return done;
+                }));
       }
       long total = 0;
       for (Future<Long> f : results) {
@@ -303,14 +400,16 @@ public final class LoadDriver {
     long total = 0;
     for (String uri : uris) {
       HostAndPort host = HostAndPort.from(uri.substring("redis://".length()));
-      total += CommandStats.calls(host.getHost(), host.getPort(), command -> !command.equals("info"));
+      total +=
+          CommandStats.calls(host.getHost(), host.getPort(), command -> !command.equals("info"));
     }
     return total;
   }
 
   /** Bytes allocated by every live thread of this JVM so far (HotSpot). */
   private static long allocatedBytes() {
-    com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
     long total = 0;
     for (long bytes : threads.getThreadAllocatedBytes(threads.getAllThreadIds())) {
       if (bytes > 0) {
@@ -321,7 +420,8 @@ public final class LoadDriver {
   }
 
   private static int freePort() throws java.io.IOException {
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+    try (java.net.ServerSocket s =
+        new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
       return s.getLocalPort();
     }
   }

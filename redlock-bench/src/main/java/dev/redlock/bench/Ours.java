@@ -26,7 +26,10 @@ final class Ours implements LockUnderTest {
 
   @Override
   public void cycle(String key) {
-    Lease lease = redlock.tryAcquire(key, TTL).orElseThrow(() -> new IllegalStateException("not free: " + key));
+    Lease lease =
+        redlock
+            .tryAcquire(key, TTL)
+            .orElseThrow(() -> new IllegalStateException("not free: " + key));
     lease.release();
   }
 

@@ -15,14 +15,17 @@ import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.Protocol;
 
 /**
- * The network floor: raw Jedis, no lock logic. {@code SET key token NX PX ttl} on every node,
- * then the owner-checked release by {@code EVALSHA} on every node, in three ways.
+ * The network floor: raw Jedis, no lock logic. {@code SET key token NX PX ttl} on every node, then
+ * the owner-checked release by {@code EVALSHA} on every node, in three ways.
  */
 final class RawFloors {
   private RawFloors() {}
 
-  static final JedisClientConfig CLIENT = DefaultJedisClientConfig.builder()
-      .socketTimeoutMillis(2000).clientSetInfoConfig(ClientSetInfoConfig.DISABLED).build();
+  static final JedisClientConfig CLIENT =
+      DefaultJedisClientConfig.builder()
+          .socketTimeoutMillis(2000)
+          .clientSetInfoConfig(ClientSetInfoConfig.DISABLED)
+          .build();
 
   /** A Jedis connection whose buffered commands can be flushed without reading a reply. */
   static final class FlushableConnection extends Connection {
@@ -36,19 +39,28 @@ final class RawFloors {
   }
 
   static CommandArguments set(String key) {
-    return new CommandArguments(Protocol.Command.SET).key(key).add("token-of-this-cycle")
-        .add(Protocol.Keyword.NX).add(Protocol.Keyword.PX).add(30_000);
+    return new CommandArguments(Protocol.Command.SET)
+        .key(key)
+        .add("token-of-this-cycle")
+        .add(Protocol.Keyword.NX)
+        .add(Protocol.Keyword.PX)
+        .add(30_000);
   }
 
   static CommandArguments release(String sha, String key) {
-    return new CommandArguments(Protocol.Command.EVALSHA).add(sha).add(1).key(key).add("token-of-this-cycle");
+    return new CommandArguments(Protocol.Command.EVALSHA)
+        .add(sha)
+        .add(1)
+        .key(key)
+        .add("token-of-this-cycle");
   }
 
   static List<FlushableConnection> connect(List<HostAndPort> nodes) {
     List<FlushableConnection> out = new ArrayList<>();
     for (HostAndPort node : nodes) {
       FlushableConnection c = new FlushableConnection(node);
-      c.executeCommand(new CommandArguments(Protocol.Command.SCRIPT).add("LOAD").add(Script.RELEASE.source()));
+      c.executeCommand(
+          new CommandArguments(Protocol.Command.SCRIPT).add("LOAD").add(Script.RELEASE.source()));
       out.add(c);
     }
     return out;
@@ -96,7 +108,8 @@ final class RawFloors {
     PipelinedWithOurScripts(List<HostAndPort> nodes) {
       this.nodes = connect(nodes);
       for (FlushableConnection c : this.nodes) {
-        c.executeCommand(new CommandArguments(Protocol.Command.SCRIPT).add("LOAD").add(Script.ACQUIRE.source()));
+        c.executeCommand(
+            new CommandArguments(Protocol.Command.SCRIPT).add("LOAD").add(Script.ACQUIRE.source()));
       }
     }
 
@@ -108,8 +121,17 @@ final class RawFloors {
     @Override
     public void cycle(String key) {
       for (FlushableConnection c : nodes) {
-        c.sendCommand(new CommandArguments(Protocol.Command.EVALSHA).add(Script.ACQUIRE.sha1()).add(3).key(key)
-            .key("redlock:@epoch").key("redlock:@fences").add("token-of-this-cycle").add(30_000).add(60_000).add("1"));
+        c.sendCommand(
+            new CommandArguments(Protocol.Command.EVALSHA)
+                .add(Script.ACQUIRE.sha1())
+                .add(3)
+                .key(key)
+                .key("redlock:@epoch")
+                .key("redlock:@fences")
+                .add("token-of-this-cycle")
+                .add(30_000)
+                .add(60_000)
+                .add("1"));
         c.flushNow();
       }
       for (FlushableConnection c : nodes) {

@@ -16,12 +16,17 @@ final class RedissonRedLockUnderTest implements LockUnderTest {
   RedissonRedLockUnderTest(List<String> uris) {
     for (String uri : uris) {
       Config config = new Config();
-      config.useSingleServer().setAddress(uri).setConnectionMinimumIdleSize(2).setConnectionPoolSize(16);
+      config
+          .useSingleServer()
+          .setAddress(uri)
+          .setConnectionMinimumIdleSize(2)
+          .setConnectionPoolSize(16);
       clients.add(Redisson.create(config));
     }
   }
 
-  @SuppressWarnings("deprecation") // RedissonRedLock is deprecated in Redisson, but it is the Redlock they ship
+  @SuppressWarnings(
+      "deprecation") // RedissonRedLock is deprecated in Redisson, but it is the Redlock they ship
   RedissonRedLock lock(String key) {
     RLock[] locks = new RLock[clients.size()];
     for (int i = 0; i < locks.length; i++) {

@@ -7,23 +7,41 @@ import org.HdrHistogram.Histogram;
 
 /** The results of one run, as one markdown table per kind of scenario. */
 final class Report {
-  record Latency(String scenario, int nodes, String impl, double p50, double p99, double p999, double bytesPerCycle) {}
+  record Latency(
+      String scenario,
+      int nodes,
+      String impl,
+      double p50,
+      double p99,
+      double p999,
+      double bytesPerCycle) {}
 
-  record Throughput(String scenario, int nodes, String impl, double perSecond, double commandsPerOp) {}
+  record Throughput(
+      String scenario, int nodes, String impl, double perSecond, double commandsPerOp) {}
 
   final List<Latency> latencies = new ArrayList<>();
   final List<Throughput> throughputs = new ArrayList<>();
 
   void latency(String scenario, int nodes, String impl, Histogram h, double bytesPerCycle) {
-    latencies.add(new Latency(scenario, nodes, impl, h.getValueAtPercentile(50) / 1000.0,
-        h.getValueAtPercentile(99) / 1000.0, h.getValueAtPercentile(99.9) / 1000.0, bytesPerCycle));
+    latencies.add(
+        new Latency(
+            scenario,
+            nodes,
+            impl,
+            h.getValueAtPercentile(50) / 1000.0,
+            h.getValueAtPercentile(99) / 1000.0,
+            h.getValueAtPercentile(99.9) / 1000.0,
+            bytesPerCycle));
   }
 
   void throughput(String scenario, int nodes, String impl, double perSecond, double commandsPerOp) {
     throughputs.add(new Throughput(scenario, nodes, impl, perSecond, commandsPerOp));
   }
 
-  /** The floor a scenario's ratios refer to: "write all, then read all" where measured, else sequential (N=1). */
+  /**
+   * The floor a scenario's ratios refer to: "write all, then read all" where measured, else
+   * sequential (N=1).
+   */
   private Latency floor(String scenario, int nodes) {
     Latency sequential = null;
     for (Latency l : latencies) {
@@ -50,24 +68,47 @@ final class Report {
 
   String markdown(String machine) {
     StringBuilder md = new StringBuilder();
-    md.append("Measured on ").append(machine).append(", 5 local redis-server nodes, one run, implementations interleaved.\n\n");
-    md.append("| scenario | N | implementation | p50 µs | p99 µs | p99.9 µs | p50 / floor | p50 / floor with our scripts | p50 / Redisson | bytes allocated per cycle |\n");
+    md.append("Measured on ")
+        .append(machine)
+        .append(", 5 local redis-server nodes, one run, implementations interleaved.\n\n");
+    md.append(
+        "| scenario | N | implementation | p50 µs | p99 µs | p99.9 µs | p50 / floor | p50 / floor with our scripts | p50 / Redisson | bytes allocated per cycle |\n");
     md.append("|---|---|---|---|---|---|---|---|---|---|\n");
     for (Latency l : latencies) {
       Latency floor = floor(l.scenario, l.nodes);
       Latency redisson = find(l.scenario, l.nodes, "Redisson");
       Latency scripts = find(l.scenario, l.nodes, "floor: write all, then read all, our scripts");
-      md.append(String.format(Locale.ROOT, "| %s | %d | %s | %.0f | %.0f | %.0f | %s | %s | %s | %s |%n",
-          l.scenario, l.nodes, l.impl, l.p50, l.p99, l.p999,
-          floor == null ? "–" : String.format(Locale.ROOT, "%.2f×", l.p50 / floor.p50),
-          scripts == null ? "–" : String.format(Locale.ROOT, "%.2f×", l.p50 / scripts.p50),
-          redisson == null ? "–" : String.format(Locale.ROOT, "%.2f×", l.p50 / redisson.p50),
-          Double.isNaN(l.bytesPerCycle) ? "–" : String.format(Locale.ROOT, "%,.0f", l.bytesPerCycle)));
+      md.append(
+          String.format(
+              Locale.ROOT,
+              "| %s | %d | %s | %.0f | %.0f | %.0f | %s | %s | %s | %s |%n",
+              l.scenario,
+              l.nodes,
+              l.impl,
+              l.p50,
+              l.p99,
+              l.p999,
+              floor == null ? "–" : String.format(Locale.ROOT, "%.2f×", l.p50 / floor.p50),
+              scripts == null ? "–" : String.format(Locale.ROOT, "%.2f×", l.p50 / scripts.p50),
+              redisson == null ? "–" : String.format(Locale.ROOT, "%.2f×", l.p50 / redisson.p50),
+              Double.isNaN(l.bytesPerCycle)
+                  ? "–"
+                  : String.format(Locale.ROOT, "%,.0f", l.bytesPerCycle)));
     }
-    md.append("\n| scenario | N | implementation | per second | node commands per operation |\n|---|---|---|---|---|\n");
+    md.append(
+        "\n| scenario | N | implementation | per second | node commands per operation |\n|---|---|---|---|---|\n");
     for (Throughput t : throughputs) {
-      md.append(String.format(Locale.ROOT, "| %s | %d | %s | %,.0f | %s |%n", t.scenario, t.nodes, t.impl, t.perSecond,
-          Double.isNaN(t.commandsPerOp) ? "–" : String.format(Locale.ROOT, "%.1f", t.commandsPerOp)));
+      md.append(
+          String.format(
+              Locale.ROOT,
+              "| %s | %d | %s | %,.0f | %s |%n",
+              t.scenario,
+              t.nodes,
+              t.impl,
+              t.perSecond,
+              Double.isNaN(t.commandsPerOp)
+                  ? "–"
+                  : String.format(Locale.ROOT, "%.1f", t.commandsPerOp)));
     }
     return md.toString();
   }

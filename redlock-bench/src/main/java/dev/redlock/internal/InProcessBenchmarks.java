@@ -15,10 +15,10 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The in-process parts of an acquisition, without the network: token generation, and sending a
- * verb to five nodes and collecting their votes (with nodes that answer at once, on the calling
- * thread). Lives in the internal package to reach package-private types; run with
- * {@code java -cp redlock-bench/target/redlock-bench.jar org.openjdk.jmh.Main -prof gc}.
+ * The in-process parts of an acquisition, without the network: token generation, and sending a verb
+ * to five nodes and collecting their votes (with nodes that answer at once, on the calling thread).
+ * Lives in the internal package to reach package-private types; run with {@code java -cp
+ * redlock-bench/target/redlock-bench.jar org.openjdk.jmh.Main -prof gc}.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -80,7 +80,12 @@ public class InProcessBenchmarks {
 
   @Benchmark
   public int voteOnFiveNodes() throws InterruptedException {
-    Ballot ballot = fanOut.send(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:bench", "token", 30_000), "held", null, null);
+    Ballot ballot =
+        fanOut.send(
+            new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:bench", "token", 30_000),
+            "held",
+            null,
+            null);
     return ballot.awaitQuorum(3, System.nanoTime() + 1_000_000);
   }
 }

@@ -17,15 +17,25 @@ import org.junit.jupiter.api.io.TempDir;
 class LoadDriverSmokeIT {
   @Test
   void everyScenarioAndImplementationReachesTheReport(@TempDir Path out) throws Exception {
-    Tools.requireOrSkip(() -> { RedisNodes.start(1).close(); return null; });
+    Tools.requireOrSkip(
+        () -> {
+          RedisNodes.start(1).close();
+          return null;
+        });
     System.setProperty("org.slf4j.simpleLogger.log.org.netcrusher", "off");
     new LoadDriver(LoadDriver.Length.SMOKE, out).run();
     String table = Files.readString(out.resolve("performance-results.md"));
-    for (String row : new String[] {
-        "| uncontended | 1 | redlock (this library)", "| uncontended | 5 | floor: write all, then read all |",
-        "| uncontended | 5 | floor: write all, then read all, our scripts", "| uncontended | 5 | Redisson 3.52 RedissonRedLock",
-        "| one node +20 ms | 5 | redlock (this library)", "| contended, 8 threads, one key | 5 | redlock (this library)",
-        "| contended, 8 threads, one key | 5 | Redisson 3.52 RedissonRedLock", "| distinct keys, 64 threads"}) {
+    for (String row :
+        new String[] {
+          "| uncontended | 1 | redlock (this library)",
+              "| uncontended | 5 | floor: write all, then read all |",
+          "| uncontended | 5 | floor: write all, then read all, our scripts",
+              "| uncontended | 5 | Redisson 3.52 RedissonRedLock",
+          "| one node +20 ms | 5 | redlock (this library)",
+              "| contended, 8 threads, one key | 5 | redlock (this library)",
+          "| contended, 8 threads, one key | 5 | Redisson 3.52 RedissonRedLock",
+              "| distinct keys, 64 threads"
+        }) {
       assertTrue(table.contains(row), "missing " + row + " in\n" + table);
     }
     assertTrue(Files.size(out.resolve("performance-latency.png")) > 1000, "the chart was drawn");

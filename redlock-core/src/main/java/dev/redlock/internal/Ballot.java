@@ -16,12 +16,12 @@ import java.util.function.BooleanSupplier;
 /**
  * The votes of one request sent to every node, indexed like the node list.
  *
- * <p>The thread that awaits the ballot reads the replies itself: first every reply that has
- * already arrived, then, if the outcome is still open, it waits on the node that has answered
- * fastest lately. It stops as soon as the outcome is decided; replies that arrived by then are
- * read at once, and only nodes still silent are handed to an I/O thread, which reads their reply
- * (within the node timeout) and gives the connection back. So a healthy round costs no thread
- * hand-off, and a slow node costs one, off the caller's path.
+ * <p>The thread that awaits the ballot reads the replies itself: first every reply that has already
+ * arrived, then, if the outcome is still open, it waits on the node that has answered fastest
+ * lately. It stops as soon as the outcome is decided; replies that arrived by then are read at
+ * once, and only nodes still silent are handed to an I/O thread, which reads their reply (within
+ * the node timeout) and gives the connection back. So a healthy round costs no thread hand-off, and
+ * a slow node costs one, off the caller's path.
  *
  * <p>Requests that had to wait for an earlier request of the same lease on the same node (see
  * {@link FanOut}) are run entirely by I/O threads; the awaiting thread then waits for them.
@@ -54,7 +54,13 @@ public final class Ballot {
   private final long nodeTimeoutNanos;
   private final AtomicBoolean driving = new AtomicBoolean();
 
-  Ballot(List<LockNode> nodes, Ticker ticker, String refusal, NodeLatencies latencies, Executor handOff, long nodeTimeoutNanos) {
+  Ballot(
+      List<LockNode> nodes,
+      Ticker ticker,
+      String refusal,
+      NodeLatencies latencies,
+      Executor handOff,
+      long nodeTimeoutNanos) {
     int n = nodes.size();
     this.nodes = nodes;
     this.ticker = ticker;
@@ -82,8 +88,8 @@ public final class Ballot {
   }
 
   /**
-   * Marks a node not sent to. Its "settled" future follows {@code before} (the previous request
-   * on that node), so a later request still waits for a straggler there.
+   * Marks a node not sent to. Its "settled" future follows {@code before} (the previous request on
+   * that node), so a later request still waits for a straggler there.
    */
   void skip(int node, CompletableFuture<Void> before) {
     lock.lock();
@@ -108,8 +114,15 @@ public final class Ballot {
     } else if (reply == 0) {
       record(node, NodeOutcome.Status.REFUSED, refusal, latency, null, 0);
     } else {
-      record(node, NodeOutcome.Status.QUARANTINED,
-          "data younger than maxTtl (restarted or flushed?): no vote for another " + (-reply - 1) + " ms", latency, null, 0);
+      record(
+          node,
+          NodeOutcome.Status.QUARANTINED,
+          "data younger than maxTtl (restarted or flushed?): no vote for another "
+              + (-reply - 1)
+              + " ms",
+          latency,
+          null,
+          0);
     }
   }
 
@@ -117,7 +130,8 @@ public final class Ballot {
     record(node, NodeFailures.status(error), NodeFailures.describe(error), latency, error, 0);
   }
 
-  private void record(int node, NodeOutcome.Status s, String text, long latency, Throwable error, long value) {
+  private void record(
+      int node, NodeOutcome.Status s, String text, long latency, Throwable error, long value) {
     lock.lock();
     try {
       status[node] = s;
@@ -141,8 +155,8 @@ public final class Ballot {
   }
 
   /**
-   * Waits until the outcome is decided: {@code quorum} nodes said yes, or so many said no or
-   * failed that a quorum is out of reach, or every node answered; or until {@code deadline}.
+   * Waits until the outcome is decided: {@code quorum} nodes said yes, or so many said no or failed
+   * that a quorum is out of reach, or every node answered; or until {@code deadline}.
    *
    * @return the number of nodes that said yes at that moment
    */
@@ -153,8 +167,8 @@ public final class Ballot {
 
   /**
    * Waits until {@code count} nodes gave a definite answer (yes, no, quarantined, or skipped as
-   * known absent), or every node answered, or until {@code deadline}. A release needs no more:
-   * once a quorum no longer holds the key, another client can take it.
+   * known absent), or every node answered, or until {@code deadline}. A release needs no more: once
+   * a quorum no longer holds the key, another client can take it.
    */
   public void awaitDefinite(int count, long deadline) throws InterruptedException {
     drive(() -> definite() >= count || answered == nodes.size(), deadline);
@@ -165,7 +179,9 @@ public final class Ballot {
     drive(() -> answered == nodes.size(), deadline);
   }
 
-  /** Reads replies (or waits for I/O threads) until {@code done} holds or {@code deadline} passes. */
+  /**
+   * Reads replies (or waits for I/O threads) until {@code done} holds or {@code deadline} passes.
+   */
   private void drive(BooleanSupplier done, long deadline) throws InterruptedException {
     boolean reader = driving.compareAndSet(false, true);
     try {
@@ -265,7 +281,8 @@ public final class Ballot {
       answer(node, reply, took);
     } catch (Throwable e) {
       long took = ticker.read() - startedAt[node];
-      latencies.observe(node, Math.max(took, nodeTimeoutNanos)); // a failing node is asked last next time
+      latencies.observe(
+          node, Math.max(took, nodeTimeoutNanos)); // a failing node is asked last next time
       fail(node, e, took);
       if (e instanceof Error error) {
         throw error;
@@ -308,7 +325,9 @@ public final class Ballot {
   private int definite() {
     int n = 0;
     for (NodeOutcome.Status s : status) {
-      if (s == NodeOutcome.Status.OK || s == NodeOutcome.Status.REFUSED || s == NodeOutcome.Status.SKIPPED
+      if (s == NodeOutcome.Status.OK
+          || s == NodeOutcome.Status.REFUSED
+          || s == NodeOutcome.Status.SKIPPED
           || s == NodeOutcome.Status.QUARANTINED) {
         n++;
       }
@@ -322,20 +341,24 @@ public final class Ballot {
   }
 
   /**
-   * Whether the node answered a definite "no": for the acquire script that means our token was
-   * not written there (held elsewhere, or quarantined).
+   * Whether the node answered a definite "no": for the acquire script that means our token was not
+   * written there (held elsewhere, or quarantined).
    */
   public boolean refused(int node) {
     lock.lock();
     try {
-      return status[node] == NodeOutcome.Status.REFUSED || status[node] == NodeOutcome.Status.SKIPPED
+      return status[node] == NodeOutcome.Status.REFUSED
+          || status[node] == NodeOutcome.Status.SKIPPED
           || status[node] == NodeOutcome.Status.QUARANTINED;
     } finally {
       lock.unlock();
     }
   }
 
-  /** The value a node that said yes returned (for the acquire script, its fencing counter); 0 otherwise. */
+  /**
+   * The value a node that said yes returned (for the acquire script, its fencing counter); 0
+   * otherwise.
+   */
   public long value(int node) {
     lock.lock();
     try {
@@ -362,11 +385,22 @@ public final class Ballot {
       List<NodeOutcome> out = new ArrayList<>(nodes.size());
       for (int i = 0; i < nodes.size(); i++) {
         if (status[i] == null) {
-          out.add(pastDeadline
-              ? new NodeOutcome(nodes.get(i).name(), NodeOutcome.Status.TIMED_OUT, "no reply within nodeTimeout", Duration.ZERO)
-              : new NodeOutcome(nodes.get(i).name(), NodeOutcome.Status.PENDING, "not awaited: outcome already decided", Duration.ZERO));
+          out.add(
+              pastDeadline
+                  ? new NodeOutcome(
+                      nodes.get(i).name(),
+                      NodeOutcome.Status.TIMED_OUT,
+                      "no reply within nodeTimeout",
+                      Duration.ZERO)
+                  : new NodeOutcome(
+                      nodes.get(i).name(),
+                      NodeOutcome.Status.PENDING,
+                      "not awaited: outcome already decided",
+                      Duration.ZERO));
         } else {
-          out.add(new NodeOutcome(nodes.get(i).name(), status[i], detail[i], Duration.ofNanos(latencyNanos[i])));
+          out.add(
+              new NodeOutcome(
+                  nodes.get(i).name(), status[i], detail[i], Duration.ofNanos(latencyNanos[i])));
         }
       }
       return out;
@@ -396,7 +430,9 @@ public final class Ballot {
     return count(NodeOutcome.Status.QUARANTINED);
   }
 
-  /** How many nodes answered "no" (refused), as opposed to failing, not answering, or quarantine. */
+  /**
+   * How many nodes answered "no" (refused), as opposed to failing, not answering, or quarantine.
+   */
   public int refusals() {
     return count(NodeOutcome.Status.REFUSED);
   }

@@ -5,7 +5,10 @@ package dev.redlock.internal;
  * exactly once: that gives the connection back.
  */
 public interface Exchange {
-  /** Whether the reply has (at least partly) arrived, so {@link #finish} would not wait for the node. */
+  /**
+   * Whether the reply has (at least partly) arrived, so {@link #finish} would not wait for the
+   * node.
+   */
   boolean ready();
 
   /**

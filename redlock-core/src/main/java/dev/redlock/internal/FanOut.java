@@ -12,8 +12,8 @@ import java.util.function.IntPredicate;
  * thread writes every request itself, fastest nodes first, before any reply is read; the thread
  * that awaits the ballot then reads the replies. A request goes to an I/O thread only if it must
  * wait for an earlier one of the same lease on the same node, or if its node has been timing out
- * lately or has no open connection. When every I/O thread is busy, the caller does that work itself (bounded by the node
- * timeout): under overload a request is late, never dropped.
+ * lately or has no open connection. When every I/O thread is busy, the caller does that work itself
+ * (bounded by the node timeout): under overload a request is late, never dropped.
  */
 public final class FanOut {
   private final List<LockNode> nodes;
@@ -41,8 +41,8 @@ public final class FanOut {
    * @param after the ballot of the same lease's previous request, or null: each node's request
    *     starts only once that node's previous request has settled, so the requests of one lease
    *     never overtake each other on a node (a release never runs before a straggling SET NX)
-   * @param skip the nodes not to send to, or null for none; for a lease, the nodes that refused
-   *     its {@code SET NX} (they never held our token)
+   * @param skip the nodes not to send to, or null for none; for a lease, the nodes that refused its
+   *     {@code SET NX} (they never held our token)
    */
   public Ballot send(NodeRequest request, String refusal, Ballot after, IntPredicate skip) {
     Ballot ballot = new Ballot(nodes, ticker, refusal, latencies, io, nodeTimeoutNanos);
@@ -50,7 +50,8 @@ public final class FanOut {
       CompletableFuture<Void> before = after == null ? null : after.settled(node);
       if (skip != null && skip.test(node)) {
         ballot.skip(node, before);
-      } else if ((before == null || before.isDone()) && latencies.expected(node) < nodeTimeoutNanos / 2
+      } else if ((before == null || before.isDone())
+          && latencies.expected(node) < nodeTimeoutNanos / 2
           && nodes.get(node).isConnected()) {
         begin(ballot, node, request);
       } else if (before == null || before.isDone()) {
@@ -58,7 +59,8 @@ public final class FanOut {
         // may wait on it (a new connection waits for its handshake), so an I/O thread does it.
         dispatch(ballot, node, () -> runToEnd(ballot, node, request));
       } else {
-        before.whenComplete((ignored, error) -> dispatch(ballot, node, () -> runToEnd(ballot, node, request)));
+        before.whenComplete(
+            (ignored, error) -> dispatch(ballot, node, () -> runToEnd(ballot, node, request)));
       }
     }
     return ballot;
@@ -71,7 +73,8 @@ public final class FanOut {
       ballot.inFlight(node, nodes.get(node).begin(request), start);
     } catch (RuntimeException e) {
       long took = ticker.read() - start;
-      latencies.observe(node, Math.max(took, nodeTimeoutNanos)); // a node we cannot write to goes last
+      latencies.observe(
+          node, Math.max(took, nodeTimeoutNanos)); // a node we cannot write to goes last
       ballot.fail(node, e, took);
     }
   }
@@ -97,7 +100,8 @@ public final class FanOut {
       if (io instanceof ExecutorService service && service.isShutdown()) {
         ballot.fail(node, new RejectedExecutionException("not sent: the Redlock was closed", e), 0);
       } else {
-        request.run(); // every I/O thread busy: back-pressure on the caller, never a dropped request
+        request
+            .run(); // every I/O thread busy: back-pressure on the caller, never a dropped request
       }
     }
   }

@@ -9,14 +9,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The I/O threads of one Redlock: one request to one node occupies one thread for at most the
- * node timeout. Bounded by nodes × connections per node (more threads could only wait for a
- * connection); idle threads end after a while. Daemon threads, so a forgotten Redlock cannot
- * keep a JVM alive; {@code Redlock.close()} stops them.
+ * The I/O threads of one Redlock: one request to one node occupies one thread for at most the node
+ * timeout. Bounded by nodes × connections per node (more threads could only wait for a connection);
+ * idle threads end after a while. Daemon threads, so a forgotten Redlock cannot keep a JVM alive;
+ * {@code Redlock.close()} stops them.
  */
 public final class IoThreads {
   /** Every I/O thread's name starts with this, so tests and thread dumps can find them. */
   public static final String NAME_PREFIX = "redlock-io-";
+
   private static final AtomicInteger INSTANCES = new AtomicInteger();
 
   private IoThreads() {}
@@ -40,6 +41,11 @@ public final class IoThreads {
     // A hand-off queue: a request either finds a free thread or gets a new one up to the bound;
     // past it, it is rejected and counts as a failed vote instead of waiting in a queue.
     return new ThreadPoolExecutor(
-        0, maxThreads, Duration.ofSeconds(30).toNanos(), TimeUnit.NANOSECONDS, new SynchronousQueue<>(), factory);
+        0,
+        maxThreads,
+        Duration.ofSeconds(30).toNanos(),
+        TimeUnit.NANOSECONDS,
+        new SynchronousQueue<>(),
+        factory);
   }
 }

@@ -61,7 +61,9 @@ public final class JedisNode implements LockNode {
     poolConfig.setBlockWhenExhausted(true);
     poolConfig.setMaxWait(timeout);
     poolConfig.setJmxEnabled(false);
-    this.pool = new ConnectionPool(new Factory(new HostAndPort(uri.host(), uri.port()), client.build()), poolConfig);
+    this.pool =
+        new ConnectionPool(
+            new Factory(new HostAndPort(uri.host(), uri.port()), client.build()), poolConfig);
   }
 
   @Override
@@ -100,20 +102,23 @@ public final class JedisNode implements LockNode {
   }
 
   private CommandArguments command(NodeRequest r, boolean withSource) {
-    Script script = switch (r.verb()) {
-      case ACQUIRE -> Script.ACQUIRE;
-      case RAISE_FENCE -> Script.RAISE_FENCE;
-      case EXTEND -> Script.EXTEND;
-      case RELEASE -> Script.RELEASE;
-    };
-    List<String> keyList = switch (r.verb()) {
-      case ACQUIRE -> List.of(r.key(), keys.epochKey(), keys.fencesKey());
-      case RAISE_FENCE -> List.of(r.key(), keys.fencesKey());
-      case EXTEND, RELEASE -> List.of(r.key());
-    };
-    CommandArguments call = new CommandArguments(withSource ? Protocol.Command.EVAL : Protocol.Command.EVALSHA)
-        .add(withSource ? script.source() : script.sha1())
-        .add(keyList.size());
+    Script script =
+        switch (r.verb()) {
+          case ACQUIRE -> Script.ACQUIRE;
+          case RAISE_FENCE -> Script.RAISE_FENCE;
+          case EXTEND -> Script.EXTEND;
+          case RELEASE -> Script.RELEASE;
+        };
+    List<String> keyList =
+        switch (r.verb()) {
+          case ACQUIRE -> List.of(r.key(), keys.epochKey(), keys.fencesKey());
+          case RAISE_FENCE -> List.of(r.key(), keys.fencesKey());
+          case EXTEND, RELEASE -> List.of(r.key());
+        };
+    CommandArguments call =
+        new CommandArguments(withSource ? Protocol.Command.EVAL : Protocol.Command.EVALSHA)
+            .add(withSource ? script.source() : script.sha1())
+            .add(keyList.size());
     for (String key : keyList) {
       call.key(key);
     }
@@ -121,7 +126,7 @@ public final class JedisNode implements LockNode {
     switch (r.verb()) {
       case ACQUIRE -> call.add(r.argument()).add(keys.maxTtlMillisText()).add(keys.guardFlag());
       case RAISE_FENCE, EXTEND -> call.add(r.argument());
-      case RELEASE -> { }
+      case RELEASE -> {}
     }
     return call;
   }
@@ -161,7 +166,8 @@ public final class JedisNode implements LockNode {
     public long finish(long timeoutNanos) {
       RuntimeException failure = null;
       try {
-        connection.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, (timeoutNanos + 999_999) / 1_000_000)));
+        connection.setSoTimeout(
+            (int) Math.max(1, Math.min(Integer.MAX_VALUE, (timeoutNanos + 999_999) / 1_000_000)));
         try {
           return toReply(request, connection.getOne());
         } catch (JedisNoScriptException e) {
@@ -176,7 +182,6 @@ public final class JedisNode implements LockNode {
         giveBack(connection, failure);
       }
     }
-
   }
 
   /** A Jedis connection that can flush without reading, and tell whether a reply has arrived. */
@@ -223,7 +228,10 @@ public final class JedisNode implements LockNode {
     }
   }
 
-  /** Makes {@link FlushableConnection}s for the pool; validation is left to use (a failed read breaks one). */
+  /**
+   * Makes {@link FlushableConnection}s for the pool; validation is left to use (a failed read
+   * breaks one).
+   */
   private static final class Factory implements PooledObjectFactory<Connection> {
     private final HostAndPort address;
     private final JedisClientConfig config;
@@ -235,7 +243,8 @@ public final class JedisNode implements LockNode {
 
     @Override
     public PooledObject<Connection> makeObject() {
-      return new DefaultPooledObject<>(new FlushableConnection(new CapturingSocketFactory(address, config), config));
+      return new DefaultPooledObject<>(
+          new FlushableConnection(new CapturingSocketFactory(address, config), config));
     }
 
     @Override

@@ -1,9 +1,9 @@
 package dev.redlock.internal;
 
 /**
- * The narrow seam between the algorithm and one Redis node: start a request, read its reply
- * later. Starting writes the request and returns at once, so one thread can have a request in
- * flight on every node before it reads any reply. Implementations must be thread-safe.
+ * The narrow seam between the algorithm and one Redis node: start a request, read its reply later.
+ * Starting writes the request and returns at once, so one thread can have a request in flight on
+ * every node before it reads any reply. Implementations must be thread-safe.
  */
 public interface LockNode extends AutoCloseable {
 

@@ -3,9 +3,9 @@ package dev.redlock.internal;
 import java.security.SecureRandom;
 
 /**
- * Makes the owner token of each acquisition: 128 random bits from {@link SecureRandom}, as 32
- * hex characters. A token identifies one acquisition (not a thread or a process), so a release
- * or extend can only ever touch the keys that acquisition wrote.
+ * Makes the owner token of each acquisition: 128 random bits from {@link SecureRandom}, as 32 hex
+ * characters. A token identifies one acquisition (not a thread or a process), so a release or
+ * extend can only ever touch the keys that acquisition wrote.
  */
 public final class LockTokens {
   private static final char[] HEX = "0123456789abcdef".toCharArray();

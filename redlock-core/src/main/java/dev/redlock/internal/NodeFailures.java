@@ -32,12 +32,15 @@ final class NodeFailures {
       return "connection pool exhausted (maxConnectionsPerNode reached for nodeTimeout)";
     }
     if (find(error, JedisAccessControlException.class) != null) {
-      return "authentication failed: " + find(error, JedisAccessControlException.class).getMessage();
+      return "authentication failed: "
+          + find(error, JedisAccessControlException.class).getMessage();
     }
     JedisDataException reply = find(error, JedisDataException.class);
     if (reply != null) {
       String text = String.valueOf(reply.getMessage());
-      return (text.startsWith("WRONGPASS") || text.startsWith("NOAUTH") ? "authentication failed: " : "error reply: ")
+      return (text.startsWith("WRONGPASS") || text.startsWith("NOAUTH")
+              ? "authentication failed: "
+              : "error reply: ")
           + text;
     }
     if (error instanceof java.util.concurrent.RejectedExecutionException) {
@@ -46,7 +49,10 @@ final class NodeFailures {
     return error.toString();
   }
 
-  /** Finds {@code type} in the cause chain, or among suppressed errors (Jedis puts connect failures there). */
+  /**
+   * Finds {@code type} in the cause chain, or among suppressed errors (Jedis puts connect failures
+   * there).
+   */
   private static <T extends Throwable> T find(Throwable error, Class<T> type) {
     for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
       if (type.isInstance(t)) {

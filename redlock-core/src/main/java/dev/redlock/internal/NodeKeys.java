@@ -15,7 +15,8 @@ public record NodeKeys(String epochKey, String fencesKey, long maxTtlMillis, boo
   public static final char RESERVED = '@';
 
   public static NodeKeys of(String keyPrefix, long maxTtlMillis, boolean guard) {
-    return new NodeKeys(keyPrefix + RESERVED + "epoch", keyPrefix + RESERVED + "fences", maxTtlMillis, guard);
+    return new NodeKeys(
+        keyPrefix + RESERVED + "epoch", keyPrefix + RESERVED + "fences", maxTtlMillis, guard);
   }
 
   String maxTtlMillisText() {

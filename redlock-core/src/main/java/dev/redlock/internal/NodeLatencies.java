@@ -3,9 +3,9 @@ package dev.redlock.internal;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
- * How fast each node has answered lately (an exponentially weighted average), so that requests
- * are written to, and replies waited for from, the fastest nodes first: a slow or failing node is
- * asked last and its reply is the one left to an I/O thread. Racy updates are fine: it is a hint.
+ * How fast each node has answered lately (an exponentially weighted average), so that requests are
+ * written to, and replies waited for from, the fastest nodes first: a slow or failing node is asked
+ * last and its reply is the one left to an I/O thread. Racy updates are fine: it is a hint.
  */
 final class NodeLatencies {
   private final AtomicLongArray expected;

@@ -12,7 +12,10 @@ package dev.redlock.internal;
 public record NodeRequest(Verb verb, String key, String token, long argument) {
   /** What a request asks, and what its reply means. */
   public enum Verb {
-    /** Restart guard + SET NX PX + fencing counter: counter (> 0), 0 if held, negative if quarantined. */
+    /**
+     * Restart guard + SET NX PX + fencing counter: counter (> 0), 0 if held, negative if
+     * quarantined.
+     */
     ACQUIRE,
     /** Owner-checked raise of the fencing counter: 1, or 0 if the key is not ours. */
     RAISE_FENCE,

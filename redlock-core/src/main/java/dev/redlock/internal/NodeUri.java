@@ -8,9 +8,9 @@ import java.util.Locale;
 import java.util.Objects;
 
 /**
- * One node's address, parsed from {@code redis://[user:password@]host[:port][/db]} or
- * {@code rediss://...} for TLS. Equality is by host and port: two URIs that differ only in
- * database or credentials name the same Redis server, which is not an independent node.
+ * One node's address, parsed from {@code redis://[user:password@]host[:port][/db]} or {@code
+ * rediss://...} for TLS. Equality is by host and port: two URIs that differ only in database or
+ * credentials name the same Redis server, which is not an independent node.
  */
 public final class NodeUri {
   private static final int DEFAULT_PORT = 6379;
@@ -22,7 +22,8 @@ public final class NodeUri {
   private final String user;
   private final String password;
 
-  private NodeUri(String scheme, String host, int port, int database, String user, String password) {
+  private NodeUri(
+      String scheme, String host, int port, int database, String user, String password) {
     this.scheme = scheme;
     this.host = host;
     this.port = port;
@@ -96,14 +97,19 @@ public final class NodeUri {
   private static IllegalArgumentException invalid(String text, String rule) {
     // Never echo credentials back into a log: show the URI with its user info masked.
     return new IllegalArgumentException(
-        "node must be a URI like redis://[user:password@]host:port[/db], but " + rule
-            + ": '" + mask(text) + "'");
+        "node must be a URI like redis://[user:password@]host:port[/db], but "
+            + rule
+            + ": '"
+            + mask(text)
+            + "'");
   }
 
   private static String mask(String text) {
     int at = text.lastIndexOf('@');
     int start = text.indexOf("://");
-    return at > 0 && start >= 0 && at > start ? text.substring(0, start + 3) + "***" + text.substring(at) : text;
+    return at > 0 && start >= 0 && at > start
+        ? text.substring(0, start + 3) + "***" + text.substring(at)
+        : text;
   }
 
   public String host() {
@@ -141,9 +147,7 @@ public final class NodeUri {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof NodeUri other
-        && port == other.port
-        && host.equalsIgnoreCase(other.host);
+    return o instanceof NodeUri other && port == other.port && host.equalsIgnoreCase(other.host);
   }
 
   @Override

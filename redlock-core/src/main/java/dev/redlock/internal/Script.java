@@ -8,19 +8,27 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 
 /**
- * A Lua script kept as a {@code .lua} resource beside this class, loaded once, with its SHA-1
- * for {@code EVALSHA}.
+ * A Lua script kept as a {@code .lua} resource beside this class, loaded once, with its SHA-1 for
+ * {@code EVALSHA}.
  */
 public final class Script {
   /** Restart guard, SET NX PX and fencing counter in one round trip (see acquire.lua). */
   public static final Script ACQUIRE = load("acquire.lua");
-  /** Raises a lagging fencing counter while we hold the key. Returns 1, or 0 if the key is not ours. */
+
+  /**
+   * Raises a lagging fencing counter while we hold the key. Returns 1, or 0 if the key is not ours.
+   */
   public static final Script RAISE_FENCE = load("raise_fence.lua");
+
   /** The protected side's check: writes only if the fencing token is newer (see fenced_set.lua). */
   public static final Script FENCED_SET = load("fenced_set.lua");
+
   /** Deletes the key only if it still holds our token. Returns 1 if deleted, 0 otherwise. */
   public static final Script RELEASE = load("release.lua");
-  /** Sets a new PX ttl only if the key still holds our token. Returns 1 if extended, 0 otherwise. */
+
+  /**
+   * Sets a new PX ttl only if the key still holds our token. Returns 1 if extended, 0 otherwise.
+   */
   public static final Script EXTEND = load("extend.lua");
 
   private final String name;
@@ -46,7 +54,8 @@ public final class Script {
 
   private static String sha1(String text) {
     try {
-      byte[] digest = MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8));
+      byte[] digest =
+          MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8));
       StringBuilder hex = new StringBuilder(40);
       for (byte b : digest) {
         hex.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));

@@ -12,7 +12,10 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Reads {@link RedlockConfig} from {@link Properties}; the keys are documented in docs/configuration.md. */
+/**
+ * Reads {@link RedlockConfig} from {@link Properties}; the keys are documented in
+ * docs/configuration.md.
+ */
 public final class Settings {
   static final String PREFIX = "redlock.";
   private static final Set<String> KEYS =
@@ -44,9 +47,11 @@ public final class Settings {
     }
     String nodes = p.getProperty("redlock.nodes");
     if (nodes == null || nodes.isBlank()) {
-      throw new IllegalArgumentException("redlock.nodes is required: comma-separated redis:// URIs");
+      throw new IllegalArgumentException(
+          "redlock.nodes is required: comma-separated redis:// URIs");
     }
-    builder.nodes(Arrays.stream(nodes.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList());
+    builder.nodes(
+        Arrays.stream(nodes.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList());
     String v;
     if ((v = p.getProperty("redlock.quorum")) != null) {
       builder.quorum(integer("redlock.quorum", v));
@@ -71,7 +76,11 @@ public final class Settings {
         builder.taskInterruption(TaskInterruption.valueOf(v.trim().toUpperCase(Locale.ROOT)));
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(
-            "redlock.taskInterruption must be one of " + Arrays.toString(TaskInterruption.values()) + ", was '" + v + "'");
+            "redlock.taskInterruption must be one of "
+                + Arrays.toString(TaskInterruption.values())
+                + ", was '"
+                + v
+                + "'");
       }
     }
     if ((v = p.getProperty("redlock.nodeTimeout")) != null) {

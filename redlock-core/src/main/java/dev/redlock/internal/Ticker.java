@@ -1,8 +1,8 @@
 package dev.redlock.internal;
 
 /**
- * The one source of time for validity and deadlines: a monotonic nanosecond counter. Never the
- * wall clock, which can jump. Tests inject a fake one to check the arithmetic.
+ * The one source of time for validity and deadlines: a monotonic nanosecond counter. Never the wall
+ * clock, which can jump. Tests inject a fake one to check the arithmetic.
  */
 @FunctionalInterface
 public interface Ticker {

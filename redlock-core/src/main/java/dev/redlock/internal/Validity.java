@@ -5,12 +5,12 @@ import java.time.Duration;
 /**
  * The validity arithmetic of the algorithm, in one place.
  *
- * <p>A key set with {@code PX ttl} at some instant during an attempt lives at least until
- * {@code start + ttl} on the node's clock, where {@code start} is taken before any request is
- * sent. Node clocks may run at slightly different rates than ours, so we subtract a drift
- * allowance: {@code drift = ttl × factor + 2 ms} (the 2 ms covers the granularity of Redis
- * expiry). The lease is valid until {@code start + ttl - drift}: everything the attempt spent is
- * already counted because {@code start} precedes the first request.
+ * <p>A key set with {@code PX ttl} at some instant during an attempt lives at least until {@code
+ * start + ttl} on the node's clock, where {@code start} is taken before any request is sent. Node
+ * clocks may run at slightly different rates than ours, so we subtract a drift allowance: {@code
+ * drift = ttl × factor + 2 ms} (the 2 ms covers the granularity of Redis expiry). The lease is
+ * valid until {@code start + ttl - drift}: everything the attempt spent is already counted because
+ * {@code start} precedes the first request.
  */
 public final class Validity {
   /** The fixed part of the drift allowance: Redis expires keys with millisecond granularity. */
@@ -45,14 +45,19 @@ public final class Validity {
       throw new IllegalArgumentException("ttl must be > 0, was " + ttl);
     }
     if (ttl.toNanos() % 1_000_000L != 0) {
-      throw new IllegalArgumentException("ttl must be a whole number of milliseconds (Redis PX), was " + ttl);
+      throw new IllegalArgumentException(
+          "ttl must be a whole number of milliseconds (Redis PX), was " + ttl);
     }
     long ttlMillis = ttl.toMillis();
     long floorNanos = driftNanos(ttlMillis, factor) + nodeTimeout.toNanos();
     if (ttl.toNanos() <= floorNanos) {
       throw new IllegalArgumentException(
-          "ttl must be > nodeTimeout + clock drift (" + nodeTimeout.toMillis() + "ms + "
-              + Duration.ofNanos(driftNanos(ttlMillis, factor)).toMillis() + "ms), was " + ttl);
+          "ttl must be > nodeTimeout + clock drift ("
+              + nodeTimeout.toMillis()
+              + "ms + "
+              + Duration.ofNanos(driftNanos(ttlMillis, factor)).toMillis()
+              + "ms), was "
+              + ttl);
     }
     return ttlMillis;
   }

@@ -16,7 +16,8 @@ import redis.clients.jedis.exceptions.JedisException;
 class NodeFailuresTest {
   @Test
   void connectFailuresJedisKeepsAsSuppressedAreFound() {
-    JedisConnectionException e = new JedisConnectionException("Failed to connect to 127.0.0.1:7001.");
+    JedisConnectionException e =
+        new JedisConnectionException("Failed to connect to 127.0.0.1:7001.");
     e.addSuppressed(new ConnectException("Connection refused"));
     assertEquals("connection refused: Connection refused", NodeFailures.describe(e));
     assertEquals(NodeOutcome.Status.FAILED, NodeFailures.status(e));
@@ -24,26 +25,37 @@ class NodeFailuresTest {
 
   @Test
   void unknownHost() {
-    JedisConnectionException e = new JedisConnectionException("Failed to connect", new UnknownHostException("no-such-host.invalid"));
+    JedisConnectionException e =
+        new JedisConnectionException(
+            "Failed to connect", new UnknownHostException("no-such-host.invalid"));
     assertEquals("unknown host: no-such-host.invalid", NodeFailures.describe(e));
   }
 
   @Test
   void readTimeoutIsTimedOut() {
-    JedisConnectionException e = new JedisConnectionException(new SocketTimeoutException("Read timed out"));
+    JedisConnectionException e =
+        new JedisConnectionException(new SocketTimeoutException("Read timed out"));
     assertEquals(NodeOutcome.Status.TIMED_OUT, NodeFailures.status(e));
   }
 
   @Test
   void exhaustedPoolNamesTheSetting() {
-    JedisException e = new JedisException("Could not get a resource from the pool", new NoSuchElementException("Timeout waiting for idle object"));
-    assertEquals("connection pool exhausted (maxConnectionsPerNode reached for nodeTimeout)", NodeFailures.describe(e));
+    JedisException e =
+        new JedisException(
+            "Could not get a resource from the pool",
+            new NoSuchElementException("Timeout waiting for idle object"));
+    assertEquals(
+        "connection pool exhausted (maxConnectionsPerNode reached for nodeTimeout)",
+        NodeFailures.describe(e));
   }
 
   @Test
   void errorRepliesAreQuotedAndAuthenticationIsNamed() {
-    assertEquals("authentication failed: WRONGPASS invalid username-password pair",
+    assertEquals(
+        "authentication failed: WRONGPASS invalid username-password pair",
         NodeFailures.describe(new JedisDataException("WRONGPASS invalid username-password pair")));
-    assertEquals("error reply: OOM command not allowed", NodeFailures.describe(new JedisDataException("OOM command not allowed")));
+    assertEquals(
+        "error reply: OOM command not allowed",
+        NodeFailures.describe(new JedisDataException("OOM command not allowed")));
   }
 }

@@ -43,39 +43,62 @@ public final class FencedSqlExample {
   String run() throws Exception {
     try (RedisNodes nodes = RedisNodes.start(3);
         Connection db = DriverManager.getConnection("jdbc:h2:mem:ledger;DB_CLOSE_DELAY=-1")) {
-      NodeData.vouchForNewNodes(nodes); // new nodes never held a lock: no need to wait out the restart guard
+      NodeData.vouchForNewNodes(
+          nodes); // new nodes never held a lock: no need to wait out the restart guard
       try (Statement ddl = db.createStatement()) {
-        ddl.execute("CREATE TABLE ledger (account VARCHAR(20) PRIMARY KEY, balance DECIMAL(12,2),"
-            + " fence BIGINT NOT NULL DEFAULT 0, written_by VARCHAR(10))");
+        ddl.execute(
+            "CREATE TABLE ledger (account VARCHAR(20) PRIMARY KEY, balance DECIMAL(12,2),"
+                + " fence BIGINT NOT NULL DEFAULT 0, written_by VARCHAR(10))");
         ddl.execute("INSERT INTO ledger (account, balance) VALUES ('acc-7', 1000.00)");
       }
-      RedlockConfig config = RedlockConfig.builder().nodes(nodes.uris()).nodeTimeout(Duration.ofMillis(100)).build();
-      try (Redlock a = Redlock.create(config); Redlock b = Redlock.create(config)) {
+      RedlockConfig config =
+          RedlockConfig.builder().nodes(nodes.uris()).nodeTimeout(Duration.ofMillis(100)).build();
+      try (Redlock a = Redlock.create(config);
+          Redlock b = Redlock.create(config)) {
         Lease leaseA = a.acquire("ledger:acc-7", Duration.ofMillis(500), Duration.ofSeconds(5));
         out.println("A holds the lock, fencing token " + leaseA.fencingToken());
         out.println("A pauses (a long GC) past the end of its lease...");
         while (leaseA.isValid()) {
           TimeUnit.MILLISECONDS.sleep(50);
         }
-        try (Lease leaseB = b.acquire("ledger:acc-7", Duration.ofSeconds(5), Duration.ofSeconds(5))) {
+        try (Lease leaseB =
+            b.acquire("ledger:acc-7", Duration.ofSeconds(5), Duration.ofSeconds(5))) {
           out.println("B holds the lock, fencing token " + leaseB.fencingToken());
-          out.println("B writes: " + (write(db, "B", "1250.00", leaseB.fencingToken()) ? "1 row updated" : "refused"));
+          out.println(
+              "B writes: "
+                  + (write(db, "B", "1250.00", leaseB.fencingToken())
+                      ? "1 row updated"
+                      : "refused"));
         }
         boolean stale = write(db, "A", "900.00", leaseA.fencingToken());
-        out.println("A wakes up and writes with token " + leaseA.fencingToken() + ": "
-            + (stale ? "1 row updated (THIS WOULD BE A BUG)" : "0 rows updated -> A knows it lost the lock and stops"));
+        out.println(
+            "A wakes up and writes with token "
+                + leaseA.fencingToken()
+                + ": "
+                + (stale
+                    ? "1 row updated (THIS WOULD BE A BUG)"
+                    : "0 rows updated -> A knows it lost the lock and stops"));
         leaseA.release();
       }
       try (Statement query = db.createStatement();
-          ResultSet row = query.executeQuery("SELECT balance, fence, written_by FROM ledger WHERE account = 'acc-7'")) {
+          ResultSet row =
+              query.executeQuery(
+                  "SELECT balance, fence, written_by FROM ledger WHERE account = 'acc-7'")) {
         row.next();
-        out.println("ledger acc-7: balance " + row.getBigDecimal(1) + ", fence " + row.getLong(2) + ", written by " + row.getString(3));
+        out.println(
+            "ledger acc-7: balance "
+                + row.getBigDecimal(1)
+                + ", fence "
+                + row.getLong(2)
+                + ", written by "
+                + row.getString(3));
         return row.getString(3);
       }
     }
   }
 
-  private static boolean write(Connection db, String who, String balance, long token) throws SQLException {
+  private static boolean write(Connection db, String who, String balance, long token)
+      throws SQLException {
     try (PreparedStatement update = db.prepareStatement(FENCED_UPDATE)) {
       update.setBigDecimal(1, new java.math.BigDecimal(balance));
       update.setLong(2, token);

@@ -23,13 +23,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The first program to run: several workers, each with its own {@link Redlock} (as if they were
- * separate services), compete to settle the entries of one ledger. Only the holder of the lock
- * may settle; at the end the program checks that no entry was settled twice.
+ * separate services), compete to settle the entries of one ledger. Only the holder of the lock may
+ * settle; at the end the program checks that no entry was settled twice.
  *
  * <p>With no arguments it launches 5 local redis-server nodes itself and, halfway through, kills
- * one of them to show that a minority failure does not stop settlement. Given nodes ({@code
- * --nodes redis://h1:6379,redis://h2:6379,...} or the {@code REDLOCK_NODES} environment
- * variable) it uses those and injects no fault.
+ * one of them to show that a minority failure does not stop settlement. Given nodes ({@code --nodes
+ * redis://h1:6379,redis://h2:6379,...} or the {@code REDLOCK_NODES} environment variable) it uses
+ * those and injects no fault.
  *
  * <p>Exit status: 0 when every entry was settled exactly once, 1 otherwise, 2 for bad arguments.
  */
@@ -40,8 +40,13 @@ public final class SettlementExample {
   private final PrintStream out;
   private final int entries;
   private final int workers;
-  /** entry number → the worker that settled it; a second settlement of one entry is the bug we guard against. */
+
+  /**
+   * entry number → the worker that settled it; a second settlement of one entry is the bug we guard
+   * against.
+   */
   private final Map<Integer, String> settled = new ConcurrentHashMap<>();
+
   private final List<String> doubleSettlements = new ArrayList<>();
   private final AtomicInteger next = new AtomicInteger(1);
   private final AtomicBoolean inside = new AtomicBoolean();
@@ -59,7 +64,8 @@ public final class SettlementExample {
       nodes = nodesFrom(args, System.getenv("REDLOCK_NODES"));
     } catch (IllegalArgumentException e) {
       System.err.println("error: " + e.getMessage());
-      System.err.println("usage: SettlementExample [--nodes redis://host:port,redis://host:port,...]");
+      System.err.println(
+          "usage: SettlementExample [--nodes redis://host:port,redis://host:port,...]");
       System.exit(2);
       return;
     }
@@ -86,7 +92,8 @@ public final class SettlementExample {
   }
 
   private static List<String> split(String list) {
-    List<String> nodes = Arrays.stream(list.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+    List<String> nodes =
+        Arrays.stream(list.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
     if (nodes.isEmpty()) {
       throw new IllegalArgumentException("--nodes needs at least one redis:// URI");
     }
@@ -100,7 +107,11 @@ public final class SettlementExample {
       return settle(givenNodes, null);
     }
     try (RedisNodes local = RedisNodes.start(5)) {
-      say("launched 5 local redis-server nodes (redis " + local.node(0).binary().version() + "): " + local.uris());
+      say(
+          "launched 5 local redis-server nodes (redis "
+              + local.node(0).binary().version()
+              + "): "
+              + local.uris());
       // These nodes were created a moment ago and never held a lock: vouch for their data, or the
       // restart guard keeps them out of votes for maxTtl. Never do this for a node that restarted.
       NodeData.vouchForNewNodes(local);
@@ -109,13 +120,25 @@ public final class SettlementExample {
   }
 
   private boolean settle(List<String> nodes, RedisNodes local) throws Exception {
-    RedlockConfig config = RedlockConfig.builder()
-        .nodes(nodes)
-        .nodeTimeout(Duration.ofMillis(100))
-        .retryDelay(Duration.ofMillis(20))
-        .retryJitter(Duration.ofMillis(30))
-        .build();
-    say("quorum " + config.quorum() + " of " + nodes.size() + "; " + workers + " workers settle " + entries + " entries of '" + RESOURCE + "'");
+    RedlockConfig config =
+        RedlockConfig.builder()
+            .nodes(nodes)
+            .nodeTimeout(Duration.ofMillis(100))
+            .retryDelay(Duration.ofMillis(20))
+            .retryJitter(Duration.ofMillis(30))
+            .build();
+    say(
+        "quorum "
+            + config.quorum()
+            + " of "
+            + nodes.size()
+            + "; "
+            + workers
+            + " workers settle "
+            + entries
+            + " entries of '"
+            + RESOURCE
+            + "'");
     List<Redlock> clients = new ArrayList<>();
     ExecutorService pool = Executors.newFixedThreadPool(workers);
     try {
@@ -146,11 +169,17 @@ public final class SettlementExample {
         if (!inside.compareAndSet(false, true)) {
           overlaps.incrementAndGet();
         }
-        say(String.format("%s holds the lock (valid %d ms) and settles entry #%d; nodes: %s",
-            name, lease.remainingValidity().toMillis(), entry, lease.nodeOutcomes()));
+        say(
+            String.format(
+                "%s holds the lock (valid %d ms) and settles entry #%d; nodes: %s",
+                name, lease.remainingValidity().toMillis(), entry, lease.nodeOutcomes()));
         Thread.sleep(5); // the settlement itself: a payment call, a ledger write
         if (!lease.isValid()) {
-          say(name + " lost its lease before writing; entry #" + entry + " is left for the next holder");
+          say(
+              name
+                  + " lost its lease before writing; entry #"
+                  + entry
+                  + " is left for the next holder");
         } else {
           String previous = settled.putIfAbsent(entry, name);
           if (previous != null) {
@@ -180,8 +209,11 @@ public final class SettlementExample {
     Map<String, Long> byWorker = new java.util.TreeMap<>();
     settled.values().forEach(w -> byWorker.merge(w, 1L, Long::sum));
     say("settled " + settled.size() + " of " + entries + " entries; by worker: " + byWorker);
-    say("double settlements: " + (doubleSettlements.isEmpty() ? "none" : doubleSettlements)
-        + "; overlapping holders: " + overlaps.get());
+    say(
+        "double settlements: "
+            + (doubleSettlements.isEmpty() ? "none" : doubleSettlements)
+            + "; overlapping holders: "
+            + overlaps.get());
     say(ok ? "CHECK PASSED: every entry settled exactly once" : "CHECK FAILED");
     return ok;
   }

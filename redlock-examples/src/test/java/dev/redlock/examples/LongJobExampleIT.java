@@ -12,7 +12,11 @@ import org.junit.jupiter.api.Test;
 class LongJobExampleIT {
   @Test
   void theJobOutlivesItsTtlThenStopsWhenTheLeaseIsLost() throws Exception {
-    Tools.requireOrSkip(() -> { RedisNodes.start(1).close(); return null; });
+    Tools.requireOrSkip(
+        () -> {
+          RedisNodes.start(1).close();
+          return null;
+        });
     ByteArrayOutputStream buffer = new ByteArrayOutputStream();
     int written = new LongJobExample(new PrintStream(buffer, true, StandardCharsets.UTF_8)).run();
     String output = buffer.toString(StandardCharsets.UTF_8);

@@ -12,29 +12,48 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The README's first command must keep working: the example runs on its own nodes and its check passes. */
+/**
+ * The README's first command must keep working: the example runs on its own nodes and its check
+ * passes.
+ */
 class SettlementExampleIT {
 
   @Test
   void settlesEveryEntryOnceOnItsOwnNodesDespiteAKilledNode() throws Exception {
-    Tools.requireOrSkip(() -> { RedisNodes.start(1).close(); return null; });
+    Tools.requireOrSkip(
+        () -> {
+          RedisNodes.start(1).close();
+          return null;
+        });
     ByteArrayOutputStream buffer = new ByteArrayOutputStream();
-    boolean ok = new SettlementExample(new PrintStream(buffer, true, StandardCharsets.UTF_8), 12, 3).run(List.of());
+    boolean ok =
+        new SettlementExample(new PrintStream(buffer, true, StandardCharsets.UTF_8), 12, 3)
+            .run(List.of());
     String output = buffer.toString(StandardCharsets.UTF_8);
     assertTrue(ok, output);
     assertTrue(output.contains("launched 5 local redis-server nodes"), output);
     assertTrue(output.contains("fault: killing node"), output);
-    assertTrue(output.contains("FAILED (connection refused"), "the per-node account shows the killed node:\n" + output);
+    assertTrue(
+        output.contains("FAILED (connection refused"),
+        "the per-node account shows the killed node:\n" + output);
     assertTrue(output.contains("CHECK PASSED: every entry settled exactly once"), output);
   }
 
   @Test
   void takesNodesFromTheFlagOrTheEnvironment() {
-    assertEquals(List.of("redis://a:1", "redis://b:2"), SettlementExample.nodesFrom(new String[] {"--nodes", "redis://a:1, redis://b:2"}, null));
-    assertEquals(List.of("redis://c:3"), SettlementExample.nodesFrom(new String[] {"--nodes=redis://c:3"}, "redis://ignored:1"));
+    assertEquals(
+        List.of("redis://a:1", "redis://b:2"),
+        SettlementExample.nodesFrom(new String[] {"--nodes", "redis://a:1, redis://b:2"}, null));
+    assertEquals(
+        List.of("redis://c:3"),
+        SettlementExample.nodesFrom(new String[] {"--nodes=redis://c:3"}, "redis://ignored:1"));
     assertEquals(List.of("redis://e:5"), SettlementExample.nodesFrom(new String[0], "redis://e:5"));
     assertEquals(List.of(), SettlementExample.nodesFrom(new String[0], " "));
-    assertThrows(IllegalArgumentException.class, () -> SettlementExample.nodesFrom(new String[] {"--bogus"}, null));
-    assertThrows(IllegalArgumentException.class, () -> SettlementExample.nodesFrom(new String[] {"--nodes", ","}, null));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> SettlementExample.nodesFrom(new String[] {"--bogus"}, null));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> SettlementExample.nodesFrom(new String[] {"--nodes", ","}, null));
   }
 }

@@ -6,8 +6,8 @@ import java.util.regex.Pattern;
 import redis.clients.jedis.Jedis;
 
 /**
- * Counts the commands a node has executed, from {@code INFO commandstats}: how tests and the
- * bench see how much work the lock asked of the nodes.
+ * Counts the commands a node has executed, from {@code INFO commandstats}: how tests and the bench
+ * see how much work the lock asked of the nodes.
  */
 public final class CommandStats {
   // "cmdstat_evalsha:calls=12,usec=5,...,rejected_calls=0,failed_calls=0": the first calls= only.
@@ -15,7 +15,10 @@ public final class CommandStats {
 
   private CommandStats() {}
 
-  /** The calls of every command whose (lower-case) name {@code command} accepts, e.g. {@code "evalsha"::equals}. */
+  /**
+   * The calls of every command whose (lower-case) name {@code command} accepts, e.g. {@code
+   * "evalsha"::equals}.
+   */
   public static long calls(String host, int port, Predicate<String> command) {
     long total = 0;
     try (Jedis jedis = new Jedis(host, port, 2000)) {

@@ -5,7 +5,9 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 
-/** Asks the kernel for a free loopback port. The caller retries if another process takes it first. */
+/**
+ * Asks the kernel for a free loopback port. The caller retries if another process takes it first.
+ */
 final class FreePorts {
   private FreePorts() {}
 

@@ -1,8 +1,8 @@
 package dev.redlock.testkit;
 
 /**
- * A tool a real-node test needs is not on this machine (a {@code redis-server} binary, the
- * {@code kill} command, permission to signal). The message says what to install.
+ * A tool a real-node test needs is not on this machine (a {@code redis-server} binary, the {@code
+ * kill} command, permission to signal). The message says what to install.
  *
  * <p>Use {@link Tools#requireOrSkip} in tests: under {@code CI=true} it fails, elsewhere it skips.
  */

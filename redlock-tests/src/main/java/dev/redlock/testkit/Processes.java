@@ -8,7 +8,9 @@ final class Processes {
   private static final Set<Process> STARTED = ConcurrentHashMap.newKeySet();
 
   static {
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> STARTED.forEach(Process::destroyForcibly), "redlock-testkit-reaper"));
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(() -> STARTED.forEach(Process::destroyForcibly), "redlock-testkit-reaper"));
   }
 
   private Processes() {}

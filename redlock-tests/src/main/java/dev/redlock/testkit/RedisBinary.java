@@ -10,8 +10,8 @@ import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Finds a {@code redis-server} binary: {@code $REDIS_SERVER}, then {@code PATH}, then the Redis
- * 6.2 binary that {@code com.github.codemonstur:embedded-redis} ships (Linux x86-64 only).
+ * Finds a {@code redis-server} binary: {@code $REDIS_SERVER}, then {@code PATH}, then the Redis 6.2
+ * binary that {@code com.github.codemonstur:embedded-redis} ships (Linux x86-64 only).
  *
  * @param path the executable
  * @param version the version it reports, like {@code 7.0.15}
@@ -84,8 +84,10 @@ public record RedisBinary(Path path, String version) {
 
   private static RedisBinary of(Path path) {
     try {
-      Process p = new ProcessBuilder(path.toString(), "--version").redirectErrorStream(true).start();
-      String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      Process p =
+          new ProcessBuilder(path.toString(), "--version").redirectErrorStream(true).start();
+      String out =
+          new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
       if (!p.waitFor(10, TimeUnit.SECONDS)) {
         p.destroyForcibly();
         throw new MissingToolException(path + " --version did not answer in 10s");

@@ -18,8 +18,8 @@ import java.util.stream.Stream;
 
 /**
  * One real {@code redis-server} process on 127.0.0.1, in its own temporary directory, with the
- * faults a lock must survive: kill (SIGKILL), pause (SIGSTOP) and resume (SIGCONT), restart on
- * the same port with or without persistence. It only ever signals the process it started, by PID.
+ * faults a lock must survive: kill (SIGKILL), pause (SIGSTOP) and resume (SIGCONT), restart on the
+ * same port with or without persistence. It only ever signals the process it started, by PID.
  *
  * <p>Not thread-safe: one test drives one node's faults.
  */
@@ -68,25 +68,35 @@ public final class RedisNode implements AutoCloseable {
   }
 
   private void launch() {
-    List<String> command = new ArrayList<>(List.of(
-        binary.path().toString(),
-        "--port", Integer.toString(port),
-        "--bind", "127.0.0.1",
-        "--dir", dir.toString(),
-        "--daemonize", "no",
-        "--protected-mode", "no",
-        "--save", "",
-        "--logfile", ""));
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                binary.path().toString(),
+                "--port",
+                Integer.toString(port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                dir.toString(),
+                "--daemonize",
+                "no",
+                "--protected-mode",
+                "no",
+                "--save",
+                "",
+                "--logfile",
+                ""));
     if (persistence == Persistence.AOF) {
       command.addAll(List.of("--appendonly", "yes", "--appendfsync", "always"));
     } else {
       command.addAll(List.of("--appendonly", "no"));
     }
     try {
-      process = new ProcessBuilder(command)
-          .redirectErrorStream(true)
-          .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("redis.log").toFile()))
-          .start();
+      process =
+          new ProcessBuilder(command)
+              .redirectErrorStream(true)
+              .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("redis.log").toFile()))
+              .start();
     } catch (IOException e) {
       throw new MissingToolException("cannot start " + binary.path() + ": " + e.getMessage(), e);
     }
@@ -95,11 +105,13 @@ public final class RedisNode implements AutoCloseable {
     long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
     while (!answersPing()) {
       if (!process.isAlive()) {
-        throw new IllegalStateException("redis-server on port " + port + " exited at start: " + logTail());
+        throw new IllegalStateException(
+            "redis-server on port " + port + " exited at start: " + logTail());
       }
       if (System.nanoTime() > deadline) {
         stopProcess();
-        throw new IllegalStateException("redis-server on port " + port + " did not answer PING in " + START_TIMEOUT);
+        throw new IllegalStateException(
+            "redis-server on port " + port + " did not answer PING in " + START_TIMEOUT);
       }
       pauseBriefly();
     }
@@ -167,8 +179,8 @@ public final class RedisNode implements AutoCloseable {
 
   /**
    * Restarts on the same port, killing the process first if it runs. With {@link Persistence#AOF}
-   * the node comes back with its data (when it was started with AOF); with {@link
-   * Persistence#NONE} its data directory is wiped, so it comes back empty.
+   * the node comes back with its data (when it was started with AOF); with {@link Persistence#NONE}
+   * its data directory is wiped, so it comes back empty.
    */
   public void restart(Persistence mode) {
     stopProcess();
@@ -181,7 +193,8 @@ public final class RedisNode implements AutoCloseable {
 
   private void wipeData() {
     try (Stream<Path> files = Files.walk(dir)) {
-      files.sorted(Comparator.reverseOrder())
+      files
+          .sorted(Comparator.reverseOrder())
           .filter(p -> !p.equals(dir) && !p.getFileName().toString().equals("redis.log"))
           .forEach(p -> p.toFile().delete());
     } catch (IOException e) {
@@ -194,13 +207,18 @@ public final class RedisNode implements AutoCloseable {
       throw new IllegalStateException("node on port " + port + " is not running");
     }
     try {
-      Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).redirectErrorStream(true).start();
+      Process kill =
+          new ProcessBuilder("kill", "-" + name, Long.toString(process.pid()))
+              .redirectErrorStream(true)
+              .start();
       String out = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       if (!waitUninterruptibly(kill) || kill.exitValue() != 0) {
-        throw new MissingToolException("kill -" + name + " " + process.pid() + " failed: " + out.trim());
+        throw new MissingToolException(
+            "kill -" + name + " " + process.pid() + " failed: " + out.trim());
       }
     } catch (IOException e) {
-      throw new MissingToolException("cannot run kill(1) to send SIG" + name + ": " + e.getMessage(), e);
+      throw new MissingToolException(
+          "cannot run kill(1) to send SIG" + name + ": " + e.getMessage(), e);
     }
   }
 
@@ -232,7 +250,8 @@ public final class RedisNode implements AutoCloseable {
     }
     process.destroyForcibly(); // SIGKILL works on a stopped process too
     if (!waitUninterruptibly(process)) {
-      throw new IllegalStateException("redis-server pid " + process.pid() + " did not die after SIGKILL");
+      throw new IllegalStateException(
+          "redis-server pid " + process.pid() + " did not die after SIGKILL");
     }
     Processes.unregister(process);
     paused = false;
@@ -269,6 +288,9 @@ public final class RedisNode implements AutoCloseable {
 
   @Override
   public String toString() {
-    return uri() + (isRunning() ? (paused ? " (paused)" : "") : " (down)") + " redis " + binary.version();
+    return uri()
+        + (isRunning() ? (paused ? " (paused)" : "") : " (down)")
+        + " redis "
+        + binary.version();
   }
 }

@@ -4,8 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * K real {@code redis-server} processes on free loopback ports: the fixture the integration
- * suites and examples stand on.
+ * K real {@code redis-server} processes on free loopback ports: the fixture the integration suites
+ * and examples stand on.
  *
  * <pre>{@code
  * try (RedisNodes nodes = RedisNodes.start(5)) {
@@ -22,7 +22,10 @@ public final class RedisNodes implements AutoCloseable {
     this.nodes = List.copyOf(nodes);
   }
 
-  /** Starts {@code count} nodes without persistence, with the default binary ({@link RedisBinary#locate()}). */
+  /**
+   * Starts {@code count} nodes without persistence, with the default binary ({@link
+   * RedisBinary#locate()}).
+   */
   public static RedisNodes start(int count) {
     return start(count, RedisBinary.locate(), Persistence.NONE);
   }
@@ -66,12 +69,17 @@ public final class RedisNodes implements AutoCloseable {
     return nodes.stream().map(RedisNode::uri).toList();
   }
 
-  /** Brings every node back to running and answering: resumes paused ones, restarts killed ones empty. */
+  /**
+   * Brings every node back to running and answering: resumes paused ones, restarts killed ones
+   * empty.
+   */
   public void heal() {
     heal(Persistence.NONE);
   }
 
-  /** Resumes paused nodes and restarts killed ones with {@code mode} (AOF: with the data they had). */
+  /**
+   * Resumes paused nodes and restarts killed ones with {@code mode} (AOF: with the data they had).
+   */
   public void heal(Persistence mode) {
     for (RedisNode node : nodes) {
       if (!node.isRunning()) {

@@ -5,8 +5,8 @@ import org.junit.jupiter.api.Assumptions;
 
 /**
  * The rule for missing fault tools: under {@code CI=true} a test that cannot find its tools
- * <em>fails</em>, so a green CI always means the faults really ran; on a laptop it skips, with
- * a message saying what to install.
+ * <em>fails</em>, so a green CI always means the faults really ran; on a laptop it skips, with a
+ * message saying what to install.
  */
 public final class Tools {
   private Tools() {}

@@ -34,7 +34,9 @@ final class Admin {
     }
   }
 
-  /** Empties the node, then vouches for its data: between tests nothing was forgotten that matters. */
+  /**
+   * Empties the node, then vouches for its data: between tests nothing was forgotten that matters.
+   */
   static void flushAll(RedisNode node) {
     try (Jedis jedis = on(node)) {
       jedis.flushAll();
@@ -46,7 +48,9 @@ final class Admin {
   /** Connections named like ours ({@code redlock}) that the node still has open. */
   static long redlockClients(RedisNode node) {
     try (Jedis jedis = on(node)) {
-      return Arrays.stream(jedis.clientList().split("\n")).filter(line -> line.contains(" name=redlock ")).count();
+      return Arrays.stream(jedis.clientList().split("\n"))
+          .filter(line -> line.contains(" name=redlock "))
+          .count();
     }
   }
 }

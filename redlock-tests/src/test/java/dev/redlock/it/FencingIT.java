@@ -25,9 +25,9 @@ import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
 
 /**
- * Fencing tokens and the restart guard against real nodes: the two traps of a quorum counter,
- * the paused holder, and a node that restarted empty. Five lock nodes with AOF (so a restart can
- * keep or lose data, as each test chooses), and one more node as the protected resource.
+ * Fencing tokens and the restart guard against real nodes: the two traps of a quorum counter, the
+ * paused holder, and a node that restarted empty. Five lock nodes with AOF (so a restart can keep
+ * or lose data, as each test chooses), and one more node as the protected resource.
  */
 class FencingIT extends RealNodesTest {
   /** Short, so tests can wait out the quarantine; every ttl here is at most this. */
@@ -87,7 +87,8 @@ class FencingIT extends RealNodesTest {
 
   /** The largest counter among nodes 2, 3 and 4. */
   long othersMax() {
-    return Math.max(counterOn(nodes.node(2)), Math.max(counterOn(nodes.node(3)), counterOn(nodes.node(4))));
+    return Math.max(
+        counterOn(nodes.node(2)), Math.max(counterOn(nodes.node(3)), counterOn(nodes.node(4))));
   }
 
   Lease acquireOn(Redlock redlock) throws InterruptedException {
@@ -102,7 +103,8 @@ class FencingIT extends RealNodesTest {
     try (Lease lease = acquireOn(redlock)) {
       first = lease.fencingToken();
     }
-    assertTrue(first >= before - 5_000_000 && first <= System.currentTimeMillis() * 1000 + 5_000_000,
+    assertTrue(
+        first >= before - 5_000_000 && first <= System.currentTimeMillis() * 1000 + 5_000_000,
         "a new counter starts at the node's clock in microseconds: " + first);
     long previous = first;
     for (int i = 0; i < 20; i++) {
@@ -117,15 +119,21 @@ class FencingIT extends RealNodesTest {
   void partialAttemptsThatBumpAMinorityCannotMakeALaterTokenSmaller() throws Exception {
     Redlock redlock = client(5, settings());
     acquireOn(redlock).release(); // every node has a counter now, equal after write-back
-    await().atMost(NO_HANG).until(() -> nodes.all().stream().allMatch(n -> Admin.get(n, key()) == null));
+    await()
+        .atMost(NO_HANG)
+        .until(() -> nodes.all().stream().allMatch(n -> Admin.get(n, key()) == null));
 
     // 1. Attempts that fail quorum bump only nodes 0 and 1: 2, 3 and 4 are held by someone else.
     for (int i = 2; i <= 4; i++) {
       Admin.set(nodes.node(i), key(), "another-owner");
     }
     // New counters start at each node's own clock, microseconds apart: bump until nodes 0 and 1
-    // lead every other node by a margin, so that without the write-back a later token would be smaller.
-    for (int attempts = 0; attempts < 5 || Math.min(counterOn(nodes.node(0)), counterOn(nodes.node(1))) <= othersMax() + 2; attempts++) {
+    // lead every other node by a margin, so that without the write-back a later token would be
+    // smaller.
+    for (int attempts = 0;
+        attempts < 5
+            || Math.min(counterOn(nodes.node(0)), counterOn(nodes.node(1))) <= othersMax() + 2;
+        attempts++) {
       assertTrue(attempts < 20_000, "the minority never ran ahead");
       assertTrue(redlock.tryAcquire(resource, Duration.ofSeconds(2)).isEmpty());
     }
@@ -142,7 +150,9 @@ class FencingIT extends RealNodesTest {
     try (Lease a = acquireOn(redlock)) {
       tokenA = a.fencingToken();
       assertEquals(counterOn(nodes.node(0)), tokenA);
-      assertTrue(counterOn(nodes.node(2)) >= tokenA, "the lagging winner was raised before the token was handed out");
+      assertTrue(
+          counterOn(nodes.node(2)) >= tokenA,
+          "the lagging winner was raised before the token was handed out");
     }
     nodes.node(3).resume();
     nodes.node(4).resume();
@@ -152,7 +162,9 @@ class FencingIT extends RealNodesTest {
     nodes.node(1).pause();
     Redlock other = client(5, settings());
     try (Lease b = acquireOn(other)) {
-      assertTrue(b.fencingToken() > tokenA, "token " + b.fencingToken() + " must exceed the earlier " + tokenA);
+      assertTrue(
+          b.fencingToken() > tokenA,
+          "token " + b.fencingToken() + " must exceed the earlier " + tokenA);
     }
   }
 
@@ -160,8 +172,13 @@ class FencingIT extends RealNodesTest {
   void aNodeThatLostItsDataStillIssuesALargerTokenAfterItsQuarantine() throws Exception {
     Redlock redlock = client(3, settings());
     acquireOn(redlock).release(); // counters on 0, 1, 2 (each started at its own clock)
-    await().atMost(NO_HANG).until(() -> counterOn(nodes.node(2)) > 0
-        && nodes.all().subList(0, 3).stream().allMatch(n -> Admin.get(n, key()) == null));
+    await()
+        .atMost(NO_HANG)
+        .until(
+            () ->
+                counterOn(nodes.node(2)) > 0
+                    && nodes.all().subList(0, 3).stream()
+                        .allMatch(n -> Admin.get(n, key()) == null));
 
     // A wins on {0, 1} while node 2 is down (killed: a frozen node would run A's queued SET when
     // it thaws and catch up). Counters started microseconds apart, so A keeps acquiring until
@@ -178,7 +195,9 @@ class FencingIT extends RealNodesTest {
     nodes.node(2).restart(Persistence.AOF);
     assertEquals(lagging, counterOn(nodes.node(2)), "node 2 kept its counter, and lags");
 
-    nodes.node(0).restart(Persistence.NONE); // node 0 forgets everything: lock keys, counters, epoch
+    nodes
+        .node(0)
+        .restart(Persistence.NONE); // node 0 forgets everything: lock keys, counters, epoch
     assertEquals(0, counterOn(nodes.node(0)));
     nodes.node(1).pause(); // B can only ever win on {0 (empty), 2 (lagging)}
 
@@ -186,11 +205,18 @@ class FencingIT extends RealNodesTest {
     // bumped node 2 would run ahead and hide what this test is about).
     nodes.node(2).kill();
     Redlock other = client(3, settings());
-    LockUnavailableException quarantined = org.junit.jupiter.api.Assertions.assertThrows(LockUnavailableException.class,
-        () -> other.tryAcquire(resource, Duration.ofSeconds(2)));
-    assertEquals(NodeOutcome.Status.QUARANTINED, quarantined.nodeOutcomes().get(0).status(), quarantined.getMessage());
+    LockUnavailableException quarantined =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            LockUnavailableException.class,
+            () -> other.tryAcquire(resource, Duration.ofSeconds(2)));
+    assertEquals(
+        NodeOutcome.Status.QUARANTINED,
+        quarantined.nodeOutcomes().get(0).status(),
+        quarantined.getMessage());
     nodes.node(2).restart(Persistence.AOF);
-    assertTrue(counterOn(nodes.node(2)) < tokenA, "node 2 still lags: " + counterOn(nodes.node(2)) + " < " + tokenA);
+    assertTrue(
+        counterOn(nodes.node(2)) < tokenA,
+        "node 2 still lags: " + counterOn(nodes.node(2)) + " < " + tokenA);
 
     // Wait out the quarantine (maxTtl from node 0's first contact), then win once on {0, 2}.
     long quarantineOver = System.nanoTime() + MAX_TTL.plusMillis(300).toNanos();
@@ -198,7 +224,9 @@ class FencingIT extends RealNodesTest {
     Lease b = other.tryAcquire(resource, Duration.ofSeconds(2)).orElseThrow();
     // Node 2 gives lagging + 1 <= tokenA: only node 0's fresh counter, floored at its clock, can
     // make the token larger than every earlier one.
-    assertTrue(b.fencingToken() > tokenA, "token " + b.fencingToken() + " after data loss must exceed " + tokenA);
+    assertTrue(
+        b.fencingToken() > tokenA,
+        "token " + b.fencingToken() + " after data loss must exceed " + tokenA);
     b.release();
   }
 
@@ -213,9 +241,12 @@ class FencingIT extends RealNodesTest {
       await().atMost(NO_HANG).until(() -> !a.isValid());
       Lease b = second.acquire(resource, Duration.ofSeconds(2), Duration.ofSeconds(10));
       assertTrue(b.fencingToken() > tokenA);
-      assertTrue(FencedWrites.setIfNewer(store, "ledger:balance", "written by B", b.fencingToken()));
+      assertTrue(
+          FencedWrites.setIfNewer(store, "ledger:balance", "written by B", b.fencingToken()));
       // A wakes up and writes with its old token, believing it still holds the lock.
-      assertFalse(FencedWrites.setIfNewer(store, "ledger:balance", "stale write by A", tokenA), "the stale write is refused");
+      assertFalse(
+          FencedWrites.setIfNewer(store, "ledger:balance", "stale write by A", tokenA),
+          "the stale write is refused");
       assertEquals(Optional.of("written by B"), FencedWrites.get(store, "ledger:balance"));
       assertEquals(b.fencingToken(), FencedWrites.lastToken(store, "ledger:balance"));
       b.release();
@@ -228,19 +259,28 @@ class FencingIT extends RealNodesTest {
     Lease a = holdOnABareMajorityThenRestartNodeZeroEmpty();
     Redlock b = client(3, settings());
     // While A is valid, B must not win: node 0 forgot A's key but is quarantined.
-    LockUnavailableException refused = org.junit.jupiter.api.Assertions.assertThrows(LockUnavailableException.class,
-        () -> b.tryAcquire(resource, MAX_TTL));
-    assertEquals(NodeOutcome.Status.QUARANTINED, refused.nodeOutcomes().get(0).status(), refused.getMessage());
+    LockUnavailableException refused =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            LockUnavailableException.class, () -> b.tryAcquire(resource, MAX_TTL));
+    assertEquals(
+        NodeOutcome.Status.QUARANTINED,
+        refused.nodeOutcomes().get(0).status(),
+        refused.getMessage());
     List<Long> bWonWhileAValid = new ArrayList<>();
-    Lease bLease = await().atMost(NO_HANG).pollInterval(Duration.ofMillis(50))
-        .ignoreException(LockUnavailableException.class)
-        .until(() -> {
-          Optional<Lease> won = b.tryAcquire(resource, MAX_TTL);
-          if (won.isPresent() && a.isValid()) {
-            bWonWhileAValid.add(won.get().fencingToken());
-          }
-          return won.orElse(null);
-        }, lease -> lease != null);
+    Lease bLease =
+        await()
+            .atMost(NO_HANG)
+            .pollInterval(Duration.ofMillis(50))
+            .ignoreException(LockUnavailableException.class)
+            .until(
+                () -> {
+                  Optional<Lease> won = b.tryAcquire(resource, MAX_TTL);
+                  if (won.isPresent() && a.isValid()) {
+                    bWonWhileAValid.add(won.get().fencingToken());
+                  }
+                  return won.orElse(null);
+                },
+                lease -> lease != null);
     assertEquals(List.of(), bWonWhileAValid, "B was granted the lock while A still held it");
     bLease.release();
   }
@@ -249,9 +289,16 @@ class FencingIT extends RealNodesTest {
   void withTheGuardOffTheSameRestartGrantsTheLockTwice() throws Exception {
     Lease a = holdOnABareMajorityThenRestartNodeZeroEmpty();
     Redlock unguarded = client(3, settings().unsafeDisableRestartGuardForTesting());
-    Lease b = unguarded.tryAcquire(resource, MAX_TTL).orElseThrow(
-        () -> new AssertionError("without the guard, the emptied node grants the lock again"));
-    assertTrue(a.isValid() && b.isValid(), "double grant: both leases valid at once — what the guard prevents");
+    Lease b =
+        unguarded
+            .tryAcquire(resource, MAX_TTL)
+            .orElseThrow(
+                () ->
+                    new AssertionError(
+                        "without the guard, the emptied node grants the lock again"));
+    assertTrue(
+        a.isValid() && b.isValid(),
+        "double grant: both leases valid at once — what the guard prevents");
     b.release();
   }
 

@@ -31,11 +31,11 @@ import org.junit.jupiter.api.Test;
 import redis.clients.jedis.JedisPooled;
 
 /**
- * Thousands of acquisitions of one resource by several clients and threads while a seeded
- * nemesis freezes, kills and restarts (with AOF) random minorities of the nodes. Tokens, in grant
- * order, must strictly increase; every write guarded by a token must be accepted; no two holders
- * may overlap. {@code -Dredlock.stress.acquisitions=N} and {@code -Dredlock.stress.seed=S} resize
- * or replay a run.
+ * Thousands of acquisitions of one resource by several clients and threads while a seeded nemesis
+ * freezes, kills and restarts (with AOF) random minorities of the nodes. Tokens, in grant order,
+ * must strictly increase; every write guarded by a token must be accepted; no two holders may
+ * overlap. {@code -Dredlock.stress.acquisitions=N} and {@code -Dredlock.stress.seed=S} resize or
+ * replay a run.
  */
 class FencingStressIT {
   static final int ACQUISITIONS = Integer.getInteger("redlock.stress.acquisitions", 5000);
@@ -44,18 +44,27 @@ class FencingStressIT {
 
   @Test
   void tokensStrictlyIncreaseAndGuardedWritesHoldUnderMinorityFaults() throws Exception {
-    System.out.println("FencingStressIT seed=" + SEED + " acquisitions=" + ACQUISITIONS + " (replay with -Dredlock.stress.seed=" + SEED + ")");
-    try (RedisNodes nodes = Tools.requireOrSkip(() -> RedisNodes.start(5, RedisBinary.locate(), Persistence.AOF));
+    System.out.println(
+        "FencingStressIT seed="
+            + SEED
+            + " acquisitions="
+            + ACQUISITIONS
+            + " (replay with -Dredlock.stress.seed="
+            + SEED
+            + ")");
+    try (RedisNodes nodes =
+            Tools.requireOrSkip(() -> RedisNodes.start(5, RedisBinary.locate(), Persistence.AOF));
         RedisNodes store = RedisNodes.start(1);
         JedisPooled resource = new JedisPooled("127.0.0.1", store.node(0).port())) {
       nodes.all().forEach(Admin::flushAll);
-      RedlockConfig config = RedlockConfig.builder()
-          .nodes(nodes.uris())
-          .nodeTimeout(Duration.ofMillis(100))
-          .retryDelay(Duration.ofMillis(2))
-          .retryJitter(Duration.ofMillis(8))
-          .maxTtl(Duration.ofSeconds(5))
-          .build();
+      RedlockConfig config =
+          RedlockConfig.builder()
+              .nodes(nodes.uris())
+              .nodeTimeout(Duration.ofMillis(100))
+              .retryDelay(Duration.ofMillis(2))
+              .retryJitter(Duration.ofMillis(8))
+              .maxTtl(Duration.ofSeconds(5))
+              .build();
 
       List<Long> tokensInGrantOrder = new ArrayList<>(ACQUISITIONS);
       List<String> violations = new CopyOnWriteArrayList<>();
@@ -65,7 +74,8 @@ class FencingStressIT {
       AtomicBoolean done = new AtomicBoolean();
       List<String> faults = new CopyOnWriteArrayList<>();
 
-      List<Redlock> clients = List.of(Redlock.create(config), Redlock.create(config), Redlock.create(config));
+      List<Redlock> clients =
+          List.of(Redlock.create(config), Redlock.create(config), Redlock.create(config));
       ExecutorService pool = Executors.newFixedThreadPool(7);
       try {
         Future<?> nemesis = pool.submit(() -> nemesis(nodes, new Random(SEED), done, faults));
@@ -74,25 +84,30 @@ class FencingStressIT {
           for (int t = 0; t < 2; t++) {
             Redlock redlock = clients.get(c);
             String holder = "client" + c + "-thread" + t;
-            workers.add(pool.submit(() -> {
-              while (granted.get() < ACQUISITIONS) {
-                try (Lease lease = redlock.acquire(RESOURCE, Duration.ofSeconds(2), Duration.ofSeconds(30))) {
-                  overlaps.enter(RESOURCE, holder);
-                  long token = lease.fencingToken();
-                  synchronized (tokensInGrantOrder) {
-                    tokensInGrantOrder.add(token);
-                  }
-                  if (!FencedWrites.setIfNewer(resource, "guarded", holder, token)) {
-                    violations.add("guarded write refused for token " + token + " of " + holder);
-                  }
-                  granted.incrementAndGet();
-                  overlaps.exit(RESOURCE, holder);
-                } catch (LockUnavailableException e) {
-                  unavailable.incrementAndGet();
-                }
-              }
-              return null;
-            }));
+            workers.add(
+                pool.submit(
+                    () -> {
+                      while (granted.get() < ACQUISITIONS) {
+                        try (Lease lease =
+                            redlock.acquire(
+                                RESOURCE, Duration.ofSeconds(2), Duration.ofSeconds(30))) {
+                          overlaps.enter(RESOURCE, holder);
+                          long token = lease.fencingToken();
+                          synchronized (tokensInGrantOrder) {
+                            tokensInGrantOrder.add(token);
+                          }
+                          if (!FencedWrites.setIfNewer(resource, "guarded", holder, token)) {
+                            violations.add(
+                                "guarded write refused for token " + token + " of " + holder);
+                          }
+                          granted.incrementAndGet();
+                          overlaps.exit(RESOURCE, holder);
+                        } catch (LockUnavailableException e) {
+                          unavailable.incrementAndGet();
+                        }
+                      }
+                      return null;
+                    }));
           }
         }
         for (Future<?> worker : workers) {
@@ -106,14 +121,26 @@ class FencingStressIT {
         clients.forEach(Redlock::close);
       }
 
-      System.out.printf("FencingStressIT: %d grants, %d gave up after maxWait, %d faults applied%n",
+      System.out.printf(
+          "FencingStressIT: %d grants, %d gave up after maxWait, %d faults applied%n",
           granted.get(), unavailable.get(), faults.size());
       assertEquals(List.of(), overlaps.violations(), "no two holders at once");
       assertEquals(List.of(), violations, "every guarded write accepted");
       for (int i = 1; i < tokensInGrantOrder.size(); i++) {
         long before = tokensInGrantOrder.get(i - 1);
         long after = tokensInGrantOrder.get(i);
-        assertTrue(after > before, "token #" + i + " = " + after + " is not greater than #" + (i - 1) + " = " + before + "; seed " + SEED);
+        assertTrue(
+            after > before,
+            "token #"
+                + i
+                + " = "
+                + after
+                + " is not greater than #"
+                + (i - 1)
+                + " = "
+                + before
+                + "; seed "
+                + SEED);
       }
       assertTrue(tokensInGrantOrder.size() >= ACQUISITIONS);
       assertTrue(faults.size() > 10, "the nemesis really ran: " + faults.size());
@@ -121,7 +148,8 @@ class FencingStressIT {
   }
 
   /** At most two of five nodes faulty at once; each fault lasts 50–300 ms. */
-  private static Void nemesis(RedisNodes nodes, Random random, AtomicBoolean done, List<String> log) throws InterruptedException {
+  private static Void nemesis(RedisNodes nodes, Random random, AtomicBoolean done, List<String> log)
+      throws InterruptedException {
     Set<Integer> faulty = new HashSet<>();
     List<long[]> healAt = new ArrayList<>(); // {node, nanoTime}
     while (!done.get()) {
@@ -144,23 +172,27 @@ class FencingStressIT {
           if (random.nextBoolean()) {
             node.pause();
             log.add("pause " + victim);
-            healAt.add(new long[] {victim, now + TimeUnit.MILLISECONDS.toNanos(50 + random.nextInt(250))});
+            healAt.add(
+                new long[] {victim, now + TimeUnit.MILLISECONDS.toNanos(50 + random.nextInt(250))});
           } else {
             node.kill();
             node.restart(Persistence.AOF); // back with its data: locks, counters, epoch
             log.add("kill+restart " + victim);
-            healAt.add(new long[] {victim, now + TimeUnit.MILLISECONDS.toNanos(50 + random.nextInt(250))});
+            healAt.add(
+                new long[] {victim, now + TimeUnit.MILLISECONDS.toNanos(50 + random.nextInt(250))});
           }
         }
       }
-      TimeUnit.MILLISECONDS.sleep(20 + random.nextInt(60)); // the fault schedule, not a wait for a result
+      TimeUnit.MILLISECONDS.sleep(
+          20 + random.nextInt(60)); // the fault schedule, not a wait for a result
     }
-    healAt.forEach(entry -> {
-      RedisNode node = nodes.node((int) entry[0]);
-      if (node.isPaused()) {
-        node.resume();
-      }
-    });
+    healAt.forEach(
+        entry -> {
+          RedisNode node = nodes.node((int) entry[0]);
+          if (node.isPaused()) {
+            node.resume();
+          }
+        });
     return null;
   }
 }

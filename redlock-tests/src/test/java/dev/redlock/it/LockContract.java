@@ -28,8 +28,8 @@ import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
 
 /**
- * The lock's contract against real redis-server processes, run for every topology by the
- * subclasses (1, 3 and 5 nodes; Redis 7 and 6.2). Each test names its own resource.
+ * The lock's contract against real redis-server processes, run for every topology by the subclasses
+ * (1, 3 and 5 nodes; Redis 7 and 6.2). Each test names its own resource.
  */
 abstract class LockContract extends RealNodesTest {
   static final Duration TTL = Duration.ofSeconds(10);
@@ -55,7 +55,6 @@ abstract class LockContract extends RealNodesTest {
     await(why).atMost(TTL.dividedBy(2)).until(() -> nodesWithKey() == 0);
   }
 
-
   // ---- happy path -------------------------------------------------------------------------
 
   @Test
@@ -64,9 +63,14 @@ abstract class LockContract extends RealNodesTest {
     try (Lease lease = redlock.acquire(resource, TTL, Duration.ofSeconds(2))) {
       assertEquals(resource, lease.resource());
       assertTrue(lease.isValid());
-      assertTrue(lease.remainingValidity().compareTo(TTL) < 0, "validity is ttl minus elapsed and drift");
-      assertTrue(lease.remainingValidity().compareTo(TTL.minusSeconds(1)) > 0, "healthy nodes leave most of the ttl");
-      await().atMost(NO_HANG).until(() -> nodesWithKey() == n()); // stragglers beyond the quorum land too
+      assertTrue(
+          lease.remainingValidity().compareTo(TTL) < 0, "validity is ttl minus elapsed and drift");
+      assertTrue(
+          lease.remainingValidity().compareTo(TTL.minusSeconds(1)) > 0,
+          "healthy nodes leave most of the ttl");
+      await()
+          .atMost(NO_HANG)
+          .until(() -> nodesWithKey() == n()); // stragglers beyond the quorum land too
       String token = Admin.get(nodes.node(0), key());
       for (RedisNode node : nodes.all()) {
         assertEquals(token, Admin.get(node, key()), "one token on every node");
@@ -87,7 +91,8 @@ abstract class LockContract extends RealNodesTest {
     Optional<Lease> first = a.tryAcquire(resource, TTL);
     assertTrue(first.isPresent());
     assertTrue(b.tryAcquire(resource, TTL).isEmpty(), "a second client cannot acquire while held");
-    assertTrue(a.tryAcquire(resource, TTL).isEmpty(), "not reentrant: the same client cannot either");
+    assertTrue(
+        a.tryAcquire(resource, TTL).isEmpty(), "not reentrant: the same client cannot either");
     first.get().release();
     Optional<Lease> second = b.tryAcquire(resource, TTL);
     assertTrue(second.isPresent(), "free again after release");
@@ -99,13 +104,20 @@ abstract class LockContract extends RealNodesTest {
     Redlock a = client();
     Redlock b = client();
     try (Lease held = a.acquire(resource, TTL, Duration.ZERO)) {
-      LockUnavailableException e = assertTimeoutPreemptively(NO_HANG,
-          () -> assertThrows(LockUnavailableException.class, () -> b.acquire(resource, TTL, Duration.ofMillis(300))));
+      LockUnavailableException e =
+          assertTimeoutPreemptively(
+              NO_HANG,
+              () ->
+                  assertThrows(
+                      LockUnavailableException.class,
+                      () -> b.acquire(resource, TTL, Duration.ofMillis(300))));
       assertEquals(LockUnavailableException.Reason.HELD_ELSEWHERE, e.reason());
       assertEquals(resource, e.resource());
       assertTrue(e.attempts() > 1, "it retried: " + e.attempts());
       assertEquals(n(), e.nodeOutcomes().size());
-      assertTrue(e.getMessage().contains("held elsewhere") && e.getMessage().contains(nodes.node(0).uri()), e.getMessage());
+      assertTrue(
+          e.getMessage().contains("held elsewhere") && e.getMessage().contains(nodes.node(0).uri()),
+          e.getMessage());
       assertTrue(held.isValid());
     }
   }
@@ -115,7 +127,12 @@ abstract class LockContract extends RealNodesTest {
     nodes.all().forEach(node -> NodeData.vouchForNewNode(node, "payments/"));
     Redlock redlock = client(config().keyPrefix("payments/").build());
     Lease lease = redlock.tryAcquire(resource, TTL).orElseThrow();
-    await().atMost(NO_HANG).until(() -> Admin.get(nodes.node(0), "payments/" + resource) != null); // node 0 may answer after the quorum
+    await()
+        .atMost(NO_HANG)
+        .until(
+            () ->
+                Admin.get(nodes.node(0), "payments/" + resource)
+                    != null); // node 0 may answer after the quorum
     assertNull(Admin.get(nodes.node(0), key()));
     lease.release();
     await().atMost(NO_HANG).until(() -> Admin.get(nodes.node(0), "payments/" + resource) == null);
@@ -132,11 +149,13 @@ abstract class LockContract extends RealNodesTest {
     assertTrue(lease.isValid(), "locally the lease still looks valid");
     assertFalse(lease.extend(TTL), "extend is owner-checked on the nodes");
     for (RedisNode node : nodes.all()) {
-      assertEquals(-1, Admin.pttl(node, key()), "extend did not set a ttl on the other owner's key");
+      assertEquals(
+          -1, Admin.pttl(node, key()), "extend did not set a ttl on the other owner's key");
     }
     lease.release();
     for (RedisNode node : nodes.all()) {
-      assertEquals("another-owner", Admin.get(node, key()), "release did not delete the other owner's key");
+      assertEquals(
+          "another-owner", Admin.get(node, key()), "release did not delete the other owner's key");
     }
   }
 
@@ -146,21 +165,32 @@ abstract class LockContract extends RealNodesTest {
     Redlock b = client();
     Duration shortTtl = Duration.ofMillis(400);
     Lease first = a.tryAcquire(resource, shortTtl).orElseThrow();
-    Lease second = await().atMost(NO_HANG).pollInterval(Duration.ofMillis(20))
-        .until(() -> b.tryAcquire(resource, TTL).orElse(null), lease -> lease != null);
+    Lease second =
+        await()
+            .atMost(NO_HANG)
+            .pollInterval(Duration.ofMillis(20))
+            .until(() -> b.tryAcquire(resource, TTL).orElse(null), lease -> lease != null);
     assertFalse(first.isValid(), "the first lease had expired by the time the second was granted");
     assertFalse(first.extend(shortTtl), "an expired lease is never extended");
     // B holds a quorum; a node whose copy of A's key had not quite expired when B asked refused
     // B, so B's token need not be on every node. Wait until B's requests have all settled.
-    await().atMost(NO_HANG).until(() -> second.nodeOutcomes().stream().noneMatch(o -> o.status() == NodeOutcome.Status.PENDING));
+    await()
+        .atMost(NO_HANG)
+        .until(
+            () ->
+                second.nodeOutcomes().stream()
+                    .noneMatch(o -> o.status() == NodeOutcome.Status.PENDING));
     List<String> before = nodes.all().stream().map(node -> Admin.get(node, key())).toList();
-    assertTrue(before.stream().filter(java.util.Objects::nonNull).distinct().count() == 1
-        && before.stream().filter(java.util.Objects::nonNull).count() >= quorum(), "B's token on a quorum: " + before);
+    assertTrue(
+        before.stream().filter(java.util.Objects::nonNull).distinct().count() == 1
+            && before.stream().filter(java.util.Objects::nonNull).count() >= quorum(),
+        "B's token on a quorum: " + before);
     first.release();
     List<String> after = nodes.all().stream().map(node -> Admin.get(node, key())).toList();
     for (int i = 0; i < n(); i++) {
       if (before.get(i) != null) {
-        assertEquals(before.get(i), after.get(i), "stale release left the new owner's key on node " + i);
+        assertEquals(
+            before.get(i), after.get(i), "stale release left the new owner's key on node " + i);
       }
     }
     assertTrue(second.isValid());
@@ -172,10 +202,17 @@ abstract class LockContract extends RealNodesTest {
     Redlock redlock = client();
     Lease lease = redlock.tryAcquire(resource, Duration.ofSeconds(1)).orElseThrow();
     assertTrue(lease.extend(Duration.ofSeconds(30)));
-    assertTrue(lease.remainingValidity().compareTo(Duration.ofSeconds(20)) > 0, "validity was moved forward");
-    await().atMost(NO_HANG).until(() -> nodes.all().stream().allMatch(node -> Admin.pttl(node, key()) > 20_000));
+    assertTrue(
+        lease.remainingValidity().compareTo(Duration.ofSeconds(20)) > 0,
+        "validity was moved forward");
+    await()
+        .atMost(NO_HANG)
+        .until(() -> nodes.all().stream().allMatch(node -> Admin.pttl(node, key()) > 20_000));
     lease.release();
-    assertThrows(IllegalStateException.class, () -> lease.extend(TTL), "a released lease cannot be extended");
+    assertThrows(
+        IllegalStateException.class,
+        () -> lease.extend(TTL),
+        "a released lease cannot be extended");
   }
 
   @Test
@@ -211,17 +248,19 @@ abstract class LockContract extends RealNodesTest {
         Redlock redlock = client();
         for (int t = 0; t < threadsPerClient; t++) {
           String holder = "client" + c + "-thread" + t;
-          workers.add(pool.submit(() -> {
-            for (int i = 0; i < rounds; i++) {
-              try (Lease lease = redlock.acquire(resource, TTL, Duration.ofSeconds(60))) {
-                detector.enter(resource, holder);
-                granted.incrementAndGet();
-                assertTrue(lease.isValid());
-                detector.exit(resource, holder);
-              }
-            }
-            return null;
-          }));
+          workers.add(
+              pool.submit(
+                  () -> {
+                    for (int i = 0; i < rounds; i++) {
+                      try (Lease lease = redlock.acquire(resource, TTL, Duration.ofSeconds(60))) {
+                        detector.enter(resource, holder);
+                        granted.incrementAndGet();
+                        assertTrue(lease.isValid());
+                        detector.exit(resource, holder);
+                      }
+                    }
+                    return null;
+                  }));
         }
       }
       for (Future<?> worker : workers) {
@@ -243,12 +282,18 @@ abstract class LockContract extends RealNodesTest {
       Admin.set(nodes.node(i), key(), "another-owner");
     }
     assertTrue(client().tryAcquire(resource, TTL).isEmpty());
-    await("a lost attempt is rolled back").atMost(TTL.dividedBy(2)).untilAsserted(() -> {
-      for (int i = 0; i < n(); i++) {
-        String value = Admin.get(nodes.node(i), key());
-        assertEquals(i < blockers ? "another-owner" : null, value, "node " + i + " after a lost attempt");
-      }
-    });
+    await("a lost attempt is rolled back")
+        .atMost(TTL.dividedBy(2))
+        .untilAsserted(
+            () -> {
+              for (int i = 0; i < n(); i++) {
+                String value = Admin.get(nodes.node(i), key());
+                assertEquals(
+                    i < blockers ? "another-owner" : null,
+                    value,
+                    "node " + i + " after a lost attempt");
+              }
+            });
   }
 
   // ---- faults -------------------------------------------------------------------------------
@@ -259,7 +304,9 @@ abstract class LockContract extends RealNodesTest {
       nodes.node(i).kill();
     }
     Redlock redlock = client();
-    Lease lease = assertTimeoutPreemptively(NO_HANG, () -> redlock.acquire(resource, TTL, Duration.ofSeconds(5)));
+    Lease lease =
+        assertTimeoutPreemptively(
+            NO_HANG, () -> redlock.acquire(resource, TTL, Duration.ofSeconds(5)));
     assertTrue(lease.isValid());
     assertEquals(quorum(), nodesWithKey(), "held on every live node");
     lease.release();
@@ -274,7 +321,8 @@ abstract class LockContract extends RealNodesTest {
     Redlock redlock = client();
     for (int round = 0; round < 3; round++) {
       // Each attempt decides on the quorum and does not wait for the frozen nodes.
-      Lease lease = assertTimeoutPreemptively(NO_HANG, () -> redlock.tryAcquire(resource, TTL).orElseThrow());
+      Lease lease =
+          assertTimeoutPreemptively(NO_HANG, () -> redlock.tryAcquire(resource, TTL).orElseThrow());
       assertTrue(lease.isValid());
       lease.release();
     }
@@ -287,8 +335,13 @@ abstract class LockContract extends RealNodesTest {
       nodes.node(i).kill();
     }
     Redlock redlock = client();
-    LockUnavailableException e = assertTimeoutPreemptively(NO_HANG,
-        () -> assertThrows(LockUnavailableException.class, () -> redlock.acquire(resource, TTL, Duration.ofMillis(500))));
+    LockUnavailableException e =
+        assertTimeoutPreemptively(
+            NO_HANG,
+            () ->
+                assertThrows(
+                    LockUnavailableException.class,
+                    () -> redlock.acquire(resource, TTL, Duration.ofMillis(500))));
     assertEquals(LockUnavailableException.Reason.QUORUM_UNREACHABLE, e.reason());
     for (int i = 0; i < minority() + 1; i++) {
       NodeOutcome outcome = e.nodeOutcomes().get(i);
@@ -306,8 +359,12 @@ abstract class LockContract extends RealNodesTest {
       nodes.node(i).pause();
     }
     Redlock redlock = client();
-    LockUnavailableException e = assertTimeoutPreemptively(NO_HANG,
-        () -> assertThrows(LockUnavailableException.class, () -> redlock.tryAcquire(resource, TTL)));
+    LockUnavailableException e =
+        assertTimeoutPreemptively(
+            NO_HANG,
+            () ->
+                assertThrows(
+                    LockUnavailableException.class, () -> redlock.tryAcquire(resource, TTL)));
     assertEquals(LockUnavailableException.Reason.QUORUM_UNREACHABLE, e.reason());
     for (int i = 0; i < minority() + 1; i++) {
       assertEquals(NodeOutcome.Status.TIMED_OUT, e.nodeOutcomes().get(i).status(), e.getMessage());
@@ -326,16 +383,24 @@ abstract class LockContract extends RealNodesTest {
       }
     }
     try {
-      List<String> wrong = nodes.all().stream().map(node -> "redis://:wrong-password@127.0.0.1:" + node.port()).toList();
-      Redlock redlock = client(RedlockConfig.builder().nodes(wrong).nodeTimeout(Duration.ofMillis(500)).build());
-      LockUnavailableException e = assertThrows(LockUnavailableException.class, () -> redlock.tryAcquire(resource, TTL));
+      List<String> wrong =
+          nodes.all().stream()
+              .map(node -> "redis://:wrong-password@127.0.0.1:" + node.port())
+              .toList();
+      Redlock redlock =
+          client(RedlockConfig.builder().nodes(wrong).nodeTimeout(Duration.ofMillis(500)).build());
+      LockUnavailableException e =
+          assertThrows(LockUnavailableException.class, () -> redlock.tryAcquire(resource, TTL));
       assertEquals(LockUnavailableException.Reason.QUORUM_UNREACHABLE, e.reason());
       for (NodeOutcome outcome : e.nodeOutcomes()) {
         assertTrue(outcome.detail().startsWith("authentication failed"), outcome.toString());
       }
       assertFalse(e.getMessage().contains("wrong-password"), e.getMessage());
 
-      List<String> right = nodes.all().stream().map(node -> "redis://:" + password + "@127.0.0.1:" + node.port()).toList();
+      List<String> right =
+          nodes.all().stream()
+              .map(node -> "redis://:" + password + "@127.0.0.1:" + node.port())
+              .toList();
       Redlock authenticated = client(RedlockConfig.builder().nodes(right).build());
       authenticated.tryAcquire(resource, TTL).orElseThrow().release();
     } finally {
@@ -356,12 +421,16 @@ abstract class LockContract extends RealNodesTest {
       List<Future<?>> work = new ArrayList<>();
       for (int t = 0; t < 4; t++) {
         int thread = t;
-        work.add(pool.submit(() -> {
-          for (int i = 0; i < 10; i++) {
-            redlock.acquire(resource + ":" + thread + ":" + i, TTL, Duration.ofSeconds(5)).release();
-          }
-          return null;
-        }));
+        work.add(
+            pool.submit(
+                () -> {
+                  for (int i = 0; i < 10; i++) {
+                    redlock
+                        .acquire(resource + ":" + thread + ":" + i, TTL, Duration.ofSeconds(5))
+                        .release();
+                  }
+                  return null;
+                }));
       }
       for (Future<?> f : work) {
         f.get();
@@ -370,18 +439,27 @@ abstract class LockContract extends RealNodesTest {
       pool.shutdownNow();
     }
     Lease stillHeld = redlock.tryAcquire(resource, TTL).orElseThrow();
-    assertTrue(nodes.all().stream().allMatch(node -> Admin.redlockClients(node) > 0), "connections were pooled");
+    assertTrue(
+        nodes.all().stream().allMatch(node -> Admin.redlockClients(node) > 0),
+        "connections were pooled");
     redlock.close();
     redlock.close(); // idempotent
     assertFalse(stillHeld.isValid(), "close releases what is still held");
     awaitNoKeyLeft("close released the lease on the nodes");
-    await().atMost(NO_HANG).untilAsserted(() -> {
-      for (RedisNode node : nodes.all()) {
-        assertEquals(0, Admin.redlockClients(node), "connections left open on " + node);
-      }
-      assertEquals(List.of(), Thread.getAllStackTraces().keySet().stream()
-          .filter(t -> t.getName().startsWith("redlock-io-")).map(Thread::getName).toList());
-    });
+    await()
+        .atMost(NO_HANG)
+        .untilAsserted(
+            () -> {
+              for (RedisNode node : nodes.all()) {
+                assertEquals(0, Admin.redlockClients(node), "connections left open on " + node);
+              }
+              assertEquals(
+                  List.of(),
+                  Thread.getAllStackTraces().keySet().stream()
+                      .filter(t -> t.getName().startsWith("redlock-io-"))
+                      .map(Thread::getName)
+                      .toList());
+            });
     assertThrows(IllegalStateException.class, () -> redlock.tryAcquire(resource, TTL));
     assertThrows(IllegalStateException.class, () -> redlock.acquire(resource, TTL, Duration.ZERO));
   }

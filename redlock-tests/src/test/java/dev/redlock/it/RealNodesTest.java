@@ -18,13 +18,15 @@ import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.TestInstance;
 
 /**
- * The one fixture of the real-node suites: K redis-server processes per class, emptied (and
- * vouched for) before each test, healed after it; clients made by a test are closed after it.
- * Each test gets its own resource name.
+ * The one fixture of the real-node suites: K redis-server processes per class, emptied (and vouched
+ * for) before each test, healed after it; clients made by a test are closed after it. Each test
+ * gets its own resource name.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class RealNodesTest {
-  /** Generous bound for "returns instead of hanging": far above any correct run, far below a hang. */
+  /**
+   * Generous bound for "returns instead of hanging": far above any correct run, far below a hang.
+   */
   static final Duration NO_HANG = Duration.ofSeconds(30);
 
   RedisNodes nodes;
@@ -99,7 +101,10 @@ abstract class RealNodesTest {
 
   /** How many running, unfrozen nodes hold this test's key. */
   long nodesWithKey() {
-    return nodes.all().stream().filter(RedisNode::isRunning).filter(node -> !node.isPaused())
-        .filter(node -> Admin.get(node, key()) != null).count();
+    return nodes.all().stream()
+        .filter(RedisNode::isRunning)
+        .filter(node -> !node.isPaused())
+        .filter(node -> Admin.get(node, key()) != null)
+        .count();
   }
 }

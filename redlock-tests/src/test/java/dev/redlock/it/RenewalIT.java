@@ -29,9 +29,14 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
-/** Leases that stay alive while work runs, and say loudly when they are lost; on three real nodes. */
+/**
+ * Leases that stay alive while work runs, and say loudly when they are lost; on three real nodes.
+ */
 class RenewalIT extends RealNodesTest {
-  /** Short enough that several renewals happen in a test, long enough to be robust on a loaded machine. */
+  /**
+   * Short enough that several renewals happen in a test, long enough to be robust on a loaded
+   * machine.
+   */
   static final Duration TTL = Duration.ofMillis(900);
 
   @Override
@@ -53,23 +58,35 @@ class RenewalIT extends RealNodesTest {
     AtomicInteger pollsDuringTask = new AtomicInteger();
     long threeTtls = TTL.multipliedBy(3).toNanos();
 
-    String result = holder.withLock(resource, TTL, Duration.ZERO, lease -> {
-      taskRunning.set(true);
-      long began = System.nanoTime();
-      // Another client polls the resource for more than three ttls while the task runs.
-      await().atMost(NO_HANG).pollInterval(Duration.ofMillis(25)).until(() -> {
-        poller.tryAcquire(resource, TTL).ifPresent(stolen -> {
-          pollerWonWhileTaskRan.set(true);
-          stolen.release();
-        });
-        pollsDuringTask.incrementAndGet();
-        return System.nanoTime() - began > threeTtls;
-      });
-      lease.checkValid();
-      assertTrue(lease.remainingValidity().compareTo(Duration.ZERO) > 0);
-      taskRunning.set(false);
-      return "settled";
-    });
+    String result =
+        holder.withLock(
+            resource,
+            TTL,
+            Duration.ZERO,
+            lease -> {
+              taskRunning.set(true);
+              long began = System.nanoTime();
+              // Another client polls the resource for more than three ttls while the task runs.
+              await()
+                  .atMost(NO_HANG)
+                  .pollInterval(Duration.ofMillis(25))
+                  .until(
+                      () -> {
+                        poller
+                            .tryAcquire(resource, TTL)
+                            .ifPresent(
+                                stolen -> {
+                                  pollerWonWhileTaskRan.set(true);
+                                  stolen.release();
+                                });
+                        pollsDuringTask.incrementAndGet();
+                        return System.nanoTime() - began > threeTtls;
+                      });
+              lease.checkValid();
+              assertTrue(lease.remainingValidity().compareTo(Duration.ZERO) > 0);
+              taskRunning.set(false);
+              return "settled";
+            });
 
     assertEquals("settled", result);
     assertFalse(pollerWonWhileTaskRan.get(), "another client won while the renewed lease was held");
@@ -79,7 +96,8 @@ class RenewalIT extends RealNodesTest {
   }
 
   @Test
-  void aFrozenMajoritySignalsTheLossOnceInterruptsTheTaskAndLetsOthersInAfterwards() throws Exception {
+  void aFrozenMajoritySignalsTheLossOnceInterruptsTheTaskAndLetsOthersInAfterwards()
+      throws Exception {
     Redlock holder = client();
     AtomicInteger lossSignals = new AtomicInteger();
     AtomicReference<LeaseLostException> loss = new AtomicReference<>();
@@ -89,59 +107,98 @@ class RenewalIT extends RealNodesTest {
     AtomicLong lostAt = new AtomicLong();
     ExecutorService runner = Executors.newSingleThreadExecutor();
     try {
-      Future<Object> task = runner.submit(() -> holder.withLock(resource, TTL, Duration.ZERO, lease -> {
-        lease.onLost(e -> {
-          lostAt.set(System.nanoTime());
-          loss.set(e);
-          lossSignals.incrementAndGet();
-        });
-        taskStarted.countDown();
-        new CountDownLatch(1).await(); // blocking work that only an interrupt ends
-        return "never";
-      }));
+      Future<Object> task =
+          runner.submit(
+              () ->
+                  holder.withLock(
+                      resource,
+                      TTL,
+                      Duration.ZERO,
+                      lease -> {
+                        lease.onLost(
+                            e -> {
+                              lostAt.set(System.nanoTime());
+                              loss.set(e);
+                              lossSignals.incrementAndGet();
+                            });
+                        taskStarted.countDown();
+                        new CountDownLatch(1).await(); // blocking work that only an interrupt ends
+                        return "never";
+                      }));
       assertTrue(taskStarted.await(10, java.util.concurrent.TimeUnit.SECONDS));
       nodes.node(0).pause();
       nodes.node(1).pause();
       frozenAt.set(System.nanoTime());
 
-      java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
-          () -> task.get(NO_HANG.toSeconds(), java.util.concurrent.TimeUnit.SECONDS));
-      assertTrue(e.getCause() instanceof InterruptedException, "the task's thread was interrupted: " + e.getCause());
-      assertEquals(1, e.getCause().getSuppressed().length, "the loss rides along with the task's exception");
+      java.util.concurrent.ExecutionException e =
+          assertThrows(
+              java.util.concurrent.ExecutionException.class,
+              () -> task.get(NO_HANG.toSeconds(), java.util.concurrent.TimeUnit.SECONDS));
+      assertTrue(
+          e.getCause() instanceof InterruptedException,
+          "the task's thread was interrupted: " + e.getCause());
+      assertEquals(
+          1, e.getCause().getSuppressed().length, "the loss rides along with the task's exception");
       assertSame(loss.get(), e.getCause().getSuppressed()[0]);
       assertEquals(1, lossSignals.get(), "onLost ran once");
-      assertTrue(loss.get().reason() == LeaseLostException.Reason.RENEWAL_FAILED
-          || loss.get().reason() == LeaseLostException.Reason.EXPIRED, loss.get().getMessage());
+      assertTrue(
+          loss.get().reason() == LeaseLostException.Reason.RENEWAL_FAILED
+              || loss.get().reason() == LeaseLostException.Reason.EXPIRED,
+          loss.get().getMessage());
       // The loss is signalled within one ttl of the freeze (validity from the last renewal ends
       // before then), plus scheduling slack for a loaded machine.
       long signalledAfter = lostAt.get() - frozenAt.get();
-      assertTrue(signalledAfter < TTL.plusMillis(500).toNanos(), "loss signalled " + signalledAfter / 1_000_000 + " ms after the freeze");
+      assertTrue(
+          signalledAfter < TTL.plusMillis(500).toNanos(),
+          "loss signalled " + signalledAfter / 1_000_000 + " ms after the freeze");
     } finally {
       runner.shutdownNow();
     }
     nodes.node(0).resume();
     nodes.node(1).resume();
     Redlock other = client();
-    Lease next = await().atMost(NO_HANG).pollInterval(Duration.ofMillis(50))
-        .until(() -> other.tryAcquire(resource, Duration.ofSeconds(30)).orElse(null), lease -> lease != null);
+    Lease next =
+        await()
+            .atMost(NO_HANG)
+            .pollInterval(Duration.ofMillis(50))
+            .until(
+                () -> other.tryAcquire(resource, Duration.ofSeconds(30)).orElse(null),
+                lease -> lease != null);
     // Let every delayed request of the first holder (its release, renewals queued at the frozen
     // nodes) reach the nodes; none may touch the new owner's key.
-    await().during(Duration.ofMillis(500)).atMost(NO_HANG).until(() -> next.isValid() && holdsQuorum(next));
+    await()
+        .during(Duration.ofMillis(500))
+        .atMost(NO_HANG)
+        .until(() -> next.isValid() && holdsQuorum(next));
     next.release();
   }
 
   private boolean holdsQuorum(Lease lease) {
     long withKey = nodes.all().stream().filter(node -> Admin.get(node, key()) != null).count();
-    return withKey >= 2 && nodes.all().stream().map(node -> Admin.get(node, key())).filter(v -> v != null).distinct().count() == 1;
+    return withKey >= 2
+        && nodes.all().stream()
+                .map(node -> Admin.get(node, key()))
+                .filter(v -> v != null)
+                .distinct()
+                .count()
+            == 1;
   }
 
   @Test
   void aTaskThatThrowsReleasesTheLockAndTheExceptionReachesTheCallerUnchanged() {
     Redlock holder = client();
     IOException thrown = new IOException("payment gateway said no");
-    IOException caught = assertThrows(IOException.class, () -> holder.withLock(resource, TTL, Duration.ZERO, lease -> {
-      throw thrown;
-    }));
+    IOException caught =
+        assertThrows(
+            IOException.class,
+            () ->
+                holder.withLock(
+                    resource,
+                    TTL,
+                    Duration.ZERO,
+                    lease -> {
+                      throw thrown;
+                    }));
     assertSame(thrown, caught);
     assertEquals(0, caught.getSuppressed().length, "no loss to report");
     assertTrue(client().tryAcquire(resource, TTL).isPresent(), "released");
@@ -152,19 +209,36 @@ class RenewalIT extends RealNodesTest {
     Redlock redlock = Redlock.create(config().build());
     Lease lease = redlock.tryAcquire(resource, TTL).orElseThrow().keepAlive();
     long afterGrant = extendCalls();
-    await().atMost(NO_HANG).until(() -> extendCalls() >= afterGrant + 3); // it renews: at least one round on 3 nodes
+    await()
+        .atMost(NO_HANG)
+        .until(() -> extendCalls() >= afterGrant + 3); // it renews: at least one round on 3 nodes
     lease.release();
     long after = extendCalls();
-    await().during(TTL).atMost(NO_HANG).until(() -> extendCalls() == after); // a ttl later: not one more
+    await()
+        .during(TTL)
+        .atMost(NO_HANG)
+        .until(() -> extendCalls() == after); // a ttl later: not one more
     redlock.close();
-    await().atMost(NO_HANG).until(() -> Thread.getAllStackTraces().keySet().stream()
-        .noneMatch(t -> t.getName().startsWith("redlock-watchdog-") || t.getName().startsWith("redlock-io-")
-            || t.getName().startsWith("redlock-renewal-")));
+    await()
+        .atMost(NO_HANG)
+        .until(
+            () ->
+                Thread.getAllStackTraces().keySet().stream()
+                    .noneMatch(
+                        t ->
+                            t.getName().startsWith("redlock-watchdog-")
+                                || t.getName().startsWith("redlock-io-")
+                                || t.getName().startsWith("redlock-renewal-")));
   }
 
-  /** How many scripts the nodes ran (extends and releases are scripts), counting successful calls only. */
+  /**
+   * How many scripts the nodes ran (extends and releases are scripts), counting successful calls
+   * only.
+   */
   private long extendCalls() {
-    return nodes.all().stream().mapToLong(node -> CommandStats.calls(node, c -> c.equals("evalsha") || c.equals("eval"))).sum();
+    return nodes.all().stream()
+        .mapToLong(node -> CommandStats.calls(node, c -> c.equals("evalsha") || c.equals("eval")))
+        .sum();
   }
 
   @Test
@@ -180,9 +254,13 @@ class RenewalIT extends RealNodesTest {
       leases.add(redlock.tryAcquire(resource + ":" + i, ttl).orElseThrow().keepAlive());
     }
     int threadsAt2000 = Thread.activeCount();
-    assertTrue(threadsAt2000 - threadsAt200 < 20, "threads grew from " + threadsAt200 + " to " + threadsAt2000);
+    assertTrue(
+        threadsAt2000 - threadsAt200 < 20,
+        "threads grew from " + threadsAt200 + " to " + threadsAt2000);
     // A ttl after the last grant, a lease that was never renewed would have expired.
-    await("every lease still valid a ttl after the last grant").pollDelay(ttl.plusMillis(200)).atMost(ttl.multipliedBy(3))
+    await("every lease still valid a ttl after the last grant")
+        .pollDelay(ttl.plusMillis(200))
+        .atMost(ttl.multipliedBy(3))
         .until(() -> leases.stream().allMatch(Lease::isValid));
     leases.forEach(Lease::release);
   }
@@ -190,8 +268,10 @@ class RenewalIT extends RealNodesTest {
   @Test
   void aRenewalThatHangsOnFrozenNodesStillSignalsTheLossByTheEndOfValidity() {
     // A long node timeout: renewals sent to frozen nodes wait for it.
-    Redlock redlock = client(config().nodeTimeout(Duration.ofMillis(400)).renewalFraction(0.2).build());
-    Duration ttl = Duration.ofMillis(2500); // renewal every 500 ms, each may wait 400 ms on a frozen node
+    Redlock redlock =
+        client(config().nodeTimeout(Duration.ofMillis(400)).renewalFraction(0.2).build());
+    Duration ttl =
+        Duration.ofMillis(2500); // renewal every 500 ms, each may wait 400 ms on a frozen node
     Lease lease = redlock.tryAcquire(resource, ttl).orElseThrow().keepAlive();
     CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
     lease.onLost(lost::complete);
@@ -201,18 +281,28 @@ class RenewalIT extends RealNodesTest {
     long after = System.nanoTime() - frozenAt;
     assertFalse(lease.isValid());
     assertThrows(LeaseLostException.class, lease::checkValid);
-    assertTrue(after < ttl.plusMillis(500).toNanos(), "signalled " + after / 1_000_000 + " ms after the freeze: " + loss.getMessage());
+    assertTrue(
+        after < ttl.plusMillis(500).toNanos(),
+        "signalled " + after / 1_000_000 + " ms after the freeze: " + loss.getMessage());
   }
 
   @Test
   void aTaskOutlivingMaxHoldLosesItsLeaseByPolicy() throws Exception {
     Redlock redlock = client(config().maxHold(Duration.ofMillis(1500)).build());
     AtomicReference<LeaseLostException> loss = new AtomicReference<>();
-    InterruptedException e = assertThrows(InterruptedException.class, () -> redlock.withLock(resource, TTL, Duration.ZERO, lease -> {
-      lease.onLost(loss::set);
-      new CountDownLatch(1).await(); // a hung job
-      return null;
-    }));
+    InterruptedException e =
+        assertThrows(
+            InterruptedException.class,
+            () ->
+                redlock.withLock(
+                    resource,
+                    TTL,
+                    Duration.ZERO,
+                    lease -> {
+                      lease.onLost(loss::set);
+                      new CountDownLatch(1).await(); // a hung job
+                      return null;
+                    }));
     assertNotNull(loss.get());
     assertEquals(LeaseLostException.Reason.MAX_HOLD_REACHED, loss.get().reason());
     assertTrue(loss.get().getMessage().contains("maxHold"), loss.get().getMessage());
@@ -222,12 +312,21 @@ class RenewalIT extends RealNodesTest {
   @Test
   void badInputIsRejectedBeforeAnythingIsTaken() {
     Redlock redlock = client();
-    assertEquals("task must not be null",
-        assertThrows(NullPointerException.class, () -> redlock.withLock(resource, TTL, Duration.ZERO, null)).getMessage());
-    IllegalArgumentException tooShort = assertThrows(IllegalArgumentException.class,
-        () -> redlock.withLock(resource, Duration.ofMillis(250), Duration.ZERO, lease -> "x"));
+    assertEquals(
+        "task must not be null",
+        assertThrows(
+                NullPointerException.class,
+                () -> redlock.withLock(resource, TTL, Duration.ZERO, null))
+            .getMessage());
+    IllegalArgumentException tooShort =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> redlock.withLock(resource, Duration.ofMillis(250), Duration.ZERO, lease -> "x"));
     assertTrue(tooShort.getMessage().startsWith("ttl too short to renew"), tooShort.getMessage());
-    assertEquals(0, nodes.all().stream().filter(node -> Admin.get(node, key()) != null).count(), "nothing was taken");
+    assertEquals(
+        0,
+        nodes.all().stream().filter(node -> Admin.get(node, key()) != null).count(),
+        "nothing was taken");
     Lease plain = redlock.tryAcquire(resource, Duration.ofMillis(250)).orElseThrow();
     assertThrows(IllegalArgumentException.class, plain::keepAlive);
     plain.release();
