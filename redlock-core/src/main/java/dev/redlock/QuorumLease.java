@@ -317,6 +317,7 @@ final class QuorumLease implements Lease {
     } else {
       log.debug(loss.getMessage());
     }
+    redlock.lost(this, loss);
     // Callbacks first, then the interrupt: whatever the task does on being interrupted, the
     // callbacks have seen the loss by then (interrupt() happens-before its detection).
     callbacks.forEach(callback -> notify(callback, loss));

@@ -11,6 +11,7 @@ import dev.redlock.internal.NodeKeys;
 import dev.redlock.internal.NodeRequest;
 import dev.redlock.internal.NodeRequest.Verb;
 import dev.redlock.internal.Ticker;
+import dev.redlock.internal.TokenHash;
 import dev.redlock.internal.Validity;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -62,6 +63,7 @@ public final class Redlock implements AutoCloseable {
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Watchdog watchdog;
   private final long[] quarantineLoggedAt;
+  private final List<RedlockListener> listeners;
 
   Redlock(RedlockConfig config, List<LockNode> nodes, ExecutorService io, Ticker ticker) {
     this.config = config;
@@ -71,6 +73,7 @@ public final class Redlock implements AutoCloseable {
     this.fanOut = new FanOut(nodes, io, ticker, nodeTimeoutNanos);
     this.watchdog = new Watchdog(ticker);
     this.quarantineLoggedAt = new long[nodes.size()];
+    this.listeners = config.listeners();
   }
 
   /**
@@ -226,6 +229,20 @@ public final class Redlock implements AutoCloseable {
   private Attempt attempt(Request r) throws InterruptedException {
     String token = tokens.next();
     long start = ticker.read();
+    if (!listeners.isEmpty()) {
+      emit(
+          new LockEvent(
+              LockEvent.Kind.ATTEMPT,
+              r.resource,
+              null,
+              0,
+              Duration.ZERO,
+              Duration.ZERO,
+              0,
+              config.quorum(),
+              null,
+              null));
+    }
     Ballot votes =
         fanOut.send(new NodeRequest(Verb.ACQUIRE, r.key, token, r.ttlMillis), HELD, null, null);
     Ballot last = votes;
@@ -254,6 +271,20 @@ public final class Redlock implements AutoCloseable {
                   votes,
                   last);
           held.add(lease);
+          if (!listeners.isEmpty()) {
+            emit(
+                new LockEvent(
+                    LockEvent.Kind.ACQUIRED,
+                    r.resource,
+                    TokenHash.of(token),
+                    fence.token,
+                    Duration.ofNanos(validUntil - now),
+                    Duration.ofNanos(now - start),
+                    yes,
+                    config.quorum(),
+                    null,
+                    votes::outcomes));
+          }
           if (log.isDebugEnabled()) { // the hot path: no argument array unless someone reads it
             log.debug(
                 "acquired '{}' on {} of {} nodes in {} us, valid for {} ms, fencing token {}",
@@ -294,6 +325,20 @@ public final class Redlock implements AutoCloseable {
                 : Reason.QUORUM_UNREACHABLE;
     if (log.isDebugEnabled()) {
       log.debug("attempt on '{}' lost ({}): {}", r.resource, reason, votes.outcomes());
+    }
+    if (!listeners.isEmpty()) {
+      emit(
+          new LockEvent(
+              LockEvent.Kind.FAILED,
+              r.resource,
+              null,
+              0,
+              Duration.ZERO,
+              Duration.ofNanos(now - start),
+              yes,
+              config.quorum(),
+              reason.name(),
+              votes::outcomes));
     }
     return new Attempt(null, reason, votes, now - start, Math.max(0, validUntil - now));
   }
@@ -436,6 +481,21 @@ public final class Redlock implements AutoCloseable {
             && lease.extended(start, validUntil);
     if (won) {
       log.debug("extended '{}' by {} ms on {} nodes", lease.resource(), ttlMillis, votes.yes());
+      if (!listeners.isEmpty()) {
+        long now = ticker.read();
+        emit(
+            new LockEvent(
+                LockEvent.Kind.EXTENDED,
+                lease.resource(),
+                TokenHash.of(lease.token()),
+                lease.fencingToken(),
+                Duration.ofNanos(Math.max(0, validUntil - now)),
+                Duration.ofNanos(now - start),
+                votes.yes(),
+                config.quorum(),
+                null,
+                votes::outcomes));
+      }
     }
     return won;
   }
@@ -474,9 +534,52 @@ public final class Redlock implements AutoCloseable {
     return watchdog;
   }
 
+  /** Tells the listeners a lease was lost; called once per loss, by the lease. */
+  void lost(QuorumLease lease, LeaseLostException loss) {
+    if (!listeners.isEmpty()) {
+      emit(
+          new LockEvent(
+              LockEvent.Kind.LOST,
+              lease.resource(),
+              TokenHash.of(lease.token()),
+              lease.fencingToken(),
+              Duration.ZERO,
+              Duration.ZERO,
+              0,
+              config.quorum(),
+              loss.reason().name(),
+              loss::nodeOutcomes));
+    }
+  }
+
+  /** Hands an event to every listener; one that throws is logged and never breaks the lock path. */
+  private void emit(LockEvent event) {
+    for (RedlockListener listener : listeners) {
+      try {
+        listener.onEvent(event);
+      } catch (RuntimeException e) {
+        log.error("a RedlockListener threw on {}; the lock carries on", event, e);
+      }
+    }
+  }
+
   /** Sends the owner-checked release of a lease to every node that may hold it. */
   Ballot sendRelease(QuorumLease lease) {
     held.remove(lease);
+    if (!listeners.isEmpty()) {
+      emit(
+          new LockEvent(
+              LockEvent.Kind.RELEASED,
+              lease.resource(),
+              TokenHash.of(lease.token()),
+              lease.fencingToken(),
+              Duration.ZERO,
+              Duration.ZERO,
+              0,
+              config.quorum(),
+              null,
+              null));
+    }
     Ballot votes =
         fanOut.send(
             new NodeRequest(Verb.RELEASE, lease.key(), lease.token(), 0),

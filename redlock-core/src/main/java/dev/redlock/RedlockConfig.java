@@ -75,6 +75,7 @@ public final class RedlockConfig {
   private final TaskInterruption taskInterruption;
   private final Duration maxTtl;
   private final boolean restartGuard;
+  private final List<RedlockListener> listeners;
 
   private RedlockConfig(Builder b, List<NodeUri> nodes, int quorum) {
     this.nodes = List.copyOf(nodes);
@@ -90,6 +91,7 @@ public final class RedlockConfig {
     this.taskInterruption = b.taskInterruption;
     this.maxTtl = b.maxTtl;
     this.restartGuard = b.restartGuard;
+    this.listeners = List.copyOf(b.listeners);
   }
 
   /** Starts a builder with every default set and no nodes. */
@@ -187,6 +189,11 @@ public final class RedlockConfig {
     return maxTtl;
   }
 
+  /** The registered listeners, in registration order; empty by default. */
+  public List<RedlockListener> listeners() {
+    return listeners;
+  }
+
   /** Whether the restart guard is on: true, except in tests that show what it prevents. */
   public boolean restartGuard() {
     return restartGuard;
@@ -240,6 +247,7 @@ public final class RedlockConfig {
     private TaskInterruption taskInterruption = TaskInterruption.ON_LEASE_LOSS;
     private Duration maxTtl = DEFAULT_MAX_TTL;
     private boolean restartGuard = true;
+    private final List<RedlockListener> listeners = new ArrayList<>();
 
     private Builder() {}
 
@@ -433,6 +441,17 @@ public final class RedlockConfig {
         throw new IllegalArgumentException("maxTtl must be >= 1ms and <= 1d, was " + maxTtl);
       }
       this.maxTtl = maxTtl;
+      return this;
+    }
+
+    /**
+     * Adds a listener for the lock's events (repeatable): metrics, an audit trail ({@link
+     * RedlockListener#auditLog()}), tests. None by default.
+     *
+     * @throws NullPointerException if {@code listener} is null
+     */
+    public Builder listener(RedlockListener listener) {
+      listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
       return this;
     }
 

@@ -31,7 +31,8 @@ public final class Settings {
           "redlock.renewalFraction",
           "redlock.maxHold",
           "redlock.taskInterruption",
-          "redlock.maxTtl");
+          "redlock.maxTtl",
+          "redlock.auditLog");
   private static final Pattern SHORT_DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h)");
 
   private Settings() {}
@@ -64,6 +65,16 @@ public final class Settings {
     }
     if ((v = p.getProperty("redlock.renewalFraction")) != null) {
       builder.renewalFraction(number("redlock.renewalFraction", v));
+    }
+    if ((v = p.getProperty("redlock.auditLog")) != null) {
+      String flag = v.trim().toLowerCase(Locale.ROOT);
+      if (!flag.equals("true") && !flag.equals("false")) {
+        throw new IllegalArgumentException(
+            "redlock.auditLog must be true or false, was '" + v + "'");
+      }
+      if (flag.equals("true")) {
+        builder.listener(dev.redlock.RedlockListener.auditLog());
+      }
     }
     if ((v = p.getProperty("redlock.maxTtl")) != null) {
       builder.maxTtl(duration("redlock.maxTtl", v));

@@ -9,10 +9,12 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
+import dev.redlock.LockEvent;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.NodeOutcome;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
+import dev.redlock.RedlockListener;
 import dev.redlock.testkit.NodeData;
 import dev.redlock.testkit.OverlapDetector;
 import dev.redlock.testkit.RedisNode;
@@ -136,6 +138,20 @@ abstract class LockContract extends RealNodesTest {
     assertNull(Admin.get(nodes.node(0), key()));
     lease.release();
     await().atMost(NO_HANG).until(() -> Admin.get(nodes.node(0), "payments/" + resource) == null);
+  }
+
+  @Test
+  void listenersSeeEachLeaseFromGrantToRelease() {
+    List<LockEvent> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+    Redlock redlock =
+        client(config().listener(events::add).listener(RedlockListener.auditLog()).build());
+    Lease lease = redlock.tryAcquire(resource, TTL).orElseThrow();
+    lease.release();
+    assertEquals(
+        List.of(LockEvent.Kind.ATTEMPT, LockEvent.Kind.ACQUIRED, LockEvent.Kind.RELEASED),
+        events.stream().map(LockEvent::kind).toList());
+    assertEquals(lease.fencingToken(), events.get(1).fencingToken());
+    assertEquals(n(), events.get(1).nodeOutcomes().size());
   }
 
   // ---- ownership ----------------------------------------------------------------------------
