@@ -24,6 +24,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -229,20 +230,7 @@ public final class Redlock implements AutoCloseable {
   private Attempt attempt(Request r) throws InterruptedException {
     String token = tokens.next();
     long start = ticker.read();
-    if (!listeners.isEmpty()) {
-      emit(
-          new LockEvent(
-              LockEvent.Kind.ATTEMPT,
-              r.resource,
-              null,
-              0,
-              Duration.ZERO,
-              Duration.ZERO,
-              0,
-              config.quorum(),
-              null,
-              null));
-    }
+    emitAttempt(LockEvent.Kind.ATTEMPT, r.resource, 0, 0, null, null);
     Ballot votes =
         fanOut.send(new NodeRequest(Verb.ACQUIRE, r.key, token, r.ttlMillis), HELD, null, null);
     Ballot last = votes;
@@ -271,20 +259,14 @@ public final class Redlock implements AutoCloseable {
                   votes,
                   last);
           held.add(lease);
-          if (!listeners.isEmpty()) {
-            emit(
-                new LockEvent(
-                    LockEvent.Kind.ACQUIRED,
-                    r.resource,
-                    TokenHash.of(token),
-                    fence.token,
-                    Duration.ofNanos(validUntil - now),
-                    Duration.ofNanos(now - start),
-                    yes,
-                    config.quorum(),
-                    null,
-                    votes::outcomes));
-          }
+          emitLease(
+              LockEvent.Kind.ACQUIRED,
+              lease,
+              validUntil - now,
+              now - start,
+              yes,
+              null,
+              votes::outcomes);
           if (log.isDebugEnabled()) { // the hot path: no argument array unless someone reads it
             log.debug(
                 "acquired '{}' on {} of {} nodes in {} us, valid for {} ms, fencing token {}",
@@ -326,20 +308,8 @@ public final class Redlock implements AutoCloseable {
     if (log.isDebugEnabled()) {
       log.debug("attempt on '{}' lost ({}): {}", r.resource, reason, votes.outcomes());
     }
-    if (!listeners.isEmpty()) {
-      emit(
-          new LockEvent(
-              LockEvent.Kind.FAILED,
-              r.resource,
-              null,
-              0,
-              Duration.ZERO,
-              Duration.ofNanos(now - start),
-              yes,
-              config.quorum(),
-              reason.name(),
-              votes::outcomes));
-    }
+    emitAttempt(
+        LockEvent.Kind.FAILED, r.resource, now - start, yes, reason.name(), votes::outcomes);
     return new Attempt(null, reason, votes, now - start, Math.max(0, validUntil - now));
   }
 
@@ -481,21 +451,15 @@ public final class Redlock implements AutoCloseable {
             && lease.extended(start, validUntil);
     if (won) {
       log.debug("extended '{}' by {} ms on {} nodes", lease.resource(), ttlMillis, votes.yes());
-      if (!listeners.isEmpty()) {
-        long now = ticker.read();
-        emit(
-            new LockEvent(
-                LockEvent.Kind.EXTENDED,
-                lease.resource(),
-                TokenHash.of(lease.token()),
-                lease.fencingToken(),
-                Duration.ofNanos(Math.max(0, validUntil - now)),
-                Duration.ofNanos(now - start),
-                votes.yes(),
-                config.quorum(),
-                null,
-                votes::outcomes));
-      }
+      long now = ticker.read();
+      emitLease(
+          LockEvent.Kind.EXTENDED,
+          lease,
+          Math.max(0, validUntil - now),
+          now - start,
+          votes.yes(),
+          null,
+          votes::outcomes);
     }
     return won;
   }
@@ -536,19 +500,55 @@ public final class Redlock implements AutoCloseable {
 
   /** Tells the listeners a lease was lost; called once per loss, by the lease. */
   void lost(QuorumLease lease, LeaseLostException loss) {
+    emitLease(LockEvent.Kind.LOST, lease, 0, 0, 0, loss.reason().name(), loss::nodeOutcomes);
+  }
+
+  /** An event about an attempt (no lease): built only if someone listens. */
+  private void emitAttempt(
+      LockEvent.Kind kind,
+      String resource,
+      long elapsedNanos,
+      int votes,
+      String reason,
+      Supplier<List<NodeOutcome>> nodes) {
     if (!listeners.isEmpty()) {
       emit(
           new LockEvent(
-              LockEvent.Kind.LOST,
+              kind,
+              resource,
+              null,
+              0,
+              Duration.ZERO,
+              Duration.ofNanos(elapsedNanos),
+              votes,
+              config.quorum(),
+              reason,
+              nodes));
+    }
+  }
+
+  /** An event about a lease: built only if someone listens. */
+  private void emitLease(
+      LockEvent.Kind kind,
+      QuorumLease lease,
+      long validityNanos,
+      long elapsedNanos,
+      int votes,
+      String reason,
+      Supplier<List<NodeOutcome>> nodes) {
+    if (!listeners.isEmpty()) {
+      emit(
+          new LockEvent(
+              kind,
               lease.resource(),
               TokenHash.of(lease.token()),
               lease.fencingToken(),
-              Duration.ZERO,
-              Duration.ZERO,
-              0,
+              Duration.ofNanos(validityNanos),
+              Duration.ofNanos(elapsedNanos),
+              votes,
               config.quorum(),
-              loss.reason().name(),
-              loss::nodeOutcomes));
+              reason,
+              nodes));
     }
   }
 
@@ -566,20 +566,7 @@ public final class Redlock implements AutoCloseable {
   /** Sends the owner-checked release of a lease to every node that may hold it. */
   Ballot sendRelease(QuorumLease lease) {
     held.remove(lease);
-    if (!listeners.isEmpty()) {
-      emit(
-          new LockEvent(
-              LockEvent.Kind.RELEASED,
-              lease.resource(),
-              TokenHash.of(lease.token()),
-              lease.fencingToken(),
-              Duration.ZERO,
-              Duration.ZERO,
-              0,
-              config.quorum(),
-              null,
-              null));
-    }
+    emitLease(LockEvent.Kind.RELEASED, lease, 0, 0, 0, null, null);
     Ballot votes =
         fanOut.send(
             new NodeRequest(Verb.RELEASE, lease.key(), lease.token(), 0),

@@ -9,14 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.internal.Ticker;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -25,27 +21,16 @@ import org.junit.jupiter.api.Test;
  */
 class LeaseRenewalTest {
   private static final Duration TTL = Duration.ofMillis(600);
-  private final ExecutorService io = Executors.newCachedThreadPool();
-  private final List<FakeNode> nodes = new ArrayList<>();
-  private Redlock redlock;
+  private final FakeCluster cluster = new FakeCluster();
+  private final List<FakeNode> nodes = cluster.nodes;
 
   @AfterEach
   void tearDown() {
-    nodes.forEach(n -> n.unhang.countDown());
-    if (redlock != null) {
-      redlock.close();
-    }
-    io.shutdownNow();
+    cluster.close();
   }
 
   private Redlock redlock(RedlockConfig.Builder config) {
-    AtomicLong unused = new AtomicLong();
-    for (int i = 0; i < 3; i++) {
-      nodes.add(new FakeNode("redis://fake:" + (7001 + i), unused));
-      config.node("redis://fake:" + (7001 + i));
-    }
-    redlock = new Redlock(config.build(), List.copyOf(nodes), io, Ticker.SYSTEM);
-    return redlock;
+    return cluster.start(3, config, Ticker.SYSTEM);
   }
 
   private Redlock redlock() {

@@ -7,13 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.internal.Ticker;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicLong;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -21,17 +17,13 @@ import org.junit.jupiter.api.Test;
 /** The listener SPI and the audit trail, over fake nodes. */
 class LockEventsTest {
   private static final Duration TTL = Duration.ofSeconds(10);
-  private final ExecutorService io = Executors.newCachedThreadPool();
-  private final List<FakeNode> nodes = new ArrayList<>();
+  private final FakeCluster cluster = new FakeCluster();
+  private final List<FakeNode> nodes = cluster.nodes;
   private final List<LockEvent> events = new CopyOnWriteArrayList<>();
-  private Redlock redlock;
 
   @AfterEach
   void tearDown() {
-    if (redlock != null) {
-      redlock.close();
-    }
-    io.shutdownNow();
+    cluster.close();
   }
 
   private Redlock redlock(RedlockListener... listeners) {
@@ -39,12 +31,7 @@ class LockEventsTest {
     for (RedlockListener listener : listeners) {
       config.listener(listener);
     }
-    for (int i = 0; i < 3; i++) {
-      nodes.add(new FakeNode("redis://fake:" + (7001 + i), new AtomicLong()));
-      config.node("redis://fake:" + (7001 + i));
-    }
-    redlock = new Redlock(config.build(), List.copyOf(nodes), io, Ticker.SYSTEM);
-    return redlock;
+    return cluster.start(3, config, Ticker.SYSTEM);
   }
 
   private List<LockEvent.Kind> kinds() {

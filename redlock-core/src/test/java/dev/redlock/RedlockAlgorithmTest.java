@@ -8,10 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.internal.Ticker;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -21,18 +18,13 @@ import org.junit.jupiter.api.Test;
  */
 class RedlockAlgorithmTest {
   private static final Duration TTL = Duration.ofSeconds(10);
-  private final AtomicLong clock = new AtomicLong(1_000_000_000L);
-  private final ExecutorService io = Executors.newCachedThreadPool();
-  private final List<FakeNode> nodes = new ArrayList<>();
-  private Redlock redlock;
+  private final FakeCluster cluster = new FakeCluster();
+  private final AtomicLong clock = cluster.clock;
+  private final List<FakeNode> nodes = cluster.nodes;
 
   @AfterEach
   void tearDown() {
-    nodes.forEach(n -> n.unhang.countDown());
-    if (redlock != null) {
-      redlock.close();
-    }
-    io.shutdownNow();
+    cluster.close();
   }
 
   private Redlock redlock(int n, Duration nodeTimeout, Ticker ticker) {
@@ -41,12 +33,7 @@ class RedlockAlgorithmTest {
             .nodeTimeout(nodeTimeout)
             .retryDelay(Duration.ofMillis(1))
             .retryJitter(Duration.ZERO);
-    for (int i = 0; i < n; i++) {
-      nodes.add(new FakeNode("redis://fake:" + (7001 + i), clock));
-      config.node("redis://fake:" + (7001 + i));
-    }
-    redlock = new Redlock(config.build(), List.copyOf(nodes), io, ticker);
-    return redlock;
+    return cluster.start(n, config, ticker);
   }
 
   private Redlock redlock(int n) {

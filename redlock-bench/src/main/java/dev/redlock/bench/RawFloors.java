@@ -55,6 +55,20 @@ final class RawFloors {
         .add("token-of-this-cycle");
   }
 
+  /** Writes {@code command} to every node, then reads every reply: one round, on this thread. */
+  static List<Object> writeAllThenReadAll(
+      List<FlushableConnection> nodes, CommandArguments command) {
+    for (FlushableConnection c : nodes) {
+      c.sendCommand(command);
+      c.flushNow();
+    }
+    List<Object> replies = new ArrayList<>(nodes.size());
+    for (FlushableConnection c : nodes) {
+      replies.add(c.getOne());
+    }
+    return replies;
+  }
+
   static List<FlushableConnection> connect(List<HostAndPort> nodes) {
     List<FlushableConnection> out = new ArrayList<>();
     for (HostAndPort node : nodes) {
@@ -120,32 +134,23 @@ final class RawFloors {
 
     @Override
     public void cycle(String key) {
-      for (FlushableConnection c : nodes) {
-        c.sendCommand(
-            new CommandArguments(Protocol.Command.EVALSHA)
-                .add(Script.ACQUIRE.sha1())
-                .add(3)
-                .key(key)
-                .key("redlock:@epoch")
-                .key("redlock:@fences")
-                .add("token-of-this-cycle")
-                .add(30_000)
-                .add(60_000)
-                .add("1"));
-        c.flushNow();
-      }
-      for (FlushableConnection c : nodes) {
-        if (!(c.getOne() instanceof Long reply) || reply <= 0) {
+      CommandArguments acquire =
+          new CommandArguments(Protocol.Command.EVALSHA)
+              .add(Script.ACQUIRE.sha1())
+              .add(3)
+              .key(key)
+              .key("redlock:@epoch")
+              .key("redlock:@fences")
+              .add("token-of-this-cycle")
+              .add(30_000)
+              .add(60_000)
+              .add("1");
+      for (Object reply : writeAllThenReadAll(nodes, acquire)) {
+        if (!(reply instanceof Long value) || value <= 0) {
           throw new IllegalStateException("not won: " + key);
         }
       }
-      for (FlushableConnection c : nodes) {
-        c.sendCommand(release(Script.RELEASE.sha1(), key));
-        c.flushNow();
-      }
-      for (FlushableConnection c : nodes) {
-        c.getOne();
-      }
+      writeAllThenReadAll(nodes, release(Script.RELEASE.sha1(), key));
     }
 
     @Override
@@ -169,22 +174,12 @@ final class RawFloors {
 
     @Override
     public void cycle(String key) {
-      for (FlushableConnection c : nodes) {
-        c.sendCommand(set(key));
-        c.flushNow();
-      }
-      for (FlushableConnection c : nodes) {
-        if (c.getOne() == null) {
+      for (Object reply : writeAllThenReadAll(nodes, set(key))) {
+        if (reply == null) {
           throw new IllegalStateException("not free: " + key);
         }
       }
-      for (FlushableConnection c : nodes) {
-        c.sendCommand(release(Script.RELEASE.sha1(), key));
-        c.flushNow();
-      }
-      for (FlushableConnection c : nodes) {
-        c.getOne();
-      }
+      writeAllThenReadAll(nodes, release(Script.RELEASE.sha1(), key));
     }
 
     @Override
