@@ -1,0 +1,100 @@
+package dev.redlock.testkit;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import org.netcrusher.core.reactor.NioReactor;
+import org.netcrusher.core.throttle.Throttler;
+import org.netcrusher.tcp.TcpCrusher;
+import org.netcrusher.tcp.TcpCrusherBuilder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A TCP fault proxy in front of one node (NetCrusher): clients connect to {@link #uri()}, and the
+ * test can cut the link, freeze it, or slow it down, then {@link #restore()} it. Every fault is
+ * logged with a timestamp on {@code dev.redlock.testkit.faults}.
+ */
+public final class NodeProxy implements AutoCloseable {
+  private static final Logger faults = LoggerFactory.getLogger("dev.redlock.testkit.faults");
+
+  private final TcpCrusher crusher;
+  private final int port;
+  private final String target;
+  private final MutableDelay delay = new MutableDelay();
+
+  NodeProxy(NioReactor reactor, RedisNode node) {
+    this.port = freePort();
+    this.target = node.uri();
+    this.crusher =
+        TcpCrusherBuilder.builder()
+            .withReactor(reactor)
+            .withBindAddress("127.0.0.1", port)
+            .withConnectAddress("127.0.0.1", node.port())
+            .withIncomingThrottlerFactory(client -> delay)
+            .buildAndOpen();
+  }
+
+  /** Where clients connect: {@code redis://127.0.0.1:PROXY_PORT}. */
+  public String uri() {
+    return "redis://127.0.0.1:" + port;
+  }
+
+  /** Cuts the link: open connections are closed and new ones are refused. */
+  public void cut() {
+    faults.info("cut {} (node {})", uri(), target);
+    crusher.close();
+  }
+
+  /** Freezes the link: connections stay open, nothing passes either way. */
+  public void freeze() {
+    faults.info("freeze {} (node {})", uri(), target);
+    crusher.freeze();
+  }
+
+  /** Delays every request from clients to the node by {@code latency}. */
+  public void latency(Duration latency) {
+    faults.info("latency +{} ms on {} (node {})", latency.toMillis(), uri(), target);
+    delay.nanos = latency.toNanos();
+  }
+
+  /** Ends every fault: the link is open, flowing and fast again. */
+  public void restore() {
+    if (!crusher.isOpen()) {
+      crusher.open();
+    }
+    if (crusher.isFrozen()) {
+      crusher.unfreeze();
+    }
+    delay.nanos = 0;
+    faults.info("restore {} (node {})", uri(), target);
+  }
+
+  @Override
+  public void close() {
+    if (crusher.isOpen()) {
+      crusher.close();
+    }
+  }
+
+  private static int freePort() {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return socket.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** One delay for all clients of this proxy, changed by the test while traffic flows. */
+  private static final class MutableDelay implements Throttler {
+    volatile long nanos;
+
+    @Override
+    public long calculateDelayNs(ByteBuffer bytes) {
+      return nanos <= 0 ? Throttler.NO_DELAY_NS : nanos;
+    }
+  }
+}
