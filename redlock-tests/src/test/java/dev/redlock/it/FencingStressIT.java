@@ -8,34 +8,34 @@ import dev.redlock.Lease;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
+import dev.redlock.testkit.History;
+import dev.redlock.testkit.History.Op;
+import dev.redlock.testkit.History.Outcome;
+import dev.redlock.testkit.HistoryChecker;
+import dev.redlock.testkit.Nemesis;
 import dev.redlock.testkit.OverlapDetector;
 import dev.redlock.testkit.Persistence;
 import dev.redlock.testkit.RedisBinary;
-import dev.redlock.testkit.RedisNode;
 import dev.redlock.testkit.RedisNodes;
 import dev.redlock.testkit.Tools;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Random;
-import java.util.Set;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.JedisPooled;
 
 /**
- * Thousands of acquisitions of one resource by several clients and threads while a seeded nemesis
- * freezes, kills and restarts (with AOF) random minorities of the nodes. Tokens, in grant order,
- * must strictly increase; every write guarded by a token must be accepted; no two holders may
- * overlap. {@code -Dredlock.stress.acquisitions=N} and {@code -Dredlock.stress.seed=S} resize or
- * replay a run.
+ * Thousands of acquisitions of one resource by several clients and threads while a seeded {@link
+ * Nemesis} freezes, kills and restarts (with AOF) random minorities of the nodes. Every client
+ * action goes into a {@link History}; the {@link HistoryChecker} must find no overlapping holders,
+ * no stale write accepted, and no lease seen valid after its validity; tokens, in grant order, must
+ * strictly increase. {@code -Dredlock.stress.acquisitions=N} and {@code -Dredlock.stress.seed=S}
+ * resize or replay a run.
  */
 class FencingStressIT {
   static final int ACQUISITIONS = Integer.getInteger("redlock.stress.acquisitions", 5000);
@@ -66,19 +66,17 @@ class FencingStressIT {
               .maxTtl(Duration.ofSeconds(5))
               .build();
 
+      History history = new History();
       List<Long> tokensInGrantOrder = new ArrayList<>(ACQUISITIONS);
-      List<String> violations = new CopyOnWriteArrayList<>();
       OverlapDetector overlaps = new OverlapDetector();
       AtomicInteger granted = new AtomicInteger();
       AtomicInteger unavailable = new AtomicInteger();
-      AtomicBoolean done = new AtomicBoolean();
-      List<String> faults = new CopyOnWriteArrayList<>();
+      List<String> faults;
 
       List<Redlock> clients =
           List.of(Redlock.create(config), Redlock.create(config), Redlock.create(config));
-      ExecutorService pool = Executors.newFixedThreadPool(7);
-      try {
-        Future<?> nemesis = pool.submit(() -> nemesis(nodes, new Random(SEED), done, faults));
+      ExecutorService pool = Executors.newFixedThreadPool(6);
+      try (Nemesis nemesis = Nemesis.start(nodes, SEED, 2, Persistence.AOF)) {
         List<Future<?>> workers = new ArrayList<>();
         for (int c = 0; c < clients.size(); c++) {
           for (int t = 0; t < 2; t++) {
@@ -91,17 +89,36 @@ class FencingStressIT {
                         try (Lease lease =
                             redlock.acquire(
                                 RESOURCE, Duration.ofSeconds(2), Duration.ofSeconds(30))) {
-                          overlaps.enter(RESOURCE, holder);
+                          long grantedAt = System.nanoTime();
                           long token = lease.fencingToken();
+                          history.record(
+                              holder,
+                              RESOURCE,
+                              Op.GRANT,
+                              Outcome.OK,
+                              grantedAt,
+                              grantedAt + lease.remainingValidity().toNanos(),
+                              token);
+                          overlaps.enter(RESOURCE, holder);
                           synchronized (tokensInGrantOrder) {
                             tokensInGrantOrder.add(token);
                           }
-                          if (!FencedWrites.setIfNewer(resource, "guarded", holder, token)) {
-                            violations.add(
-                                "guarded write refused for token " + token + " of " + holder);
+                          if (lease.isValid()) {
+                            history.record(holder, RESOURCE, Op.VALID, Outcome.OK, 0, token);
                           }
+                          Outcome write;
+                          try {
+                            write =
+                                FencedWrites.setIfNewer(resource, "guarded", holder, token)
+                                    ? Outcome.OK
+                                    : Outcome.REFUSED;
+                          } catch (RuntimeException e) {
+                            write = Outcome.UNKNOWN;
+                          }
+                          history.record(holder, RESOURCE, Op.WRITE, write, 0, token);
                           granted.incrementAndGet();
                           overlaps.exit(RESOURCE, holder);
+                          history.record(holder, RESOURCE, Op.RELEASE, Outcome.OK, 0, token);
                         } catch (LockUnavailableException e) {
                           unavailable.incrementAndGet();
                         }
@@ -113,19 +130,24 @@ class FencingStressIT {
         for (Future<?> worker : workers) {
           worker.get(10, TimeUnit.MINUTES);
         }
-        done.set(true);
-        nemesis.get(1, TimeUnit.MINUTES);
+        faults = nemesis.log();
       } finally {
-        done.set(true);
         pool.shutdownNow();
         clients.forEach(Redlock::close);
       }
 
+      List<String> violations = HistoryChecker.violations(history);
+      long refusedWrites =
+          history.events().stream()
+              .filter(e -> e.op() == Op.WRITE && e.outcome() != Outcome.OK)
+              .count();
       System.out.printf(
-          "FencingStressIT: %d grants, %d gave up after maxWait, %d faults applied%n",
-          granted.get(), unavailable.get(), faults.size());
+          "FencingStressIT: %d grants, %d gave up after maxWait, %d faults applied, %d events, %d violations%n",
+          granted.get(), unavailable.get(), faults.size(), history.size(), violations.size());
+      assertEquals(List.of(), violations, "the history checker; seed " + SEED);
       assertEquals(List.of(), overlaps.violations(), "no two holders at once");
-      assertEquals(List.of(), violations, "every guarded write accepted");
+      assertEquals(
+          0, refusedWrites, "every guarded write accepted: each holder's token was the newest");
       for (int i = 1; i < tokensInGrantOrder.size(); i++) {
         long before = tokensInGrantOrder.get(i - 1);
         long after = tokensInGrantOrder.get(i);
@@ -145,54 +167,5 @@ class FencingStressIT {
       assertTrue(tokensInGrantOrder.size() >= ACQUISITIONS);
       assertTrue(faults.size() > 10, "the nemesis really ran: " + faults.size());
     }
-  }
-
-  /** At most two of five nodes faulty at once; each fault lasts 50–300 ms. */
-  private static Void nemesis(RedisNodes nodes, Random random, AtomicBoolean done, List<String> log)
-      throws InterruptedException {
-    Set<Integer> faulty = new HashSet<>();
-    List<long[]> healAt = new ArrayList<>(); // {node, nanoTime}
-    while (!done.get()) {
-      long now = System.nanoTime();
-      for (var it = healAt.iterator(); it.hasNext(); ) {
-        long[] entry = it.next();
-        if (entry[1] <= now) {
-          RedisNode node = nodes.node((int) entry[0]);
-          if (node.isPaused()) {
-            node.resume();
-          }
-          faulty.remove((int) entry[0]);
-          it.remove();
-        }
-      }
-      if (faulty.size() < 2) {
-        int victim = random.nextInt(nodes.size());
-        if (faulty.add(victim)) {
-          RedisNode node = nodes.node(victim);
-          if (random.nextBoolean()) {
-            node.pause();
-            log.add("pause " + victim);
-            healAt.add(
-                new long[] {victim, now + TimeUnit.MILLISECONDS.toNanos(50 + random.nextInt(250))});
-          } else {
-            node.kill();
-            node.restart(Persistence.AOF); // back with its data: locks, counters, epoch
-            log.add("kill+restart " + victim);
-            healAt.add(
-                new long[] {victim, now + TimeUnit.MILLISECONDS.toNanos(50 + random.nextInt(250))});
-          }
-        }
-      }
-      TimeUnit.MILLISECONDS.sleep(
-          20 + random.nextInt(60)); // the fault schedule, not a wait for a result
-    }
-    healAt.forEach(
-        entry -> {
-          RedisNode node = nodes.node((int) entry[0]);
-          if (node.isPaused()) {
-            node.resume();
-          }
-        });
-    return null;
   }
 }

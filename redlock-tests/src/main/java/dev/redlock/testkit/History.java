@@ -1,0 +1,104 @@
+package dev.redlock.testkit;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What the clients of a fault test did, in order, with timestamps from one monotonic clock (all
+ * clients run in this JVM): the material {@link HistoryChecker} judges. Thread-safe.
+ */
+public final class History {
+  /** What a client did. */
+  public enum Op {
+    /**
+     * Acquired a lease: {@code at} is when acquire returned, {@code validUntil} when the lease
+     * ends.
+     */
+    GRANT,
+    /** Wrote to the protected resource with its fencing token: accepted, refused or unknown. */
+    WRITE,
+    /** Looked at its lease and found it valid. */
+    VALID,
+    /** Released its lease: {@code at} is when release was called. */
+    RELEASE
+  }
+
+  /** How an operation ended. */
+  public enum Outcome {
+    OK,
+    REFUSED,
+    UNKNOWN
+  }
+
+  /**
+   * One event.
+   *
+   * @param seq order of recording
+   * @param client who
+   * @param resource what
+   * @param op what was done
+   * @param outcome how it ended
+   * @param at when (System.nanoTime)
+   * @param validUntil for GRANT, when the lease's validity ends (System.nanoTime); else 0
+   * @param token the fencing token involved
+   */
+  public record Event(
+      long seq,
+      String client,
+      String resource,
+      Op op,
+      Outcome outcome,
+      long at,
+      long validUntil,
+      long token) {
+    @Override
+    public String toString() {
+      return "#"
+          + seq
+          + " "
+          + client
+          + " "
+          + op
+          + " "
+          + outcome
+          + " '"
+          + resource
+          + "' at "
+          + at
+          + (validUntil == 0 ? "" : " validUntil " + validUntil)
+          + (token == 0 ? "" : " token " + token);
+    }
+  }
+
+  private final AtomicLong seq = new AtomicLong();
+  private final List<Event> events = new ArrayList<>();
+
+  /** Records an event now. */
+  public void record(
+      String client, String resource, Op op, Outcome outcome, long validUntil, long token) {
+    record(client, resource, op, outcome, System.nanoTime(), validUntil, token);
+  }
+
+  /** Records an event that happened at {@code at}. */
+  public synchronized void record(
+      String client,
+      String resource,
+      Op op,
+      Outcome outcome,
+      long at,
+      long validUntil,
+      long token) {
+    events.add(
+        new Event(seq.incrementAndGet(), client, resource, op, outcome, at, validUntil, token));
+  }
+
+  /** A copy of every event, in recording order. */
+  public synchronized List<Event> events() {
+    return List.copyOf(events);
+  }
+
+  public synchronized int size() {
+    return events.size();
+  }
+}

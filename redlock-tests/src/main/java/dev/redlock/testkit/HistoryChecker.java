@@ -1,0 +1,114 @@
+package dev.redlock.testkit;
+
+import dev.redlock.testkit.History.Event;
+import dev.redlock.testkit.History.Op;
+import dev.redlock.testkit.History.Outcome;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Judges a {@link History}. It reports, each with the offending pair of events:
+ *
+ * <ul>
+ *   <li>two holders of one resource whose lease windows overlap (a window runs from the grant to
+ *       the earlier of its release and its validity's end);
+ *   <li>a write accepted with a token older than one already accepted for that resource (writes of
+ *       unknown outcome count as accepted: conservative);
+ *   <li>a lease found valid after its validity had ended.
+ * </ul>
+ */
+public final class HistoryChecker {
+  private HistoryChecker() {}
+
+  /** Every violation found; empty when the history is safe. */
+  public static List<String> violations(History history) {
+    List<Event> events = history.events();
+    List<String> found = new ArrayList<>();
+    overlappingHolders(events, found);
+    staleWrites(events, found);
+    validAfterValidity(events, found);
+    return found;
+  }
+
+  private record Window(Event grant, long end) {}
+
+  private static void overlappingHolders(List<Event> events, List<String> found) {
+    Map<String, Long> releasedAt = new HashMap<>();
+    for (Event e : events) {
+      if (e.op() == Op.RELEASE) {
+        releasedAt.merge(key(e), e.at(), Math::min);
+      }
+    }
+    Map<String, List<Window>> byResource = new HashMap<>();
+    for (Event grant : events) {
+      if (grant.op() == Op.GRANT && grant.outcome() == Outcome.OK) {
+        long end =
+            Math.min(grant.validUntil(), releasedAt.getOrDefault(key(grant), Long.MAX_VALUE));
+        byResource
+            .computeIfAbsent(grant.resource(), r -> new ArrayList<>())
+            .add(new Window(grant, end));
+      }
+    }
+    for (List<Window> windows : byResource.values()) {
+      windows.sort(Comparator.comparingLong(w -> w.grant().at()));
+      for (int i = 1; i < windows.size(); i++) {
+        Window earlier = windows.get(i - 1);
+        Window later = windows.get(i);
+        if (later.grant().at() < earlier.end()) {
+          found.add(
+              "overlapping holders: "
+                  + earlier.grant()
+                  + " (until "
+                  + earlier.end()
+                  + ") and "
+                  + later.grant());
+        }
+      }
+    }
+  }
+
+  private static void staleWrites(List<Event> events, List<String> found) {
+    Map<String, Event> newest = new HashMap<>();
+    List<Event> writes = new ArrayList<>();
+    for (Event e : events) {
+      if (e.op() == Op.WRITE && e.outcome() != Outcome.REFUSED) {
+        writes.add(e);
+      }
+    }
+    writes.sort(Comparator.comparingLong(Event::at));
+    for (Event write : writes) {
+      Event before = newest.get(write.resource());
+      if (before != null && write.token() < before.token()) {
+        found.add("stale write accepted: " + write + " after " + before);
+      }
+      if (before == null || write.token() > before.token()) {
+        newest.put(write.resource(), write);
+      }
+    }
+  }
+
+  /** One lease: its holder, resource and token. */
+  private static String key(Event e) {
+    return e.client() + "/" + e.resource() + "/" + e.token();
+  }
+
+  private static void validAfterValidity(List<Event> events, List<String> found) {
+    Map<String, Event> grants = new HashMap<>();
+    for (Event e : events) {
+      if (e.op() == Op.GRANT && e.outcome() == Outcome.OK) {
+        grants.put(key(e), e);
+      }
+    }
+    for (Event e : events) {
+      if (e.op() == Op.VALID) {
+        Event grant = grants.get(key(e));
+        if (grant != null && e.at() > grant.validUntil()) {
+          found.add("lease reported valid after its validity ended: " + e + " for " + grant);
+        }
+      }
+    }
+  }
+}
