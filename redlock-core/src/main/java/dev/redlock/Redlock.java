@@ -582,12 +582,16 @@ public final class Redlock implements AutoCloseable {
    * client can take it. Nodes that answer later, or never, are logged once they have settled.
    */
   void awaitRelease(String resource, Ballot votes, long deadline) {
-    votes.whenAllSettled(() -> logRelease(resource, votes));
     try {
       votes.awaitDefinite(config.quorum(), deadline);
     } catch (InterruptedException e) {
-      Thread.currentThread()
-          .interrupt(); // stop waiting, keep the flag: the releases are on their way
+      // Stop waiting, keep the flag: the releases are on their way.
+      Thread.currentThread().interrupt();
+    }
+    if (votes.allAnswered()) {
+      logRelease(resource, votes); // the usual case: nothing left to wait for, nothing to allocate
+    } else {
+      votes.whenAllSettled(() -> logRelease(resource, votes));
     }
   }
 
@@ -597,25 +601,17 @@ public final class Redlock implements AutoCloseable {
    * stay visible at DEBUG and in every acquisition's per-node account.
    */
   private void logRelease(String resource, Ballot votes) {
-    List<NodeOutcome> outcomes = votes.outcomes();
-    long confirmed =
-        outcomes.stream()
-            .filter(
-                o ->
-                    o.status() == NodeOutcome.Status.OK
-                        || o.status() == NodeOutcome.Status.REFUSED
-                        || o.status() == NodeOutcome.Status.SKIPPED)
-            .count();
+    int confirmed = votes.definite();
     if (confirmed < config.quorum()) {
       log.warn(
           "release of '{}' confirmed by only {} of {} nodes (quorum {}); others may wait until the ttl ends: {}",
           resource,
           confirmed,
-          outcomes.size(),
+          votes.size(),
           config.quorum(),
-          outcomes);
-    } else {
-      log.debug("released '{}': {}", resource, outcomes);
+          votes.outcomes());
+    } else if (log.isDebugEnabled()) {
+      log.debug("released '{}': {}", resource, votes.outcomes());
     }
   }
 

@@ -171,7 +171,7 @@ public final class Ballot {
    * a quorum no longer holds the key, another client can take it.
    */
   public void awaitDefinite(int count, long deadline) throws InterruptedException {
-    drive(() -> definite() >= count || answered == nodes.size(), deadline);
+    drive(() -> countDefinite() >= count || answered == nodes.size(), deadline);
   }
 
   /** Waits until every node answered, or until {@code deadline}. */
@@ -322,7 +322,30 @@ public final class Ballot {
     }
   }
 
-  private int definite() {
+  /** Whether every node has answered (or was skipped). */
+  public boolean allAnswered() {
+    lock.lock();
+    try {
+      return answered == nodes.size();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * How many nodes gave a definite answer: yes, no, quarantined, or skipped as known absent. Call
+   * with or without the lock held (it is reentrant).
+   */
+  public int definite() {
+    lock.lock();
+    try {
+      return countDefinite();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private int countDefinite() {
     int n = 0;
     for (NodeOutcome.Status s : status) {
       if (s == NodeOutcome.Status.OK

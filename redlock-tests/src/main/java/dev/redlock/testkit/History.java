@@ -2,7 +2,6 @@ package dev.redlock.testkit;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What the clients of a fault test did, in order, with timestamps from one monotonic clock (all
@@ -71,7 +70,6 @@ public final class History {
     }
   }
 
-  private final AtomicLong seq = new AtomicLong();
   private final List<Event> events = new ArrayList<>();
 
   /** Records an event now. */
@@ -89,8 +87,7 @@ public final class History {
       long at,
       long validUntil,
       long token) {
-    events.add(
-        new Event(seq.incrementAndGet(), client, resource, op, outcome, at, validUntil, token));
+    events.add(new Event(events.size() + 1, client, resource, op, outcome, at, validUntil, token));
   }
 
   /** A copy of every event, in recording order. */

@@ -102,13 +102,4 @@ public record RedisBinary(Path path, String version) {
       throw new IllegalStateException("interrupted while probing " + path, e);
     }
   }
-
-  /** The major version, like 7 or 6. */
-  public int major() {
-    try {
-      return Integer.parseInt(version.split("\\.")[0]);
-    } catch (NumberFormatException e) {
-      return 0;
-    }
-  }
 }
