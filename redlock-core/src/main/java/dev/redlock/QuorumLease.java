@@ -188,7 +188,7 @@ final class QuorumLease implements Lease {
   public void release() {
     Ballot votes = beginRelease();
     if (votes != null) {
-      redlock.awaitRelease(resource, votes, redlock.now() + redlock.nodeTimeoutNanos());
+      redlock.awaitRelease(this, votes, redlock.now() + redlock.nodeTimeoutNanos());
     }
   }
 

@@ -63,6 +63,7 @@ public final class Redlock implements AutoCloseable {
   private final Set<QuorumLease> held = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Watchdog watchdog;
+  private final StragglerReleases stragglers;
   private final long[] quarantineLoggedAt;
   private final List<RedlockListener> listeners;
 
@@ -73,6 +74,7 @@ public final class Redlock implements AutoCloseable {
     this.nodeTimeoutNanos = config.nodeTimeout().toNanos();
     this.fanOut = new FanOut(nodes, io, ticker, nodeTimeoutNanos);
     this.watchdog = new Watchdog(ticker);
+    this.stragglers = new StragglerReleases(nodes, watchdog, io, ticker, nodeTimeoutNanos);
     this.quarantineLoggedAt = new long[nodes.size()];
     this.listeners = config.listeners();
   }
@@ -277,15 +279,17 @@ public final class Redlock implements AutoCloseable {
                 (validUntil - now) / 1_000_000,
                 fence.token);
           }
-          return new Attempt(lease, null, votes, now - start, validUntil - now);
+          return new Attempt(lease, null, votes, yes, now - start, validUntil - now);
         }
       }
     } catch (InterruptedException e) {
-      fanOut.send(
-          new NodeRequest(Verb.RELEASE, r.key, token, 0),
-          NOT_OWNER,
-          last,
-          votes::refused); // roll back, don't wait
+      Ballot rollback =
+          fanOut.send(
+              new NodeRequest(Verb.RELEASE, r.key, token, 0),
+              NOT_OWNER,
+              last,
+              votes::refused); // roll back, don't wait
+      rollback.whenAllSettled(() -> stragglers.keepUnconfirmed(rollback, r.key, token));
       throw e;
     }
     // Lost: release on every node that may hold our token (a late OK may still land), and wait,
@@ -296,6 +300,10 @@ public final class Redlock implements AutoCloseable {
         fanOut.send(
             new NodeRequest(Verb.RELEASE, r.key, token, 0), NOT_OWNER, last, votes::refused);
     rollback.awaitAll(ticker.read() + nodeTimeoutNanos);
+    if (rollback.definite()
+        < rollback.size()) { // a node is silent: its rollback may be needed later
+      rollback.whenAllSettled(() -> stragglers.keepUnconfirmed(rollback, r.key, token));
+    }
     // "Held elsewhere" only when the refusals alone rule out a quorum; if failed, silent or
     // quarantined nodes were needed to block us, it is an outage, not ordinary contention.
     int n = fanOut.nodes().size();
@@ -310,7 +318,7 @@ public final class Redlock implements AutoCloseable {
     }
     emitAttempt(
         LockEvent.Kind.FAILED, r.resource, now - start, yes, reason.name(), votes::outcomes);
-    return new Attempt(null, reason, votes, now - start, Math.max(0, validUntil - now));
+    return new Attempt(null, reason, votes, yes, now - start, Math.max(0, validUntil - now));
   }
 
   /**
@@ -581,18 +589,24 @@ public final class Redlock implements AutoCloseable {
    * Waits, bounded, until a quorum of nodes no longer holds the lease's key: from then on another
    * client can take it. Nodes that answer later, or never, are logged once they have settled.
    */
-  void awaitRelease(String resource, Ballot votes, long deadline) {
+  void awaitRelease(QuorumLease lease, Ballot votes, long deadline) {
     try {
       votes.awaitDefinite(config.quorum(), deadline);
     } catch (InterruptedException e) {
       // Stop waiting, keep the flag: the releases are on their way.
       Thread.currentThread().interrupt();
     }
-    if (votes.allAnswered()) {
-      logRelease(resource, votes); // the usual case: nothing left to wait for, nothing to allocate
+    if (votes.allAnswered() && votes.definite() == votes.size()) {
+      logRelease(lease.resource(), votes); // the usual case: nothing to wait for or send again
     } else {
-      votes.whenAllSettled(() -> logRelease(resource, votes));
+      votes.whenAllSettled(() -> afterRelease(lease, votes));
     }
+  }
+
+  /** Logs a settled release, and keeps for sending again what a node did not confirm. */
+  private void afterRelease(QuorumLease lease, Ballot votes) {
+    logRelease(lease.resource(), votes);
+    stragglers.keepUnconfirmed(votes, lease.key(), lease.token());
   }
 
   /**
@@ -696,6 +710,7 @@ public final class Redlock implements AutoCloseable {
         logRelease(leases.get(i).resource(), release);
       }
     }
+    stragglers.close();
     watchdog.close();
     io.shutdown();
     try {
@@ -729,16 +744,32 @@ public final class Redlock implements AutoCloseable {
     final QuorumLease lease;
     final Reason reason;
     final Ballot votes;
+
+    /** Yes votes when the attempt was decided; stragglers may say yes later, too late to count. */
+    final int won;
+
     final long elapsedNanos;
     final long validityLeftNanos;
 
     Attempt(
-        QuorumLease lease, Reason reason, Ballot votes, long elapsedNanos, long validityLeftNanos) {
+        QuorumLease lease,
+        Reason reason,
+        Ballot votes,
+        int won,
+        long elapsedNanos,
+        long validityLeftNanos) {
       this.lease = lease;
       this.reason = reason;
       this.votes = votes;
+      this.won = won;
       this.elapsedNanos = elapsedNanos;
       this.validityLeftNanos = validityLeftNanos;
+    }
+
+    /** Yes votes that came after the decision (rolled back): said, so the account adds up. */
+    private String lateYes() {
+      int late = votes.yes() - won;
+      return late > 0 ? " (" + late + " more said yes after the decision, rolled back)" : "";
     }
 
     LockUnavailableException failure(Request r, int attempts, long waitedNanos) {
@@ -751,16 +782,17 @@ public final class Redlock implements AutoCloseable {
       String message =
           String.format(
               java.util.Locale.ROOT,
-              "could not acquire '%s' (%s) after %d attempt(s) in %d ms: last attempt won %d of %d nodes (quorum %d) in %.1f ms,"
+              "could not acquire '%s' (%s) after %d attempt(s) in %d ms: last attempt won %d of %d nodes (quorum %d) in %.1f ms%s,"
                   + " validity left %d ms; nodes: %s",
               r.resource,
               why,
               attempts,
               TimeUnit.NANOSECONDS.toMillis(waitedNanos),
-              votes.yes(),
+              won,
               fanOut.nodes().size(),
               config.quorum(),
               elapsedNanos / 1e6,
+              lateYes(),
               TimeUnit.NANOSECONDS.toMillis(validityLeftNanos),
               votes.outcomes());
       LockUnavailableException e =

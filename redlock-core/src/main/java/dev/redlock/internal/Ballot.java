@@ -31,6 +31,9 @@ import java.util.function.BooleanSupplier;
  * overtakes a straggling {@code SET NX} on the same node.
  */
 public final class Ballot {
+  /** The shortest wait on one silent node before looking at the others (socket timeouts are ms). */
+  private static final long MIN_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
   private final List<LockNode> nodes;
   private final Ticker ticker;
   private final String refusal;
@@ -49,6 +52,7 @@ public final class Ballot {
   // The replies the awaiting thread reads itself. Confined to the thread that holds `driving`.
   private final Exchange[] exchanges;
   private final long[] startedAt;
+  private final int[] silentSlices;
   private final NodeLatencies latencies;
   private final Executor handOff;
   private final long nodeTimeoutNanos;
@@ -76,6 +80,7 @@ public final class Ballot {
     }
     this.exchanges = new Exchange[n];
     this.startedAt = new long[n];
+    this.silentSlices = new int[n];
     this.latencies = latencies;
     this.handOff = handOff;
     this.nodeTimeoutNanos = nodeTimeoutNanos;
@@ -194,10 +199,20 @@ public final class Ballot {
         }
         int next = reader ? fastestPending() : -1;
         if (next >= 0) {
-          if (deadline - ticker.read() <= 0) {
+          long left = deadline - ticker.read();
+          if (left <= 0) {
             break; // replies that have arrived were read above; the rest are handed off below
           }
-          read(next, deadline - ticker.read());
+          // Wait on the likeliest node, but only for a slice: if it is silent (frozen, cut off),
+          // the others' replies must not sit unread until the deadline. Each silent slice doubles
+          // that node's next one and sends the thread to the other nodes first.
+          long slice =
+              Math.max(MIN_SLICE_NANOS, 2 * latencies.expected(next)) << silentSlices[next];
+          if (exchanges[next].awaitReady(Math.min(left, slice))) {
+            read(next, Math.max(1, deadline - ticker.read()));
+          } else {
+            silentSlices[next] = Math.min(silentSlices[next] + 1, 16);
+          }
         } else if (!waitForOthers(done, deadline)) {
           break;
         }
@@ -240,10 +255,15 @@ public final class Ballot {
     return any;
   }
 
+  /** The pending node to wait on: the fewest silent slices so far, then the fastest lately. */
   private int fastestPending() {
     int best = -1;
     for (int i = 0; i < exchanges.length; i++) {
-      if (exchanges[i] != null && (best < 0 || latencies.expected(i) < latencies.expected(best))) {
+      if (exchanges[i] != null
+          && (best < 0
+              || silentSlices[i] < silentSlices[best]
+              || (silentSlices[i] == silentSlices[best]
+                  && latencies.expected(i) < latencies.expected(best)))) {
         best = i;
       }
     }
@@ -348,14 +368,28 @@ public final class Ballot {
   private int countDefinite() {
     int n = 0;
     for (NodeOutcome.Status s : status) {
-      if (s == NodeOutcome.Status.OK
-          || s == NodeOutcome.Status.REFUSED
-          || s == NodeOutcome.Status.SKIPPED
-          || s == NodeOutcome.Status.QUARANTINED) {
+      if (isDefinite(s)) {
         n++;
       }
     }
     return n;
+  }
+
+  private static boolean isDefinite(NodeOutcome.Status s) {
+    return s == NodeOutcome.Status.OK
+        || s == NodeOutcome.Status.REFUSED
+        || s == NodeOutcome.Status.SKIPPED
+        || s == NodeOutcome.Status.QUARANTINED;
+  }
+
+  /** Whether {@code node} gave a definite answer (see {@link #definite()}). */
+  public boolean definite(int node) {
+    lock.lock();
+    try {
+      return isDefinite(status[node]);
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** Runs {@code action} once every node's request has settled (at once if they all have). */

@@ -12,6 +12,18 @@ public interface Exchange {
   boolean ready();
 
   /**
+   * Waits at most about {@code timeoutNanos} (at least a millisecond) for the reply to start
+   * arriving, without reading it, so the waiting thread can turn to other nodes if this one is
+   * silent.
+   *
+   * @return true if the reply has arrived (or the connection failed: {@link #finish} will say);
+   *     false if the time passed first
+   */
+  default boolean awaitReady(long timeoutNanos) {
+    return true; // exchanges that cannot wait without reading: finish() waits instead
+  }
+
+  /**
    * Reads the reply, waiting at most {@code timeoutNanos}.
    *
    * @return the reply, as {@link NodeRequest.Verb} describes it

@@ -12,8 +12,9 @@ import java.util.function.IntPredicate;
  * thread writes every request itself, fastest nodes first, before any reply is read; the thread
  * that awaits the ballot then reads the replies. A request goes to an I/O thread only if it must
  * wait for an earlier one of the same lease on the same node, or if its node has been timing out
- * lately or has no open connection. When every I/O thread is busy, the caller does that work itself
- * (bounded by the node timeout): under overload a request is late, never dropped.
+ * lately or has no idle connection (connecting waits on the node). When every I/O thread is busy,
+ * the caller does that work itself (bounded by the node timeout): under overload a request is late,
+ * never dropped.
  */
 public final class FanOut {
   private final List<LockNode> nodes;
@@ -52,7 +53,7 @@ public final class FanOut {
         ballot.skip(node, before);
       } else if ((before == null || before.isDone())
           && latencies.expected(node) < nodeTimeoutNanos / 2
-          && nodes.get(node).isConnected()) {
+          && nodes.get(node).hasIdleConnection()) {
         begin(ballot, node, request);
       } else if (before == null || before.isDone()) {
         // A node that has been timing out lately, or that we have no connection to: even writing

@@ -21,6 +21,7 @@ import redis.clients.jedis.JedisSocketFactory;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
+import redis.clients.jedis.util.IOUtils;
 
 /**
  * A {@link LockNode} over a Jedis connection pool: one pool per node, bounded, no JMX, no evictor
@@ -72,8 +73,8 @@ public final class JedisNode implements LockNode {
   }
 
   @Override
-  public boolean isConnected() {
-    return pool.getNumIdle() + pool.getNumActive() > 0;
+  public boolean hasIdleConnection() {
+    return pool.getNumIdle() > 0;
   }
 
   @Override
@@ -163,6 +164,11 @@ public final class JedisNode implements LockNode {
     }
 
     @Override
+    public boolean awaitReady(long timeoutNanos) {
+      return connection.awaitReply(timeoutNanos);
+    }
+
+    @Override
     public long finish(long timeoutNanos) {
       RuntimeException failure = null;
       try {
@@ -203,12 +209,24 @@ public final class JedisNode implements LockNode {
       if (socket == null) {
         return false;
       }
+      if (socket instanceof WaitableSocket waitable) {
+        return waitable.available() > 0;
+      }
       try {
         InputStream in = socket.getInputStream();
         return in.available() > 0; // TLS sockets may say 0 too early: then we simply wait for them
       } catch (IOException e) {
         return true; // let the read report the error
       }
+    }
+
+    /** Waits, bounded, for the reply to start arriving; true at once for TLS sockets. */
+    boolean awaitReply(long timeoutNanos) {
+      if (sockets.socket instanceof WaitableSocket waitable) {
+        return waitable.awaitReadable(
+            (int) Math.min(Integer.MAX_VALUE, Math.max(1, (timeoutNanos + 999_999) / 1_000_000)));
+      }
+      return true;
     }
   }
 
@@ -223,8 +241,17 @@ public final class JedisNode implements LockNode {
 
     @Override
     public Socket createSocket() {
-      socket = delegate.createSocket();
-      return socket;
+      Socket made = delegate.createSocket();
+      if (!(made instanceof javax.net.ssl.SSLSocket)) { // TLS records are not read byte by byte
+        try {
+          made = new WaitableSocket(made);
+        } catch (IOException e) {
+          IOUtils.closeQuietly(made);
+          throw new JedisConnectionException(e);
+        }
+      }
+      socket = made;
+      return made;
     }
   }
 

@@ -21,11 +21,12 @@ public interface LockNode extends AutoCloseable {
   Exchange begin(NodeRequest request);
 
   /**
-   * Whether the node has at least one open connection (idle or in use). When it has none (first
-   * contact, or after a failure dropped them), writing means connecting first, and a connect plus
-   * handshake waits on the node: such requests are sent from an I/O thread, never the caller's.
+   * Whether the node has an idle open connection now. When it has none (first contact, every
+   * connection busy, or a failure dropped them), writing means connecting first, and a connect plus
+   * handshake waits on the node — a frozen node accepts the TCP connection and never answers the
+   * handshake: such requests are sent from an I/O thread, never the caller's.
    */
-  default boolean isConnected() {
+  default boolean hasIdleConnection() {
     return true;
   }
 

@@ -2,105 +2,284 @@ package dev.redlock.testkit;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 import org.netcrusher.core.reactor.NioReactor;
 
 /**
- * Real nodes, each behind its own {@link NodeProxy}: process faults through {@link #node(int)}
- * (kill, freeze, restart), network faults through {@link #proxy(int)} (cut, freeze, latency).
- * Clients use {@link #uris()}, the proxies' addresses.
+ * Real nodes, each reached through TCP fault proxies: process faults through {@link #node(int)}
+ * (kill, freeze, restart), network faults through the methods here (cut, freeze, latency,
+ * partition), clock faults chosen at start ({@link Builder#clockRate(int, double)}).
+ *
+ * <p>Every client reaches the nodes through links: {@link #uris()} is the link all clients may
+ * share; {@link #uris(String)} gives one client links of its own, so a {@link #partition partition}
+ * can cut some clients off some nodes while the others still reach them. Link faults on a node
+ * ({@link #cut(int)}, {@link #freezeLink(int)}, {@link #latency(int, Duration)}) hit every link to
+ * it. Thread-safe.
  *
  * <pre>{@code
  * try (FaultyNodes nodes = FaultyNodes.start(5, Persistence.NONE)) {
- *   RedlockConfig config = RedlockConfig.builder().nodes(nodes.uris()).build();
- *   nodes.proxy(0).latency(Duration.ofMillis(30));
- *   nodes.node(1).pause();
+ *   Redlock a = Redlock.create(RedlockConfig.builder().nodes(nodes.uris("a")).build());
+ *   Redlock b = Redlock.create(RedlockConfig.builder().nodes(nodes.uris("b")).build());
+ *   nodes.partition(Set.of("a"), Set.of(0, 1));  // a no longer reaches nodes 0 and 1; b does
+ *   nodes.latency(2, Duration.ofMillis(30));       // everyone's requests to node 2 are slow
+ *   nodes.node(3).pause();                          // SIGSTOP
+ *   nodes.heal();
  * }
  * }</pre>
  */
 public final class FaultyNodes implements AutoCloseable {
-  private final RedisNodes nodes;
-  private final NioReactor reactor;
-  private final List<NodeProxy> proxies;
+  private static final String SHARED = "";
 
-  private FaultyNodes(RedisNodes nodes, NioReactor reactor, List<NodeProxy> proxies) {
+  private final RedisNodes nodes;
+  private final Persistence persistence;
+
+  /**
+   * One reactor (selector thread) per node: a NetCrusher reactor runs the traffic of all its
+   * proxies, so a delay or a stall on one node's links must not touch the others'.
+   */
+  private final List<NioReactor> reactors;
+
+  /** Links by client name, in creation order; {@link #SHARED} is the shared one. */
+  private final Map<String, List<NodeProxy>> links = new LinkedHashMap<>();
+
+  private FaultyNodes(RedisNodes nodes, Persistence persistence, List<NioReactor> reactors) {
     this.nodes = nodes;
-    this.reactor = reactor;
-    this.proxies = List.copyOf(proxies);
+    this.persistence = persistence;
+    this.reactors = reactors;
   }
 
   /**
-   * Starts {@code count} nodes, each behind a proxy, and vouches for their data (they are new: see
-   * {@link NodeData}).
+   * Starts {@code count} nodes on real time, each behind a proxy, and vouches for their data (they
+   * are new: see {@link NodeData}).
    *
    * @throws MissingToolException if no redis-server can be run
    */
   public static FaultyNodes start(int count, Persistence persistence) {
-    RedisNodes nodes = RedisNodes.start(count, RedisBinary.locate(), persistence);
-    NioReactor reactor = null;
-    List<NodeProxy> proxies = new ArrayList<>();
-    try {
-      reactor = new NioReactor();
-      for (RedisNode node : nodes.all()) {
-        proxies.add(new NodeProxy(reactor, node));
+    return builder().nodes(count).persistence(persistence).start();
+  }
+
+  /** Starts building a set of nodes with clock faults or other options. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Options for {@link FaultyNodes}. */
+  public static final class Builder {
+    private int count = 3;
+    private Persistence persistence = Persistence.NONE;
+    private final Map<Integer, Double> clockRates = new TreeMap<>();
+
+    private Builder() {}
+
+    /** How many nodes (default 3). */
+    public Builder nodes(int count) {
+      if (count < 1) {
+        throw new IllegalArgumentException("nodes must be >= 1, was " + count);
       }
-      NodeData.vouchForNewNodes(nodes);
-      return new FaultyNodes(nodes, reactor, proxies);
-    } catch (IOException | RuntimeException e) {
-      proxies.forEach(NodeProxy::close);
-      if (reactor != null) {
-        reactor.close();
+      this.count = count;
+      return this;
+    }
+
+    /** How the nodes keep their data across a restart (default {@link Persistence#NONE}). */
+    public Builder persistence(Persistence persistence) {
+      if (persistence == null) {
+        throw new IllegalArgumentException("persistence must not be null");
       }
-      nodes.close();
-      throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
+      this.persistence = persistence;
+      return this;
+    }
+
+    /**
+     * Runs node {@code index}'s clock at {@code rate} (2: twice as fast), on the binary of {@link
+     * RedisBinary#withFastClock(double)}.
+     */
+    public Builder clockRate(int index, double rate) {
+      if (index < 0) {
+        throw new IllegalArgumentException("index must be >= 0, was " + index);
+      }
+      RedisBinary.embedded().withClockRate(rate); // validates the rate now
+      clockRates.put(index, rate);
+      return this;
+    }
+
+    /**
+     * Starts the nodes and their shared links.
+     *
+     * @throws MissingToolException if redis-server (or libfaketime, for clock faults) is missing
+     */
+    public FaultyNodes start() {
+      clockRates.keySet().stream()
+          .filter(i -> i >= count)
+          .findAny()
+          .ifPresent(
+              i -> {
+                throw new IllegalArgumentException(
+                    "clockRate index must be < nodes (" + count + "), was " + i);
+              });
+      List<RedisBinary> binaries = new ArrayList<>();
+      for (int i = 0; i < count; i++) {
+        Double rate = clockRates.get(i);
+        binaries.add(rate == null ? RedisBinary.locate() : RedisBinary.withFastClock(rate));
+      }
+      RedisNodes nodes = RedisNodes.start(binaries, persistence);
+      List<NioReactor> reactors = new ArrayList<>();
+      try {
+        for (int i = 0; i < count; i++) {
+          reactors.add(new NioReactor());
+        }
+        FaultyNodes faulty = new FaultyNodes(nodes, persistence, List.copyOf(reactors));
+        faulty.linksOf(SHARED);
+        NodeData.vouchForNewNodes(nodes);
+        return faulty;
+      } catch (IOException | RuntimeException e) {
+        reactors.forEach(NioReactor::close); // closes the proxies made on them too
+        nodes.close();
+        throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
+      }
     }
   }
 
-  /** The proxies' URIs, in node order: what clients should use. */
+  /** The shared links' URIs, in node order: what clients use unless they need their own. */
   public List<String> uris() {
-    return proxies.stream().map(NodeProxy::uri).toList();
+    return uris(SHARED);
   }
 
-  /** The node behind proxy {@code index}, for process faults. */
+  /**
+   * The URIs of {@code client}'s own links, in node order, made on first use. A {@link #partition}
+   * names clients by this name.
+   */
+  public List<String> uris(String client) {
+    return linksOf(client).stream().map(NodeProxy::uri).toList();
+  }
+
+  /** The clients that have links of their own. */
+  public synchronized Set<String> clients() {
+    Set<String> names = new java.util.LinkedHashSet<>(links.keySet());
+    names.remove(SHARED);
+    return names;
+  }
+
+  private synchronized List<NodeProxy> linksOf(String client) {
+    if (client == null) {
+      throw new IllegalArgumentException("client must not be null");
+    }
+    return links.computeIfAbsent(
+        client,
+        name -> {
+          List<NodeProxy> made = new ArrayList<>();
+          for (int i = 0; i < nodes.size(); i++) {
+            made.add(
+                new NodeProxy(reactors.get(i), nodes.node(i), name.isEmpty() ? "shared" : name));
+          }
+          return List.copyOf(made);
+        });
+  }
+
+  private synchronized List<NodeProxy> linksTo(int node) {
+    checkIndex(node);
+    return links.values().stream().map(l -> l.get(node)).toList();
+  }
+
+  private void checkIndex(int node) {
+    if (node < 0 || node >= nodes.size()) {
+      throw new IllegalArgumentException(
+          "node index must be 0.." + (nodes.size() - 1) + ", was " + node);
+    }
+  }
+
+  /** The node at {@code index}, for process faults (kill, pause, restart). */
   public RedisNode node(int index) {
+    checkIndex(index);
     return nodes.node(index);
   }
 
-  /** The proxy in front of node {@code index}, for network faults. */
+  /** The shared link to node {@code index}. */
   public NodeProxy proxy(int index) {
-    return proxies.get(index);
+    checkIndex(index);
+    return linksOf(SHARED).get(index);
   }
 
   public int size() {
-    return proxies.size();
+    return nodes.size();
   }
 
-  /** The nodes without their proxies. */
+  /** The nodes without their links. */
   public RedisNodes nodes() {
     return nodes;
   }
 
+  /** Cuts every link to node {@code index}: connections closed, new ones refused. */
+  public void cut(int index) {
+    linksTo(index).forEach(NodeProxy::cut);
+  }
+
+  /** Freezes every link to node {@code index}: connections stay open, nothing passes. */
+  public void freezeLink(int index) {
+    linksTo(index).forEach(NodeProxy::freeze);
+  }
+
+  /** Delays every request to node {@code index} by {@code latency}. */
+  public void latency(int index, Duration latency) {
+    linksTo(index).forEach(link -> link.latency(latency));
+  }
+
   /**
-   * Ends every fault: links restored, paused nodes resumed, killed ones restarted empty (and
-   * vouched for).
+   * Isolates the {@code isolatedNodes} from the {@code clients} (names given to {@link
+   * #uris(String)}): their links freeze, as packets dropped by a broken network would, while every
+   * other client still reaches those nodes. {@link #restoreLinks()} or {@link #heal()} ends it.
    */
-  public void heal() {
-    proxies.forEach(NodeProxy::restore);
-    for (RedisNode node : nodes.all()) {
-      if (!node.isRunning()) {
-        node.restart(Persistence.NONE);
-        NodeData.vouchForNewNode(node, dev.redlock.RedlockConfig.DEFAULT_KEY_PREFIX);
-      } else if (node.isPaused()) {
-        node.resume();
+  public void partition(Collection<String> clients, Collection<Integer> isolatedNodes) {
+    for (String client : clients) {
+      synchronized (this) {
+        if (!links.containsKey(client) || client.equals(SHARED)) {
+          throw new IllegalArgumentException(
+              "no client '" + client + "' with links of its own; known: " + clients());
+        }
+      }
+      List<NodeProxy> own = linksOf(client);
+      for (int node : isolatedNodes) {
+        checkIndex(node);
+        own.get(node).freeze();
       }
     }
   }
 
+  /** Restores every link to node {@code index}. */
+  public void restoreLinks(int index) {
+    linksTo(index).forEach(NodeProxy::restore);
+  }
+
+  /** Restores every link: no cut, frozen, slow or partitioned link is left. */
+  public synchronized void restoreLinks() {
+    links.values().forEach(l -> l.forEach(NodeProxy::restore));
+  }
+
+  /**
+   * Ends every fault: links restored, paused nodes resumed, killed ones restarted with the nodes'
+   * {@link Persistence}. A node restarted empty ({@link Persistence#NONE}) is not vouched for: the
+   * restart guard keeps it out of votes for {@code maxTtl}, as it should.
+   */
+  public void heal() {
+    restoreLinks();
+    nodes.heal(persistence);
+  }
+
   @Override
-  public void close() {
-    proxies.forEach(NodeProxy::close);
-    reactor.close();
+  public synchronized void close() {
+    links.values().forEach(l -> l.forEach(NodeProxy::close));
+    reactors.forEach(NioReactor::close);
     nodes.close();
+  }
+
+  @Override
+  public String toString() {
+    return "FaultyNodes" + nodes.all();
   }
 }

@@ -17,7 +17,8 @@ import java.util.Map;
  *       the earlier of its release and its validity's end);
  *   <li>a write accepted with a token older than one already accepted for that resource (writes of
  *       unknown outcome count as accepted: conservative);
- *   <li>a lease found valid after its validity had ended.
+ *   <li>a lease found valid after its validity had ended;
+ *   <li>two successive grants of one resource whose fencing tokens do not increase.
  * </ul>
  */
 public final class HistoryChecker {
@@ -30,6 +31,7 @@ public final class HistoryChecker {
     overlappingHolders(events, found);
     staleWrites(events, found);
     validAfterValidity(events, found);
+    tokensInGrantOrder(events, found);
     return found;
   }
 
@@ -65,6 +67,24 @@ public final class HistoryChecker {
                   + earlier.end()
                   + ") and "
                   + later.grant());
+        }
+      }
+    }
+  }
+
+  private static void tokensInGrantOrder(List<Event> events, List<String> found) {
+    Map<String, List<Event>> byResource = new HashMap<>();
+    for (Event e : events) {
+      if (e.op() == Op.GRANT && e.outcome() == Outcome.OK) {
+        byResource.computeIfAbsent(e.resource(), r -> new ArrayList<>()).add(e);
+      }
+    }
+    for (List<Event> grants : byResource.values()) {
+      grants.sort(Comparator.comparingLong(Event::at));
+      for (int i = 1; i < grants.size(); i++) {
+        if (grants.get(i).token() <= grants.get(i - 1).token()) {
+          found.add(
+              "fencing token did not increase: " + grants.get(i - 1) + " then " + grants.get(i));
         }
       }
     }

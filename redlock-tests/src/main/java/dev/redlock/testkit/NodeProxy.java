@@ -24,17 +24,19 @@ public final class NodeProxy implements AutoCloseable {
   private final TcpCrusher crusher;
   private final int port;
   private final String target;
+  private final String client;
   private final MutableDelay delay = new MutableDelay();
 
-  NodeProxy(NioReactor reactor, RedisNode node) {
+  NodeProxy(NioReactor reactor, RedisNode node, String client) {
     this.port = freePort();
     this.target = node.uri();
+    this.client = client;
     this.crusher =
         TcpCrusherBuilder.builder()
             .withReactor(reactor)
             .withBindAddress("127.0.0.1", port)
             .withConnectAddress("127.0.0.1", node.port())
-            .withIncomingThrottlerFactory(client -> delay)
+            .withIncomingThrottlerFactory(address -> delay)
             .buildAndOpen();
   }
 
@@ -45,19 +47,24 @@ public final class NodeProxy implements AutoCloseable {
 
   /** Cuts the link: open connections are closed and new ones are refused. */
   public void cut() {
-    faults.info("cut {} (node {})", uri(), target);
+    if (!crusher.isOpen()) {
+      return;
+    }
+    faults.info("cut {} ({} -> node {})", uri(), client, target);
     crusher.close();
   }
 
   /** Freezes the link: connections stay open, nothing passes either way. */
   public void freeze() {
-    faults.info("freeze {} (node {})", uri(), target);
-    crusher.freeze();
+    faults.info("freeze {} ({} -> node {})", uri(), client, target);
+    if (crusher.isOpen() && !crusher.isFrozen()) {
+      crusher.freeze();
+    }
   }
 
   /** Delays every request from clients to the node by {@code latency}. */
   public void latency(Duration latency) {
-    faults.info("latency +{} ms on {} (node {})", latency.toMillis(), uri(), target);
+    faults.info("latency +{} ms on {} ({} -> node {})", latency.toMillis(), uri(), client, target);
     delay.nanos = latency.toNanos();
   }
 
@@ -70,7 +77,7 @@ public final class NodeProxy implements AutoCloseable {
       crusher.unfreeze();
     }
     delay.nanos = 0;
-    faults.info("restore {} (node {})", uri(), target);
+    faults.info("restore {} ({} -> node {})", uri(), client, target);
   }
 
   @Override

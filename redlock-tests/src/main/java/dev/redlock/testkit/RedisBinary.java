@@ -13,10 +13,46 @@ import java.util.concurrent.TimeUnit;
  * Finds a {@code redis-server} binary: {@code $REDIS_SERVER}, then {@code PATH}, then the Redis 6.2
  * binary that {@code com.github.codemonstur:embedded-redis} ships (Linux x86-64 only).
  *
+ * <p>A binary can be given a clock that runs at another rate ({@link #withClockRate(double)}), for
+ * clock-fault nodes: it then starts under libfaketime.
+ *
  * @param path the executable
  * @param version the version it reports, like {@code 7.0.15}
+ * @param clockRate how fast the node's clock runs: 1 is real time, 2 twice as fast (its keys expire
+ *     in half the real time)
  */
-public record RedisBinary(Path path, String version) {
+public record RedisBinary(Path path, String version, double clockRate) {
+  /** A binary running on real time. */
+  public RedisBinary(Path path, String version) {
+    this(path, version, 1.0);
+  }
+
+  public RedisBinary {
+    if (!(clockRate > 0) || Double.isInfinite(clockRate)) {
+      throw new IllegalArgumentException("clockRate must be > 0, was " + clockRate);
+    }
+  }
+
+  /**
+   * A node binary whose clock runs {@code rate} times as fast as real time (0.5: half as fast), for
+   * clock faults. Its wall clock and the clock that expires keys both run at that rate.
+   *
+   * <p>This is the Redis 6.2 binary from embedded-redis: Debian's {@code redis-server} hangs at
+   * start under libfaketime (its shared jemalloc clashes with it). Needs libfaketime (Debian:
+   * {@code apt-get install faketime}); the node fails to start with a {@link MissingToolException}
+   * without it.
+   *
+   * @throws MissingToolException if the embedded binary does not run on this platform
+   */
+  public static RedisBinary withFastClock(double rate) {
+    return embedded().withClockRate(rate);
+  }
+
+  /** This binary with its clock running at {@code rate} (see {@link #withFastClock(double)}). */
+  public RedisBinary withClockRate(double rate) {
+    return new RedisBinary(path, version, rate);
+  }
+
   private static final String EMBEDDED_RESOURCE = "/redis-server-6.2.6-v5-linux-amd64";
   private static volatile RedisBinary embedded;
 

@@ -51,7 +51,7 @@ public final class RedisNode implements AutoCloseable {
       int port = FreePorts.next();
       Path dir;
       try {
-        dir = Files.createTempDirectory("redlock-node-" + port + "-");
+        dir = Files.createTempDirectory(dataRoot(), "redlock-node-" + port + "-");
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
@@ -65,6 +65,25 @@ public final class RedisNode implements AutoCloseable {
       }
     }
     throw last;
+  }
+
+  /**
+   * Where nodes keep their data: {@code $REDLOCK_NODE_DIR}, else {@code /dev/shm} when it is a
+   * writable directory, else the system temp directory. A tmpfs keeps {@code appendfsync always}
+   * honest for what these tests do — kill the process, never the machine: the data survives the
+   * kill, as the page cache would — without making every write wait for an fsync on a shared disk,
+   * which would measure the disk rather than the lock.
+   */
+  private static Path dataRoot() {
+    String explicit = System.getenv("REDLOCK_NODE_DIR");
+    if (explicit != null && !explicit.isBlank()) {
+      return Path.of(explicit);
+    }
+    Path shm = Path.of("/dev/shm");
+    if (Files.isDirectory(shm) && Files.isWritable(shm)) {
+      return shm;
+    }
+    return Path.of(System.getProperty("java.io.tmpdir"));
   }
 
   private void launch() {
@@ -86,17 +105,19 @@ public final class RedisNode implements AutoCloseable {
                 "",
                 "--logfile",
                 ""));
-    if (persistence == Persistence.AOF) {
-      command.addAll(List.of("--appendonly", "yes", "--appendfsync", "always"));
-    } else {
-      command.addAll(List.of("--appendonly", "no"));
+    switch (persistence) {
+      case AOF -> command.addAll(List.of("--appendonly", "yes", "--appendfsync", "always"));
+      case NONE -> command.addAll(List.of("--appendonly", "no"));
+    }
+    ProcessBuilder builder =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("redis.log").toFile()));
+    if (binary.clockRate() != 1.0) {
+      FakeClock.apply(builder.environment(), binary.clockRate());
     }
     try {
-      process =
-          new ProcessBuilder(command)
-              .redirectErrorStream(true)
-              .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("redis.log").toFile()))
-              .start();
+      process = builder.start();
     } catch (IOException e) {
       throw new MissingToolException("cannot start " + binary.path() + ": " + e.getMessage(), e);
     }
@@ -291,6 +312,7 @@ public final class RedisNode implements AutoCloseable {
     return uri()
         + (isRunning() ? (paused ? " (paused)" : "") : " (down)")
         + " redis "
-        + binary.version();
+        + binary.version()
+        + (binary.clockRate() == 1.0 ? "" : " clock x" + binary.clockRate());
   }
 }

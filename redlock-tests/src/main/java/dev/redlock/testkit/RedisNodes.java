@@ -40,9 +40,23 @@ public final class RedisNodes implements AutoCloseable {
     if (count < 1) {
       throw new IllegalArgumentException("count must be >= 1, was " + count);
     }
+    return start(java.util.Collections.nCopies(count, binary), persistence);
+  }
+
+  /**
+   * Starts one node per binary (for instance some with a fast clock), in order, and waits until
+   * each answers PING. If one fails to start, those already started are stopped before the error is
+   * thrown.
+   *
+   * @throws MissingToolException if a binary cannot be run
+   */
+  public static RedisNodes start(List<RedisBinary> binaries, Persistence persistence) {
+    if (binaries.isEmpty()) {
+      throw new IllegalArgumentException("binaries must not be empty");
+    }
     List<RedisNode> started = new ArrayList<>();
     try {
-      for (int i = 0; i < count; i++) {
+      for (RedisBinary binary : binaries) {
         started.add(RedisNode.start(binary, persistence));
       }
       return new RedisNodes(started);

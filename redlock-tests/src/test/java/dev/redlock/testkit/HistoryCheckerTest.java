@@ -62,4 +62,14 @@ class HistoryCheckerTest {
     assertEquals(1, v.size(), v.toString());
     assertTrue(v.get(0).startsWith("lease reported valid after its validity ended"), v.get(0));
   }
+
+  @Test
+  void aTokenThatDoesNotIncreaseIsCaught() {
+    History h = new History();
+    h.record("a", "r", Op.GRANT, Outcome.OK, 100, 400, 7); // expired at 400
+    h.record("b", "r", Op.GRANT, Outcome.OK, 500, 1_500, 7); // same token, later grant
+    List<String> v = HistoryChecker.violations(h);
+    assertEquals(1, v.size(), v.toString());
+    assertTrue(v.get(0).startsWith("fencing token did not increase: #1 a GRANT"), v.get(0));
+  }
 }

@@ -1,0 +1,341 @@
+package dev.redlock.testkit;
+
+import dev.redlock.Lease;
+import dev.redlock.LockUnavailableException;
+import dev.redlock.Redlock;
+import dev.redlock.RedlockConfig;
+import dev.redlock.RedlockException;
+import dev.redlock.testkit.History.Op;
+import dev.redlock.testkit.History.Outcome;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.UnaryOperator;
+
+/**
+ * Clients and threads taking locks on a few resources while a test applies faults; everything they
+ * do goes into a {@link History}, judged by {@link HistoryChecker} at the end.
+ *
+ * <p>Each client is a {@link Redlock} of its own, reaching the nodes through links of its own
+ * ({@link FaultyNodes#uris(String)}, named {@code client0, client1, ...}), so partitions can cut
+ * some clients off some nodes. Each thread loops: one {@code tryAcquire} on a random resource; on a
+ * grant, a guarded write to an in-memory register that refuses tokens older than the newest it has
+ * accepted (or accepts all of them, {@link Builder#fencing(boolean) fencing off}), the hold, then
+ * release.
+ *
+ * <pre>{@code
+ * try (Workload workload = Workload.builder(nodes).clients(3).threadsPerClient(2).start();
+ *     Nemesis nemesis = Nemesis.builder(nodes).seed(seed).maxFaulty(2).start()) {
+ *   Workload.Result result = workload.runFor(Duration.ofSeconds(10));
+ *   assertEquals(List.of(), result.violations());
+ * }
+ * }</pre>
+ */
+public final class Workload implements AutoCloseable {
+  private final Builder options;
+  private final List<Redlock> clients = new ArrayList<>();
+  private final History history = new History();
+  private final Map<String, Long> register = new HashMap<>();
+
+  private Workload(Builder options) {
+    this.options = options;
+  }
+
+  /** Starts describing a workload on {@code nodes}. */
+  public static Builder builder(FaultyNodes nodes) {
+    return new Builder(nodes);
+  }
+
+  /** Options of a {@link Workload}. */
+  public static final class Builder {
+    private final FaultyNodes nodes;
+    private int clients = 2;
+    private int threadsPerClient = 2;
+    private int resources = 4;
+    private Duration ttl = Duration.ofSeconds(2);
+    private Duration hold = Duration.ZERO;
+    private boolean fencing = true;
+    private UnaryOperator<RedlockConfig.Builder> config = UnaryOperator.identity();
+
+    private Builder(FaultyNodes nodes) {
+      if (nodes == null) {
+        throw new IllegalArgumentException("nodes must not be null");
+      }
+      this.nodes = nodes;
+    }
+
+    /** How many clients, each a {@link Redlock} with links of its own (default 2). */
+    public Builder clients(int clients) {
+      this.clients = positive("clients", clients);
+      return this;
+    }
+
+    /** Threads per client (default 2). */
+    public Builder threadsPerClient(int threads) {
+      this.threadsPerClient = positive("threadsPerClient", threads);
+      return this;
+    }
+
+    /** How many resources the threads contend for (default 4). */
+    public Builder resources(int resources) {
+      this.resources = positive("resources", resources);
+      return this;
+    }
+
+    /** The lease ttl (default 2 s). */
+    public Builder ttl(Duration ttl) {
+      if (ttl == null || ttl.isNegative() || ttl.isZero()) {
+        throw new IllegalArgumentException("ttl must be > 0, was " + ttl);
+      }
+      this.ttl = ttl;
+      return this;
+    }
+
+    /** How long a holder keeps the lease after its write (default 0). */
+    public Builder hold(Duration hold) {
+      if (hold == null || hold.isNegative()) {
+        throw new IllegalArgumentException("hold must be >= 0, was " + hold);
+      }
+      this.hold = hold;
+      return this;
+    }
+
+    /** Whether the register refuses stale tokens (default true). */
+    public Builder fencing(boolean fencing) {
+      this.fencing = fencing;
+      return this;
+    }
+
+    /**
+     * Adjusts each client's configuration (its nodes are already set): timeouts, drift, and so on.
+     */
+    public Builder config(UnaryOperator<RedlockConfig.Builder> config) {
+      if (config == null) {
+        throw new IllegalArgumentException("config must not be null");
+      }
+      this.config = config;
+      return this;
+    }
+
+    /** Creates the clients (and their links); nothing runs until {@link #runFor}. */
+    public Workload start() {
+      Workload workload = new Workload(this);
+      try {
+        for (int c = 0; c < clients; c++) {
+          workload.clients.add(
+              Redlock.create(
+                  config.apply(RedlockConfig.builder().nodes(nodes.uris("client" + c))).build()));
+        }
+        return workload;
+      } catch (RuntimeException e) {
+        workload.close();
+        throw e;
+      }
+    }
+
+    private static int positive(String name, int value) {
+      if (value < 1) {
+        throw new IllegalArgumentException(name + " must be >= 1, was " + value);
+      }
+      return value;
+    }
+  }
+
+  /**
+   * What a run did.
+   *
+   * @param grants leases granted
+   * @param busy attempts that found the lock held elsewhere (contention, not failure)
+   * @param unavailable attempts that failed for another reason, by reason
+   * @param refusedWrites guarded writes the register refused (a stale token stopped)
+   * @param grantLatencyMicros the latency of each granting attempt, sorted
+   * @param failureLatencyMicros the latency of each failed attempt (not busy), sorted
+   * @param violations what the history checker found
+   * @param sampleFailures the messages of the first few failed attempts (the per-node account)
+   * @param history everything the clients did
+   */
+  public record Result(
+      int grants,
+      int busy,
+      Map<LockUnavailableException.Reason, Integer> unavailable,
+      int refusedWrites,
+      List<Long> grantLatencyMicros,
+      List<Long> failureLatencyMicros,
+      List<String> violations,
+      List<String> sampleFailures,
+      History history) {
+    /** Attempts that failed for a reason other than contention. */
+    public int failures() {
+      return unavailable.values().stream().mapToInt(Integer::intValue).sum();
+    }
+
+    /** The {@code q}-quantile (0..1) of the granting attempts' latency, in µs; 0 when none. */
+    public long grantLatencyMicros(double q) {
+      return quantile(grantLatencyMicros, q);
+    }
+
+    /** The {@code q}-quantile (0..1) of the failed attempts' latency, in µs; 0 when none. */
+    public long failureLatencyMicros(double q) {
+      return quantile(failureLatencyMicros, q);
+    }
+
+    private static long quantile(List<Long> sorted, double q) {
+      if (sorted.isEmpty()) {
+        return 0;
+      }
+      return sorted.get((int) Math.min(sorted.size() - 1, Math.floor(q * sorted.size())));
+    }
+  }
+
+  /**
+   * Runs every client thread for {@code duration}, then judges the history.
+   *
+   * @throws IllegalStateException if a client thread failed unexpectedly
+   */
+  public Result runFor(Duration duration) throws InterruptedException {
+    long end = System.nanoTime() + duration.toNanos();
+    AtomicInteger grants = new AtomicInteger();
+    AtomicInteger busy = new AtomicInteger();
+    AtomicInteger refused = new AtomicInteger();
+    Map<LockUnavailableException.Reason, Integer> unavailable =
+        new EnumMap<>(LockUnavailableException.Reason.class);
+    List<Long> grantLatency = Collections.synchronizedList(new ArrayList<>());
+    List<Long> failureLatency = Collections.synchronizedList(new ArrayList<>());
+    List<String> samples = Collections.synchronizedList(new ArrayList<>());
+    int threads = clients.size() * options.threadsPerClient;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<?>> running = new ArrayList<>();
+      for (int c = 0; c < clients.size(); c++) {
+        for (int t = 0; t < options.threadsPerClient; t++) {
+          Redlock client = clients.get(c);
+          String name = "client" + c + "-thread" + t;
+          running.add(
+              pool.submit(
+                  () -> {
+                    while (System.nanoTime() < end && !Thread.currentThread().isInterrupted()) {
+                      String resource =
+                          "workload:" + ThreadLocalRandom.current().nextInt(options.resources);
+                      long start = System.nanoTime();
+                      try {
+                        Optional<Lease> lease = client.tryAcquire(resource, options.ttl);
+                        if (lease.isEmpty()) {
+                          busy.incrementAndGet();
+                          backOff(1, 3);
+                          continue;
+                        }
+                        grantLatency.add((System.nanoTime() - start) / 1_000);
+                        grants.incrementAndGet();
+                        if (!hold(name, resource, lease.get())) {
+                          refused.incrementAndGet();
+                        }
+                      } catch (LockUnavailableException e) {
+                        failureLatency.add((System.nanoTime() - start) / 1_000);
+                        if (samples.size() < 5) {
+                          samples.add(e.getMessage());
+                        }
+                        synchronized (unavailable) {
+                          unavailable.merge(e.reason(), 1, Integer::sum);
+                        }
+                        backOff(5, 15);
+                      }
+                    }
+                    return null;
+                  }));
+        }
+      }
+      for (Future<?> f : running) {
+        try {
+          f.get(duration.toMillis() + TimeUnit.MINUTES.toMillis(2), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+          throw new IllegalStateException("a workload thread failed", e.getCause());
+        } catch (java.util.concurrent.TimeoutException e) {
+          throw new IllegalStateException("a workload thread did not finish", e);
+        }
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    List<Long> grantSorted = new ArrayList<>(grantLatency);
+    Collections.sort(grantSorted);
+    List<Long> failureSorted = new ArrayList<>(failureLatency);
+    Collections.sort(failureSorted);
+    return new Result(
+        grants.get(),
+        busy.get(),
+        Map.copyOf(unavailable),
+        refused.get(),
+        List.copyOf(grantSorted),
+        List.copyOf(failureSorted),
+        HistoryChecker.violations(history),
+        List.copyOf(samples),
+        history);
+  }
+
+  /** The holder's critical section; returns false when the guarded write was refused. */
+  private boolean hold(String name, String resource, Lease lease) {
+    long grantedAt = System.nanoTime();
+    long token = lease.fencingToken();
+    history.record(
+        name,
+        resource,
+        Op.GRANT,
+        Outcome.OK,
+        grantedAt,
+        grantedAt + lease.remainingValidity().toNanos(),
+        token);
+    try {
+      if (lease.isValid()) {
+        history.record(name, resource, Op.VALID, Outcome.OK, 0, token);
+      }
+      boolean accepted = write(resource, token);
+      history.record(name, resource, Op.WRITE, accepted ? Outcome.OK : Outcome.REFUSED, 0, token);
+      if (!options.hold.isZero()) {
+        LockSupport.parkNanos(options.hold.toNanos()); // the work done under the lock
+      }
+      return accepted;
+    } finally {
+      history.record(name, resource, Op.RELEASE, Outcome.OK, 0, token);
+      try {
+        lease.release();
+      } catch (RedlockException e) {
+        // a release that did not reach a quorum: the nodes' ttl ends it; the history is unchanged
+      }
+    }
+  }
+
+  private boolean write(String resource, long token) {
+    synchronized (register) {
+      Long newest = register.get(resource);
+      if (options.fencing && newest != null && token < newest) {
+        return false;
+      }
+      register.put(resource, newest == null ? token : Math.max(newest, token));
+      return true;
+    }
+  }
+
+  private static void backOff(int minMillis, int maxMillis) {
+    LockSupport.parkNanos(
+        TimeUnit.MILLISECONDS.toNanos(
+            ThreadLocalRandom.current().nextInt(minMillis, maxMillis + 1)));
+  }
+
+  /** Closes the clients (releasing what they still hold). */
+  @Override
+  public void close() {
+    clients.forEach(Redlock::close);
+  }
+}
