@@ -1,11 +1,22 @@
 package dev.redlock.testkit;
 
+import dev.redlock.Lease;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * What the clients of a fault test did, in order, with timestamps from one monotonic clock (all
  * clients run in this JVM): the material {@link HistoryChecker} judges. Thread-safe.
+ *
+ * <pre>{@code
+ * redlock.withLock("payout:42", ttl, maxWait, lease -> {
+ *   history.granted("worker-1", lease);
+ *   pay(invoice, lease.fencingToken());
+ *   history.released("worker-1", lease);
+ *   return null;
+ * });
+ * List<String> problems = HistoryChecker.violations(history);
+ * }</pre>
  */
 public final class History {
   /** What a client did. */
@@ -71,6 +82,34 @@ public final class History {
   }
 
   private final List<Event> events = new ArrayList<>();
+
+  /** Records that {@code client} was granted {@code lease}, now. */
+  public void granted(String client, Lease lease) {
+    long now = System.nanoTime();
+    record(
+        client,
+        lease.resource(),
+        Op.GRANT,
+        Outcome.OK,
+        now,
+        now + lease.remainingValidity().toNanos(),
+        lease.fencingToken());
+  }
+
+  /** Records that {@code client} checked {@code lease} and found it valid, now. */
+  public void foundValid(String client, Lease lease) {
+    record(client, lease.resource(), Op.VALID, Outcome.OK, 0, lease.fencingToken());
+  }
+
+  /** Records a guarded write with {@code lease}'s token, now. */
+  public void wrote(String client, Lease lease, Outcome outcome) {
+    record(client, lease.resource(), Op.WRITE, outcome, 0, lease.fencingToken());
+  }
+
+  /** Records that {@code client} released {@code lease}, now (call it before releasing). */
+  public void released(String client, Lease lease) {
+    record(client, lease.resource(), Op.RELEASE, Outcome.OK, 0, lease.fencingToken());
+  }
 
   /** Records an event now. */
   public void record(

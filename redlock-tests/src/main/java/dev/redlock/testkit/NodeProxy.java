@@ -6,6 +6,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import org.netcrusher.NetCrusherException;
 import org.netcrusher.core.reactor.NioReactor;
 import org.netcrusher.core.throttle.Throttler;
 import org.netcrusher.tcp.TcpCrusher;
@@ -26,6 +27,7 @@ public final class NodeProxy implements AutoCloseable {
   private final String target;
   private final String client;
   private final MutableDelay delay = new MutableDelay();
+  private boolean faulty;
 
   NodeProxy(NioReactor reactor, RedisNode node, String client) {
     this.port = freePort();
@@ -46,16 +48,18 @@ public final class NodeProxy implements AutoCloseable {
   }
 
   /** Cuts the link: open connections are closed and new ones are refused. */
-  public void cut() {
+  public synchronized void cut() {
     if (!crusher.isOpen()) {
       return;
     }
+    faulty = true;
     faults.info("cut {} ({} -> node {})", uri(), client, target);
     crusher.close();
   }
 
   /** Freezes the link: connections stay open, nothing passes either way. */
-  public void freeze() {
+  public synchronized void freeze() {
+    faulty = true;
     faults.info("freeze {} ({} -> node {})", uri(), client, target);
     if (crusher.isOpen() && !crusher.isFrozen()) {
       crusher.freeze();
@@ -63,25 +67,39 @@ public final class NodeProxy implements AutoCloseable {
   }
 
   /** Delays every request from clients to the node by {@code latency}. */
-  public void latency(Duration latency) {
+  public synchronized void latency(Duration latency) {
+    faulty = true;
     faults.info("latency +{} ms on {} ({} -> node {})", latency.toMillis(), uri(), client, target);
     delay.nanos = latency.toNanos();
   }
 
   /** Ends every fault: the link is open, flowing and fast again. */
-  public void restore() {
-    if (!crusher.isOpen()) {
+  public synchronized void restore() {
+    if (!faulty) {
+      return;
+    }
+    faulty = false;
+    delay.nanos = 0;
+    try {
+      if (!crusher.isOpen()) {
+        crusher.open();
+      }
+      if (crusher.isFrozen()) {
+        crusher.unfreeze();
+      }
+    } catch (NetCrusherException e) {
+      // A connection pair broke while frozen: reopening drops the held traffic, as a reset would.
+      faults.info("restore {}: {}; reopening", uri(), e.getMessage());
+      if (crusher.isOpen()) {
+        crusher.close();
+      }
       crusher.open();
     }
-    if (crusher.isFrozen()) {
-      crusher.unfreeze();
-    }
-    delay.nanos = 0;
     faults.info("restore {} ({} -> node {})", uri(), client, target);
   }
 
   @Override
-  public void close() {
+  public synchronized void close() {
     if (crusher.isOpen()) {
       crusher.close();
     }

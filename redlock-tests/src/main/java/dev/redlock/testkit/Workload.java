@@ -5,7 +5,6 @@ import dev.redlock.LockUnavailableException;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.RedlockException;
-import dev.redlock.testkit.History.Op;
 import dev.redlock.testkit.History.Outcome;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -286,28 +285,19 @@ public final class Workload implements AutoCloseable {
 
   /** The holder's critical section; returns false when the guarded write was refused. */
   private boolean hold(String name, String resource, Lease lease) {
-    long grantedAt = System.nanoTime();
-    long token = lease.fencingToken();
-    history.record(
-        name,
-        resource,
-        Op.GRANT,
-        Outcome.OK,
-        grantedAt,
-        grantedAt + lease.remainingValidity().toNanos(),
-        token);
+    history.granted(name, lease);
     try {
       if (lease.isValid()) {
-        history.record(name, resource, Op.VALID, Outcome.OK, 0, token);
+        history.foundValid(name, lease);
       }
-      boolean accepted = write(resource, token);
-      history.record(name, resource, Op.WRITE, accepted ? Outcome.OK : Outcome.REFUSED, 0, token);
+      boolean accepted = write(resource, lease.fencingToken());
+      history.wrote(name, lease, accepted ? Outcome.OK : Outcome.REFUSED);
       if (!options.hold.isZero()) {
         LockSupport.parkNanos(options.hold.toNanos()); // the work done under the lock
       }
       return accepted;
     } finally {
-      history.record(name, resource, Op.RELEASE, Outcome.OK, 0, token);
+      history.released(name, lease);
       try {
         lease.release();
       } catch (RedlockException e) {

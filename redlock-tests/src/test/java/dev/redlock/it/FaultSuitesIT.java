@@ -13,7 +13,6 @@ import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.FaultyNodes;
 import dev.redlock.testkit.History;
-import dev.redlock.testkit.History.Op;
 import dev.redlock.testkit.History.Outcome;
 import dev.redlock.testkit.HistoryChecker;
 import dev.redlock.testkit.Nemesis;
@@ -346,7 +345,7 @@ class FaultSuitesIT {
                   config.apply(RedlockConfig.builder().nodes(nodes.uris("b"))).build())) {
         nodes.partition(Set.of("a"), Set.of(2));
         Lease held = a.acquire("faults:bare", Duration.ofSeconds(10), NO_HANG);
-        record(history, "a", held);
+        history.granted("a", held);
         nodes.node(1).restart(Persistence.NONE);
         Optional<Lease> second = Optional.empty();
         try {
@@ -354,7 +353,7 @@ class FaultSuitesIT {
         } catch (LockUnavailableException e) {
           // refused: the guard kept node 1 out
         }
-        second.ifPresent(lease -> record(history, "b", lease));
+        second.ifPresent(lease -> history.granted("b", lease));
         boolean aStillValid = held.isValid();
         List<String> violations = HistoryChecker.violations(history);
         report.add(
@@ -379,18 +378,6 @@ class FaultSuitesIT {
     }
   }
 
-  private static void record(History history, String client, Lease lease) {
-    long at = System.nanoTime();
-    history.record(
-        client,
-        lease.resource(),
-        Op.GRANT,
-        Outcome.OK,
-        at,
-        at + lease.remainingValidity().toNanos(),
-        lease.fencingToken());
-  }
-
   // ---- 4. Holder pause past its ttl: the lock moves on, fencing stops the stale write.
 
   @ParameterizedTest
@@ -405,26 +392,25 @@ class FaultSuitesIT {
       AtomicLong newestAccepted = new AtomicLong();
       String resource = "faults:paused";
       Lease stalled = a.acquire(resource, Duration.ofMillis(500), NO_HANG);
-      record(history, "a", stalled);
+      history.granted("a", stalled);
       assertTrue(stalled.isValid());
-      history.record("a", resource, Op.VALID, Outcome.OK, 0, stalled.fencingToken());
+      history.foundValid("a", stalled);
       // A checked its lease; now it stalls (a GC pause) until B holds the lock and has written.
       Stall.pastValidity(
           stalled,
           () -> {
-            Optional<Lease> next = b.tryAcquire(resource, Duration.ofSeconds(5));
+            Optional<Lease> next = b.tryAcquire(resource, Duration.ofSeconds(2));
             next.ifPresent(
                 lease -> {
-                  record(history, "b", lease);
-                  write(history, "b", resource, lease.fencingToken(), newestAccepted, fencing);
+                  history.granted("b", lease);
+                  write(history, "b", lease, newestAccepted, fencing);
+                  history.released("b", lease);
                   lease.release();
-                  history.record("b", resource, Op.RELEASE, Outcome.OK, 0, lease.fencingToken());
                 });
             return next.isPresent();
           },
           NO_HANG.toMillis());
-      boolean accepted =
-          write(history, "a", resource, stalled.fencingToken(), newestAccepted, fencing);
+      boolean accepted = write(history, "a", stalled, newestAccepted, fencing);
       List<String> violations = HistoryChecker.violations(history);
       report.add(
           "4 holder pause",
@@ -445,16 +431,12 @@ class FaultSuitesIT {
     }
   }
 
+  /** A guarded write to a register that refuses tokens older than the newest it accepted. */
   private static boolean write(
-      History history,
-      String client,
-      String resource,
-      long token,
-      AtomicLong newest,
-      boolean fencing) {
-    long before = newest.getAndAccumulate(token, Math::max);
-    boolean accepted = !fencing || token >= before;
-    history.record(client, resource, Op.WRITE, accepted ? Outcome.OK : Outcome.REFUSED, 0, token);
+      History history, String client, Lease lease, AtomicLong newest, boolean fencing) {
+    long before = newest.getAndAccumulate(lease.fencingToken(), Math::max);
+    boolean accepted = !fencing || lease.fencingToken() >= before;
+    history.wrote(client, lease, accepted ? Outcome.OK : Outcome.REFUSED);
     return accepted;
   }
 
