@@ -210,6 +210,11 @@ public final class FaultyNodes implements AutoCloseable {
     return nodes.size();
   }
 
+  /** How the nodes keep their data across a restart. */
+  public Persistence persistence() {
+    return persistence;
+  }
+
   /** The nodes without their links. */
   public RedisNodes nodes() {
     return nodes;

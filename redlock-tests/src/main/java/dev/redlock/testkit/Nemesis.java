@@ -81,7 +81,7 @@ public final class Nemesis implements AutoCloseable {
     private final FaultyNodes nodes;
     private long seed = System.nanoTime();
     private int maxFaulty = 1;
-    private Persistence restartWith = Persistence.NONE;
+    private Persistence restartWith;
     private Set<Fault> faults = EnumSet.allOf(Fault.class);
 
     private Builder(FaultyNodes nodes) {
@@ -89,6 +89,7 @@ public final class Nemesis implements AutoCloseable {
         throw new IllegalArgumentException("nodes must not be null");
       }
       this.nodes = nodes;
+      this.restartWith = nodes.persistence();
     }
 
     /** The seed of the schedule (default: the current nano time). */
@@ -107,7 +108,10 @@ public final class Nemesis implements AutoCloseable {
       return this;
     }
 
-    /** How a killed node comes back (default NONE: empty; AOF keeps its data). */
+    /**
+     * How a killed node comes back (default: the nodes' own persistence). {@link Persistence#NONE}
+     * brings it back empty, so the restart guard keeps it out of votes for {@code maxTtl}.
+     */
     public Builder restartWith(Persistence restartWith) {
       if (restartWith == null) {
         throw new IllegalArgumentException("restartWith must not be null");

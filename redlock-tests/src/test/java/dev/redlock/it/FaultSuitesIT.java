@@ -252,6 +252,7 @@ class FaultSuitesIT {
       nodes.heal(); // killed nodes come back with their data (AOF)
       await()
           .atMost(NO_HANG)
+          .ignoreException(LockUnavailableException.class) // requests still held by the fault
           .until(
               () ->
                   probe

@@ -1,0 +1,83 @@
+package dev.redlock.examples;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.Redlock;
+import dev.redlock.RedlockConfig;
+import dev.redlock.testkit.FaultyNodes;
+import dev.redlock.testkit.History;
+import dev.redlock.testkit.HistoryChecker;
+import dev.redlock.testkit.Nemesis;
+import dev.redlock.testkit.Persistence;
+import dev.redlock.testkit.WithRedisNodes;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * How a user tests their own critical section with the fault kit ({@code
+ * dev.redlock:redlock-tests}, test scope): real nodes from {@code @WithRedisNodes}, a seeded {@link
+ * Nemesis} freezing, killing and cutting off nodes, and the {@link HistoryChecker} judging what the
+ * workers did. The code under test here is a payout that must never run twice at once.
+ */
+class PayoutUnderFaultsIT {
+  private final AtomicInteger payingNow = new AtomicInteger();
+  private final AtomicInteger paid = new AtomicInteger();
+
+  /** The user's code: pays one batch; two at once would pay twice. */
+  private void payBatch() {
+    if (payingNow.incrementAndGet() != 1) {
+      throw new AssertionError("two payouts at once");
+    }
+    paid.incrementAndGet();
+    payingNow.decrementAndGet();
+  }
+
+  @Test
+  @WithRedisNodes(value = 5, persistence = Persistence.AOF) // killed nodes come back with data
+  void payoutsNeverOverlapWhileAMinorityOfNodesMisbehaves(FaultyNodes nodes) throws Exception {
+    History history = new History();
+    RedlockConfig config =
+        RedlockConfig.builder().nodes(nodes.uris()).nodeTimeout(Duration.ofMillis(100)).build();
+    ExecutorService workers = Executors.newFixedThreadPool(2);
+    try (Redlock redlock = Redlock.create(config);
+        Nemesis nemesis = Nemesis.builder(nodes).seed(42).maxFaulty(2).start()) {
+      List<Future<?>> running = new java.util.ArrayList<>();
+      for (int w = 0; w < 2; w++) {
+        String worker = "worker-" + w;
+        running.add(
+            workers.submit(
+                () -> {
+                  for (int i = 0; i < 50; i++) {
+                    redlock.withLock(
+                        "payout:batch",
+                        Duration.ofSeconds(2),
+                        Duration.ofSeconds(30),
+                        lease -> {
+                          history.granted(worker, lease);
+                          payBatch();
+                          history.released(worker, lease);
+                          return null;
+                        });
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> f : running) {
+        f.get(5, TimeUnit.MINUTES);
+      }
+      assertTrue(nemesis.applied() > 0, "seed " + nemesis.seed() + " applied no fault");
+    } finally {
+      workers.shutdownNow();
+    }
+    assertEquals(List.of(), HistoryChecker.violations(history));
+    assertEquals(100, paid.get());
+    assertTrue(history.size() >= 200);
+  }
+}
