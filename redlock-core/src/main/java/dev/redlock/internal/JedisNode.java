@@ -41,19 +41,7 @@ public final class JedisNode implements LockNode {
     this.uri = uri;
     this.keys = keys;
     this.borrowWait = timeout;
-    int millis = (int) timeout.toMillis();
-    DefaultJedisClientConfig.Builder client =
-        DefaultJedisClientConfig.builder()
-            .connectionTimeoutMillis(millis)
-            .socketTimeoutMillis(millis)
-            .database(uri.database())
-            .ssl(uri.tls())
-            .clientName(CLIENT_NAME)
-            // CLIENT SETINFO is an extra round trip per connection, and Redis 6.2 rejects it.
-            .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
-    if (uri.password() != null) {
-      client.user(uri.user()).password(uri.password());
-    }
+    DefaultJedisClientConfig.Builder client = clientConfig(uri, timeout, CLIENT_NAME);
     GenericObjectPoolConfig<Connection> poolConfig = new GenericObjectPoolConfig<>();
     poolConfig.setMaxTotal(maxConnections);
     poolConfig.setMaxIdle(maxConnections);
@@ -65,6 +53,25 @@ public final class JedisNode implements LockNode {
     this.pool =
         new ConnectionPool(
             new Factory(new HostAndPort(uri.host(), uri.port()), client.build()), poolConfig);
+  }
+
+  /** How we connect to a node: its database, TLS, credentials, timeouts and a client name. */
+  public static DefaultJedisClientConfig.Builder clientConfig(
+      NodeUri uri, Duration timeout, String clientName) {
+    int millis = (int) timeout.toMillis();
+    DefaultJedisClientConfig.Builder client =
+        DefaultJedisClientConfig.builder()
+            .connectionTimeoutMillis(millis)
+            .socketTimeoutMillis(millis)
+            .database(uri.database())
+            .ssl(uri.tls())
+            .clientName(clientName)
+            // CLIENT SETINFO is an extra round trip per connection, and Redis 6.2 rejects it.
+            .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
+    if (uri.password() != null) {
+      client.user(uri.user()).password(uri.password());
+    }
+    return client;
   }
 
   @Override

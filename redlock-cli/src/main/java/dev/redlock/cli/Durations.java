@@ -1,0 +1,24 @@
+package dev.redlock.cli;
+
+import dev.redlock.internal.Settings;
+import java.time.Duration;
+import picocli.CommandLine;
+
+/** Durations on the command line are written as in properties: 500ms, 30s, 2m, or PT30S. */
+final class Durations {
+  private Durations() {}
+
+  static Duration parse(String text) {
+    try {
+      return Settings.duration("duration", text);
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.TypeConversionException(
+          "'" + text + "' is not a duration: write 500ms, 30s, 2m or PT30S");
+    }
+  }
+
+  static String format(Duration d) {
+    long ms = d.toMillis();
+    return ms < 10_000 ? ms + "ms" : String.format(java.util.Locale.ROOT, "%.1fs", ms / 1000.0);
+  }
+}

@@ -1,0 +1,186 @@
+package dev.redlock;
+
+import dev.redlock.internal.JedisNode;
+import dev.redlock.internal.NodeKeys;
+import dev.redlock.internal.NodeUri;
+import dev.redlock.internal.TokenHash;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.Pipeline;
+import redis.clients.jedis.Response;
+
+/**
+ * Looks at, and as a last resort breaks, the locks on a set of nodes: what the {@code redlock}
+ * command line's {@code status} and {@code release --force} use. Not for application code, which
+ * only ever releases its own leases.
+ *
+ * <pre>{@code
+ * try (RedlockAdmin admin = RedlockAdmin.create(config)) {
+ *   LockStatus status = admin.status("settlement:2026-11-30");
+ *   System.out.println(status.verdict() + " " + status.nodes());
+ * }
+ * }</pre>
+ *
+ * <p>Opens one short-lived connection per node and call; holds no threads.
+ */
+public final class RedlockAdmin implements AutoCloseable {
+  private static final Logger audit = LoggerFactory.getLogger("dev.redlock.audit");
+
+  private final RedlockConfig config;
+  private final NodeKeys keys;
+
+  private RedlockAdmin(RedlockConfig config) {
+    this.config = config;
+    this.keys = NodeKeys.of(config.keyPrefix(), config.maxTtl().toMillis(), config.restartGuard());
+  }
+
+  /**
+   * An admin view of the nodes {@code config} names (its key prefix, maxTtl and guard included).
+   *
+   * @throws NullPointerException if {@code config} is null
+   */
+  public static RedlockAdmin create(RedlockConfig config) {
+    return new RedlockAdmin(Objects.requireNonNull(config, "config must not be null"));
+  }
+
+  /** The configuration this admin reads with. */
+  public RedlockConfig config() {
+    return config;
+  }
+
+  /** The nodes' URIs, without credentials, in order. */
+  public List<String> nodes() {
+    return config.nodeUris().stream().map(NodeUri::toString).toList();
+  }
+
+  /**
+   * Opens a plain connection to node {@code index}, as the lock connects (credentials, database,
+   * TLS, {@code nodeTimeout}); the caller closes it. For checks such as {@code redlock doctor}.
+   *
+   * @throws IndexOutOfBoundsException if there is no such node
+   */
+  public Jedis connect(int index) {
+    return connect(config.nodeUris().get(index));
+  }
+
+  private Jedis connect(NodeUri uri) {
+    return new Jedis(
+        new HostAndPort(uri.host(), uri.port()),
+        JedisNode.clientConfig(uri, config.nodeTimeout(), "redlock-admin").build());
+  }
+
+  /**
+   * Reads every node's view of {@code resource}. A node that cannot be read gets an entry with its
+   * error; this never throws for a node failure.
+   *
+   * @throws IllegalArgumentException if {@code resource} is blank or starts with '@'
+   */
+  public LockStatus status(String resource) {
+    String key = key(resource);
+    List<LockStatus.Node> views = new ArrayList<>();
+    for (NodeUri uri : config.nodeUris()) {
+      views.add(read(uri, key));
+    }
+    return new LockStatus(resource, config.quorum(), views);
+  }
+
+  private LockStatus.Node read(NodeUri uri, String key) {
+    try (Jedis jedis = connect(uri)) {
+      Pipeline p = jedis.pipelined();
+      Response<String> token = p.get(key);
+      Response<Long> pttl = p.pttl(key);
+      Response<String> counter = p.hget(keys.fencesKey(), key);
+      Response<String> epoch = p.get(keys.epochKey());
+      Response<List<String>> time = p.time();
+      p.sync();
+      boolean held = token.get() != null;
+      long nowMicros =
+          Long.parseLong(time.get().get(0)) * 1_000_000 + Long.parseLong(time.get().get(1));
+      Duration quarantine;
+      if (!config.restartGuard()) {
+        quarantine = Duration.ZERO;
+      } else if (epoch.get() == null) {
+        quarantine = config.maxTtl();
+      } else {
+        long leftMicros =
+            config.maxTtl().toNanos() / 1000 - (nowMicros - Long.parseLong(epoch.get()));
+        quarantine = Duration.ofNanos(Math.max(0, leftMicros) * 1000);
+      }
+      return new LockStatus.Node(
+          uri.toString(),
+          null,
+          held,
+          held ? Duration.ofMillis(Math.max(0, pttl.get())) : Duration.ZERO,
+          held ? TokenHash.of(token.get()) : null,
+          counter.get() == null ? 0 : Long.parseLong(counter.get()),
+          quarantine);
+    } catch (RuntimeException e) {
+      return new LockStatus.Node(
+          uri.toString(), describe(e), false, Duration.ZERO, null, 0, Duration.ZERO);
+    }
+  }
+
+  /**
+   * Deletes {@code resource}'s key on every node, whoever holds it: the administrator's break of a
+   * stuck lock. The holder is not told; if it is still running, two holders may now overlap, so use
+   * it only when the holder is known to be gone (its fencing counter stays, so a fenced store still
+   * refuses its writes). Logged at WARN on {@code dev.redlock.audit} with who and when.
+   *
+   * @param operator who breaks the lock, for the audit line (for instance {@code user@host})
+   * @return per node: {@code deleted}, {@code absent}, or the error
+   * @throws IllegalArgumentException if {@code resource} is blank or starts with '@'
+   */
+  public List<String> forceRelease(String resource, String operator) {
+    Objects.requireNonNull(operator, "operator must not be null");
+    String key = key(resource);
+    LockStatus before = status(resource);
+    List<String> results = new ArrayList<>();
+    for (NodeUri uri : config.nodeUris()) {
+      try (Jedis jedis = connect(uri)) {
+        results.add(uri + " " + (jedis.del(key) > 0 ? "deleted" : "absent"));
+      } catch (RuntimeException e) {
+        results.add(uri + " " + describe(e));
+      }
+    }
+    audit.warn(
+        "force-release resource='{}' by={} at={} owner={} nodes={}",
+        resource,
+        operator,
+        Instant.now(),
+        before.owner(),
+        results);
+    return results;
+  }
+
+  private String key(String resource) {
+    Objects.requireNonNull(resource, "resource must not be null");
+    if (resource.isBlank()) {
+      throw new IllegalArgumentException("resource must not be blank, was '" + resource + "'");
+    }
+    if (resource.charAt(0) == NodeKeys.RESERVED) {
+      throw new IllegalArgumentException(
+          "resource must not start with '" + NodeKeys.RESERVED + "', was '" + resource + "'");
+    }
+    return config.keyPrefix() + resource;
+  }
+
+  private static String describe(RuntimeException e) {
+    String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    Throwable cause = e.getCause();
+    if (cause != null && cause.getMessage() != null && !message.contains(cause.getMessage())) {
+      message += ": " + cause.getMessage();
+    }
+    return message;
+  }
+
+  /** Nothing to close today (connections are per call); here so callers can use try-with. */
+  @Override
+  public void close() {}
+}

@@ -1,0 +1,143 @@
+package dev.redlock.micrometer;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.Lease;
+import dev.redlock.LockUnavailableException;
+import dev.redlock.Redlock;
+import dev.redlock.RedlockConfig;
+import dev.redlock.testkit.NodeData;
+import dev.redlock.testkit.Persistence;
+import dev.redlock.testkit.RedisBinary;
+import dev.redlock.testkit.RedisNodes;
+import dev.redlock.testkit.Tools;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/** Meter values after a scripted sequence of lock events, on real nodes. */
+class RedlockMetricsIT {
+  static final Duration NO_HANG = Duration.ofSeconds(30);
+
+  @Test
+  void aScriptedSequenceShowsInTheMeters() throws Exception {
+    try (RedisNodes nodes =
+        Tools.requireOrSkip(() -> RedisNodes.start(3, RedisBinary.locate(), Persistence.NONE))) {
+      NodeData.vouchForNewNodes(nodes);
+      MeterRegistry registry = new SimpleMeterRegistry();
+      RedlockConfig config =
+          RedlockConfig.builder()
+              .nodes(nodes.uris())
+              .nodeTimeout(Duration.ofMillis(100))
+              .listener(new RedlockMetrics(registry))
+              .build();
+      try (Redlock redlock = Redlock.create(config);
+          Redlock other = Redlock.create(RedlockConfig.builder().nodes(nodes.uris()).build())) {
+        // 1. two grants, one extended; both held
+        Lease a = redlock.acquire("m:a", Duration.ofSeconds(10), NO_HANG);
+        Lease b = redlock.acquire("m:b", Duration.ofSeconds(10), NO_HANG);
+        assertTrue(a.extend(Duration.ofSeconds(10)));
+        assertEquals(2.0, registry.get("redlock.leases.held").gauge().value());
+        // 2. one attempt finds the lock held elsewhere
+        Lease elsewhere = other.acquire("m:c", Duration.ofSeconds(10), NO_HANG);
+        assertTrue(redlock.tryAcquire("m:c", Duration.ofSeconds(10)).isEmpty());
+        elsewhere.release();
+        // 3. releases
+        a.release();
+        b.release();
+        assertEquals(0.0, registry.get("redlock.leases.held").gauge().value());
+        // 4. a majority down: one failed attempt, with node errors
+        nodes.node(1).pause();
+        nodes.node(2).pause();
+        try {
+          assertThrows(
+              LockUnavailableException.class,
+              () -> redlock.tryAcquire("m:d", Duration.ofSeconds(10)));
+        } finally {
+          nodes.node(1).resume();
+          nodes.node(2).resume();
+        }
+        // 5. a kept-alive lease whose majority freezes: lost
+        Lease kept = redlock.acquire("m:e", Duration.ofMillis(600), NO_HANG);
+        kept.keepAlive();
+        nodes.node(1).pause();
+        nodes.node(2).pause();
+        try {
+          await().atMost(NO_HANG).until(() -> !kept.isValid());
+          await()
+              .atMost(NO_HANG)
+              .until(() -> registry.find("redlock.leases.lost").counter() != null);
+        } finally {
+          nodes.node(1).resume();
+          nodes.node(2).resume();
+        }
+        kept.release();
+
+        assertEquals(3, registry.get("redlock.acquire").tag("outcome", "acquired").timer().count());
+        assertEquals(
+            1, registry.get("redlock.acquire").tag("outcome", "held_elsewhere").timer().count());
+        assertEquals(
+            1,
+            registry.get("redlock.acquire").tag("outcome", "quorum_unreachable").timer().count());
+        assertTrue(
+            registry
+                    .get("redlock.acquire")
+                    .tag("outcome", "acquired")
+                    .timer()
+                    .totalTime(java.util.concurrent.TimeUnit.NANOSECONDS)
+                > 0);
+        assertTrue(registry.get("redlock.leases.extended").counter().count() >= 1);
+        assertEquals(1.0, registry.get("redlock.leases.lost").counter().count());
+        String lostReason = registry.get("redlock.leases.lost").counter().getId().getTag("reason");
+        assertTrue(lostReason.equals("renewal_failed") || lostReason.equals("expired"), lostReason);
+        assertEquals(0.0, registry.get("redlock.leases.held").gauge().value());
+        double errors =
+            registry.get("redlock.node.errors").tag("node", nodes.uris().get(1)).counters().stream()
+                .mapToDouble(c -> c.count())
+                .sum();
+        assertTrue(errors >= 1, "the paused node's failure is counted: " + errors);
+        assertTrue(
+            registry.get("redlock.node.latency").tag("node", nodes.uris().get(0)).timer().count()
+                >= 4);
+        assertEquals(0.0, registry.get("redlock.nodes.quarantined").gauge().value());
+      }
+    }
+  }
+
+  @Test
+  void aQuarantinedNodeIsCounted() throws Exception {
+    try (RedisNodes nodes =
+        Tools.requireOrSkip(() -> RedisNodes.start(3, RedisBinary.locate(), Persistence.NONE))) {
+      NodeData.vouchForNewNode(nodes.node(0), RedlockConfig.DEFAULT_KEY_PREFIX);
+      NodeData.vouchForNewNode(nodes.node(1), RedlockConfig.DEFAULT_KEY_PREFIX);
+      // node 2 is new and not vouched for: the restart guard keeps it out for maxTtl
+      MeterRegistry registry = new SimpleMeterRegistry();
+      try (Redlock redlock =
+          Redlock.create(
+              RedlockConfig.builder()
+                  .nodes(nodes.uris())
+                  .listener(new RedlockMetrics(registry))
+                  .build())) {
+        // With node 1 down, the vote needs node 2, which answers "quarantined".
+        nodes.node(1).kill();
+        LockUnavailableException e =
+            assertThrows(
+                LockUnavailableException.class,
+                () -> redlock.tryAcquire("m:q", Duration.ofSeconds(5)));
+        assertTrue(e.getMessage().contains("QUARANTINED"), e.getMessage());
+        assertEquals(1.0, registry.get("redlock.nodes.quarantined").gauge().value());
+      }
+    }
+  }
+
+  @Test
+  void aNullRegistryIsRefusedByName() {
+    NullPointerException e =
+        assertThrows(NullPointerException.class, () -> new RedlockMetrics(null));
+    assertEquals("registry must not be null", e.getMessage());
+  }
+}
