@@ -354,8 +354,8 @@ final class DoctorCommand extends CliCommand {
             + "redis.call('HGET', KEYS[2], 'f') redis.call('HEXISTS', KEYS[2], 'f') "
             + "redis.call('DEL', KEYS[1], KEYS[2]) return 1";
     try {
-      String sha = jedis.scriptLoad(script);
-      jedis.evalsha(sha, 2, key, key + "-fences");
+      jedis.eval(script, 2, key, key + "-fences"); // EVAL loads it; the lock then uses EVALSHA
+      jedis.evalsha(sha1(script), 2, key, key + "-fences");
       add(Verdict.OK, node, "permissions", "EVAL/EVALSHA and the scripts' commands allowed", null);
     } catch (JedisDataException e) {
       add(
@@ -363,10 +363,21 @@ final class DoctorCommand extends CliCommand {
           node,
           "permissions",
           e.getMessage(),
-          "grant the user: +eval +evalsha +script|load +time +set +get +pexpire +pttl +hset"
+          "grant the user: +eval +evalsha +time +set +get +pexpire +pttl +hset"
               + " +hincrby +hget +hexists +del on ~"
               + config.keyPrefix()
               + "*");
+    }
+  }
+
+  private static String sha1(String text) {
+    try {
+      return java.util.HexFormat.of()
+          .formatHex(
+              java.security.MessageDigest.getInstance("SHA-1")
+                  .digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-1 is a required JDK algorithm", e);
     }
   }
 
