@@ -28,6 +28,18 @@ final class FakeNode implements LockNode {
   final AtomicInteger releases = new AtomicInteger();
   volatile Mode mode = Mode.UP;
 
+  /**
+   * How many readiness checks a reply needs before it shows as arrived: a node whose answer is on
+   * its way when the waiting thread first looks.
+   */
+  volatile int pollsBeforeReady;
+
+  /**
+   * A node with no idle connection whose handshake never completes (a frozen process accepts the
+   * TCP connection and never answers): begin() blocks until unhung, then fails.
+   */
+  volatile boolean connectHangs;
+
   /** Fake clock nanos each call advances, to simulate a slow node. */
   volatile long latencyNanos;
 
@@ -65,13 +77,31 @@ final class FakeNode implements LockNode {
    * unhung), like I/O that is stuck below the socket timeout's reach.
    */
   @Override
+  public boolean hasIdleConnection() {
+    return !connectHangs;
+  }
+
+  @Override
   public Exchange begin(NodeRequest request) {
+    if (connectHangs) {
+      try {
+        unhang.await(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      throw new JedisConnectionException(new java.net.SocketTimeoutException("connect timed out"));
+    }
     enter();
     if (mode == Mode.HANG) {
       return new Exchange() {
         @Override
         public boolean ready() {
           return false;
+        }
+
+        @Override
+        public boolean awaitReady(long timeoutNanos) {
+          return false; // silent for the whole slice
         }
 
         @Override
@@ -86,10 +116,11 @@ final class FakeNode implements LockNode {
       };
     }
     long reply = apply(request);
+    AtomicInteger polls = new AtomicInteger(pollsBeforeReady);
     return new Exchange() {
       @Override
       public boolean ready() {
-        return true;
+        return polls.getAndDecrement() <= 0;
       }
 
       @Override

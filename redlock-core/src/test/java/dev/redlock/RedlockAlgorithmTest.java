@@ -1,5 +1,6 @@
 package dev.redlock;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -78,6 +79,61 @@ class RedlockAlgorithmTest {
         assertTimeoutPreemptively(
             Duration.ofSeconds(5), () -> lock.tryAcquire("r", Duration.ofMinutes(1)).orElseThrow());
     assertTrue(lease.isValid());
+  }
+
+  /**
+   * The waiting thread must not block on a silent node while the others' replies arrive: here the
+   * hanging node is the one it looks at first (all nodes equally fast so far, it comes first), and
+   * the healthy replies are not there yet at the first look. Before the fix the thread read the
+   * hanging node until its timeout and lost the attempt with a quorum in the socket buffers.
+   */
+  @Test
+  void aSilentNodeDoesNotHideTheOthersReplies() {
+    Redlock lock = redlock(3, Duration.ofSeconds(30), Ticker.SYSTEM);
+    nodes.get(0).mode = FakeNode.Mode.HANG;
+    nodes.get(1).pollsBeforeReady = 2;
+    nodes.get(2).pollsBeforeReady = 2;
+    Lease lease =
+        assertTimeoutPreemptively(
+            Duration.ofSeconds(5), () -> lock.tryAcquire("r", Duration.ofMinutes(1)).orElseThrow());
+    assertTrue(lease.isValid());
+    assertEquals(
+        2, lease.nodeOutcomes().stream().filter(o -> o.status() == NodeOutcome.Status.OK).count());
+  }
+
+  /**
+   * The caller writes inline only to nodes with an idle connection: connecting to a frozen node
+   * (the handshake never answered) must happen on an I/O thread, or it holds up the other writes.
+   */
+  @Test
+  void connectingToAFrozenNodeDoesNotHoldUpTheCaller() {
+    Redlock lock = redlock(3, Duration.ofSeconds(30), Ticker.SYSTEM);
+    nodes.get(0).connectHangs = true;
+    Lease lease =
+        assertTimeoutPreemptively(
+            Duration.ofSeconds(5), () -> lock.tryAcquire("r", Duration.ofMinutes(1)).orElseThrow());
+    assertTrue(lease.isValid());
+  }
+
+  /**
+   * A release a node did not confirm is sent again until it is: here node 0 is down when the lease
+   * is released, so its key (an orphan, like a SET a frozen node runs when it thaws) stays; once
+   * the node is back, the key goes, long before its ttl.
+   */
+  @Test
+  void anUnconfirmedReleaseIsSentAgainUntilTheNodeConfirmsIt() {
+    Redlock lock = redlock(3, Duration.ofMillis(50), Ticker.SYSTEM);
+    Lease lease = lock.tryAcquire("r", Duration.ofMinutes(1)).orElseThrow();
+    FakeNode node0 = nodes.get(0);
+    node0.mode = FakeNode.Mode.DOWN;
+    lease.release();
+    assertTrue(node0.keys.containsKey("redlock:r"), "node 0 missed the release");
+    node0.mode = FakeNode.Mode.UP;
+    await().atMost(Duration.ofSeconds(10)).until(() -> !node0.keys.containsKey("redlock:r"));
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> node0.releases.get() >= 2); // confirmed twice
+    assertFalse(nodes.get(1).keys.containsKey("redlock:r"));
   }
 
   @Test

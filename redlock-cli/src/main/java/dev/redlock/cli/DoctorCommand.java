@@ -256,6 +256,11 @@ final class DoctorCommand extends CliCommand {
     }
   }
 
+  /** A node that will not say (ACL, managed Redis): unknown, not a failure. */
+  private void configRefused(String node, String what, JedisDataException e, String fix) {
+    add(Verdict.UNKNOWN, node, what, "CONFIG GET refused (" + e.getMessage() + ")", fix);
+  }
+
   private String configGet(Jedis jedis, String name) {
     Map<String, String> value = jedis.configGet(name);
     return value.get(name);
@@ -268,12 +273,7 @@ final class DoctorCommand extends CliCommand {
       appendonly = configGet(jedis, "appendonly");
       appendfsync = configGet(jedis, "appendfsync");
     } catch (JedisDataException e) {
-      add(
-          Verdict.UNKNOWN,
-          node,
-          "persistence",
-          "CONFIG GET refused (" + e.getMessage() + ")",
-          "check appendonly and appendfsync by hand");
+      configRefused(node, "persistence", e, "check appendonly and appendfsync by hand");
       return;
     }
     if (!"yes".equals(appendonly)) {
@@ -319,12 +319,7 @@ final class DoctorCommand extends CliCommand {
     try {
       policy = configGet(jedis, "maxmemory-policy");
     } catch (JedisDataException e) {
-      add(
-          Verdict.UNKNOWN,
-          node,
-          "eviction",
-          "CONFIG GET refused (" + e.getMessage() + ")",
-          "check maxmemory-policy by hand: noeviction");
+      configRefused(node, "eviction", e, "check maxmemory-policy by hand: noeviction");
       return;
     }
     if ("noeviction".equals(policy)) {
