@@ -1,6 +1,7 @@
 /**
  * Redlock for Java: a distributed lock holding a lease on a majority of N independent Redis nodes.
- * Only {@code dev.redlock} is exported; everything else is an implementation detail.
+ * {@code dev.redlock} is the API; {@code dev.redlock.spi} is for those who write a lease store (a
+ * SQL table, in {@code redlock-jdbc}). Everything else is an implementation detail.
  */
 module dev.redlock {
   requires transitive redis.clients.jedis; // FencedWrites takes a Jedis client
@@ -8,4 +9,5 @@ module dev.redlock {
   requires org.slf4j;
 
   exports dev.redlock;
+  exports dev.redlock.spi;
 }

@@ -65,33 +65,17 @@ public final class RedlockConfig {
   private final List<NodeUri> nodes;
   private final int quorum;
   private final String keyPrefix;
-  private final double clockDriftFactor;
-  private final Duration nodeTimeout;
-  private final Duration retryDelay;
-  private final Duration retryJitter;
   private final int maxConnectionsPerNode;
-  private final double renewalFraction;
-  private final Duration maxHold;
-  private final TaskInterruption taskInterruption;
-  private final Duration maxTtl;
   private final boolean restartGuard;
-  private final List<RedlockListener> listeners;
+  private final LockSettings settings;
 
   private RedlockConfig(Builder b, List<NodeUri> nodes, int quorum) {
     this.nodes = List.copyOf(nodes);
     this.quorum = quorum;
     this.keyPrefix = b.keyPrefix;
-    this.clockDriftFactor = b.clockDriftFactor;
-    this.nodeTimeout = b.nodeTimeout;
-    this.retryDelay = b.retryDelay;
-    this.retryJitter = b.retryJitter;
     this.maxConnectionsPerNode = b.maxConnectionsPerNode;
-    this.renewalFraction = b.renewalFraction;
-    this.maxHold = b.maxHold;
-    this.taskInterruption = b.taskInterruption;
-    this.maxTtl = b.maxTtl;
     this.restartGuard = b.restartGuard;
-    this.listeners = List.copyOf(b.listeners);
+    this.settings = b.settings.build();
   }
 
   /** Starts a builder with every default set and no nodes. */
@@ -137,22 +121,22 @@ public final class RedlockConfig {
 
   /** The clock-drift factor: drift allowance = ttl × factor + 2 ms. */
   public double clockDriftFactor() {
-    return clockDriftFactor;
+    return settings.clockDriftFactor();
   }
 
   /** The bound on one request to one node, and on the wait for one round of votes. */
   public Duration nodeTimeout() {
-    return nodeTimeout;
+    return settings.timeout();
   }
 
   /** The base delay between attempts in {@link Redlock#acquire}. */
   public Duration retryDelay() {
-    return retryDelay;
+    return settings.retryDelay();
   }
 
   /** The upper bound of the random extra delay added to each retry. */
   public Duration retryJitter() {
-    return retryJitter;
+    return settings.retryJitter();
   }
 
   /** The size of each node's connection pool. */
@@ -165,7 +149,7 @@ public final class RedlockConfig {
    * fraction.
    */
   public double renewalFraction() {
-    return renewalFraction;
+    return settings.renewalFraction();
   }
 
   /**
@@ -173,12 +157,12 @@ public final class RedlockConfig {
    * policy.
    */
   public Duration maxHold() {
-    return maxHold;
+    return settings.maxHold();
   }
 
   /** Whether {@link Redlock#withLock} interrupts its task's thread when the lease is lost. */
   public TaskInterruption taskInterruption() {
-    return taskInterruption;
+    return settings.taskInterruption();
   }
 
   /**
@@ -186,17 +170,24 @@ public final class RedlockConfig {
    * than that stays out of votes (the restart guard).
    */
   public Duration maxTtl() {
-    return maxTtl;
+    return settings.maxTtl();
   }
 
   /** The registered listeners, in registration order; empty by default. */
   public List<RedlockListener> listeners() {
-    return listeners;
+    return settings.listeners();
   }
 
   /** Whether the restart guard is on: true, except in tests that show what it prevents. */
   public boolean restartGuard() {
     return restartGuard;
+  }
+
+  /**
+   * The store-independent settings (timeout = {@code nodeTimeout}), as the lease engine reads them.
+   */
+  LockSettings settings() {
+    return settings;
   }
 
   @Override
@@ -208,23 +199,23 @@ public final class RedlockConfig {
         + ", keyPrefix='"
         + keyPrefix
         + "', clockDriftFactor="
-        + clockDriftFactor
+        + settings.clockDriftFactor()
         + ", nodeTimeout="
-        + nodeTimeout
+        + settings.timeout()
         + ", retryDelay="
-        + retryDelay
+        + settings.retryDelay()
         + ", retryJitter="
-        + retryJitter
+        + settings.retryJitter()
         + ", maxConnectionsPerNode="
         + maxConnectionsPerNode
         + ", renewalFraction="
-        + renewalFraction
+        + settings.renewalFraction()
         + ", maxHold="
-        + maxHold
+        + settings.maxHold()
         + ", taskInterruption="
-        + taskInterruption
+        + settings.taskInterruption()
         + ", maxTtl="
-        + maxTtl
+        + settings.maxTtl()
         + (restartGuard ? "" : ", RESTART GUARD OFF")
         + "}";
   }
@@ -237,17 +228,10 @@ public final class RedlockConfig {
     private final List<NodeUri> nodes = new ArrayList<>();
     private int quorum; // 0: the default majority, computed in build()
     private String keyPrefix = DEFAULT_KEY_PREFIX;
-    private double clockDriftFactor = DEFAULT_CLOCK_DRIFT_FACTOR;
-    private Duration nodeTimeout = DEFAULT_NODE_TIMEOUT;
-    private Duration retryDelay = DEFAULT_RETRY_DELAY;
-    private Duration retryJitter = DEFAULT_RETRY_JITTER;
     private int maxConnectionsPerNode = DEFAULT_MAX_CONNECTIONS_PER_NODE;
-    private double renewalFraction = DEFAULT_RENEWAL_FRACTION;
-    private Duration maxHold = DEFAULT_MAX_HOLD;
-    private TaskInterruption taskInterruption = TaskInterruption.ON_LEASE_LOSS;
-    private Duration maxTtl = DEFAULT_MAX_TTL;
     private boolean restartGuard = true;
-    private final List<RedlockListener> listeners = new ArrayList<>();
+    // The settings every lease store shares: their rules and messages live in LockSettings.
+    private final LockSettings.Builder settings = LockSettings.builder().timeoutName("nodeTimeout");
 
     private Builder() {}
 
@@ -309,11 +293,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException unless {@code 0 <= factor < 0.5}
      */
     public Builder clockDriftFactor(double factor) {
-      if (!(factor >= 0 && factor < 0.5)) {
-        throw new IllegalArgumentException(
-            "clockDriftFactor must be >= 0 and < 0.5, was " + factor);
-      }
-      this.clockDriftFactor = factor;
+      settings.clockDriftFactor(factor);
       return this;
     }
 
@@ -326,12 +306,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException unless it is between 1 ms and 1 minute
      */
     public Builder nodeTimeout(Duration timeout) {
-      Objects.requireNonNull(timeout, "nodeTimeout must not be null");
-      if (timeout.compareTo(Duration.ofMillis(1)) < 0
-          || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
-        throw new IllegalArgumentException("nodeTimeout must be >= 1ms and <= 1m, was " + timeout);
-      }
-      this.nodeTimeout = timeout;
+      settings.timeout(timeout);
       return this;
     }
 
@@ -342,11 +317,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException if it is below 1 ms (that would be a busy loop)
      */
     public Builder retryDelay(Duration delay) {
-      Objects.requireNonNull(delay, "retryDelay must not be null");
-      if (delay.compareTo(Duration.ofMillis(1)) < 0) {
-        throw new IllegalArgumentException("retryDelay must be >= 1ms, was " + delay);
-      }
-      this.retryDelay = delay;
+      settings.retryDelay(delay);
       return this;
     }
 
@@ -358,11 +329,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException if it is negative
      */
     public Builder retryJitter(Duration jitter) {
-      Objects.requireNonNull(jitter, "retryJitter must not be null");
-      if (jitter.isNegative()) {
-        throw new IllegalArgumentException("retryJitter must be >= 0, was " + jitter);
-      }
-      this.retryJitter = jitter;
+      settings.retryJitter(jitter);
       return this;
     }
 
@@ -389,11 +356,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException unless {@code 0 < fraction <= 0.5}
      */
     public Builder renewalFraction(double fraction) {
-      if (!(fraction > 0 && fraction <= 0.5)) {
-        throw new IllegalArgumentException(
-            "renewalFraction must be > 0 and <= 0.5, was " + fraction);
-      }
-      this.renewalFraction = fraction;
+      settings.renewalFraction(fraction);
       return this;
     }
 
@@ -406,11 +369,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException if it is not positive
      */
     public Builder maxHold(Duration maxHold) {
-      Objects.requireNonNull(maxHold, "maxHold must not be null");
-      if (maxHold.isNegative() || maxHold.isZero()) {
-        throw new IllegalArgumentException("maxHold must be > 0, was " + maxHold);
-      }
-      this.maxHold = maxHold;
+      settings.maxHold(maxHold);
       return this;
     }
 
@@ -421,8 +380,7 @@ public final class RedlockConfig {
      * @throws NullPointerException if {@code interruption} is null
      */
     public Builder taskInterruption(TaskInterruption interruption) {
-      this.taskInterruption =
-          Objects.requireNonNull(interruption, "taskInterruption must not be null");
+      settings.taskInterruption(interruption);
       return this;
     }
 
@@ -436,11 +394,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException unless it is between 1 ms and 1 day
      */
     public Builder maxTtl(Duration maxTtl) {
-      Objects.requireNonNull(maxTtl, "maxTtl must not be null");
-      if (maxTtl.compareTo(Duration.ofMillis(1)) < 0 || maxTtl.compareTo(Duration.ofDays(1)) > 0) {
-        throw new IllegalArgumentException("maxTtl must be >= 1ms and <= 1d, was " + maxTtl);
-      }
-      this.maxTtl = maxTtl;
+      settings.maxTtl(maxTtl);
       return this;
     }
 
@@ -451,7 +405,7 @@ public final class RedlockConfig {
      * @throws NullPointerException if {@code listener} is null
      */
     public Builder listener(RedlockListener listener) {
-      listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
+      settings.listener(listener);
       return this;
     }
 
@@ -497,9 +451,10 @@ public final class RedlockConfig {
                 + ", was "
                 + q);
       }
-      if (maxTtl.compareTo(nodeTimeout) <= 0) {
+      LockSettings checked = settings.build();
+      if (checked.maxTtl().compareTo(checked.timeout()) <= 0) {
         throw new IllegalArgumentException(
-            "maxTtl must be > nodeTimeout (" + nodeTimeout + "), was " + maxTtl);
+            "maxTtl must be > nodeTimeout (" + checked.timeout() + "), was " + checked.maxTtl());
       }
       return new RedlockConfig(this, nodes, q);
     }

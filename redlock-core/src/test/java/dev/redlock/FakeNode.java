@@ -19,7 +19,10 @@ final class FakeNode implements LockNode {
   enum Mode {
     UP,
     DOWN,
-    HANG
+    /** Takes requests and never answers; even a bounded wait for readiness hangs (stuck I/O). */
+    HANG,
+    /** Takes requests and never answers; a bounded wait for readiness times out (a frozen node). */
+    SILENT
   }
 
   final String name;
@@ -92,7 +95,8 @@ final class FakeNode implements LockNode {
       throw new JedisConnectionException(new java.net.SocketTimeoutException("connect timed out"));
     }
     enter();
-    if (mode == Mode.HANG) {
+    if (mode == Mode.HANG || mode == Mode.SILENT) {
+      boolean stuck = mode == Mode.HANG;
       return new Exchange() {
         @Override
         public boolean ready() {
@@ -101,6 +105,14 @@ final class FakeNode implements LockNode {
 
         @Override
         public boolean awaitReady(long timeoutNanos) {
+          if (stuck) {
+            try {
+              unhang.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            return true; // then finish() reports the failure
+          }
           return false; // silent for the whole slice
         }
 

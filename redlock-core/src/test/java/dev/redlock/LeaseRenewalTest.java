@@ -56,6 +56,20 @@ class LeaseRenewalTest {
   }
 
   @Test
+  void aRenewalOnSilentNodesFailsAtOnceRatherThanWaitingOutTheValidity() throws Exception {
+    Redlock lock = redlock();
+    Lease lease = lock.tryAcquire("r", TTL).orElseThrow().keepAlive();
+    CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+    lease.onLost(lost::complete);
+    // Two of three nodes freeze: the next renewal's ballot is decided at nodeTimeout, lost.
+    nodes.get(0).mode = FakeNode.Mode.SILENT;
+    nodes.get(1).mode = FakeNode.Mode.SILENT;
+    LeaseLostException loss = assertTimeoutPreemptively(Duration.ofSeconds(5), () -> lost.get());
+    assertEquals(LeaseLostException.Reason.RENEWAL_FAILED, loss.reason(), loss.getMessage());
+    assertFalse(lease.isValid());
+  }
+
+  @Test
   void aHealthyLeaseIsRenewedPastItsTtl() {
     Redlock lock = redlock();
     Lease lease = lock.tryAcquire("r", TTL).orElseThrow().keepAlive();

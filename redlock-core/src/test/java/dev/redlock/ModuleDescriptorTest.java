@@ -10,17 +10,20 @@ import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
-/** The public surface is one package: internals stay out of reach of module-path users. */
+/**
+ * The public surface is the API package and the store SPI: internals stay out of reach of
+ * module-path users.
+ */
 class ModuleDescriptorTest {
   @Test
-  void exportsOnlyTheApiPackage() throws Exception {
+  void exportsOnlyTheApiAndTheStoreSpi() throws Exception {
     Path classes =
         Path.of(Redlock.class.getProtectionDomain().getCodeSource().getLocation().toURI());
     try (InputStream in = Files.newInputStream(classes.resolve("module-info.class"))) {
       ModuleDescriptor descriptor = ModuleDescriptor.read(in);
       assertEquals("dev.redlock", descriptor.name());
       assertEquals(
-          Set.of("dev.redlock"),
+          Set.of("dev.redlock", "dev.redlock.spi"),
           descriptor.exports().stream()
               .map(ModuleDescriptor.Exports::source)
               .collect(Collectors.toSet()));

@@ -90,7 +90,7 @@ class RedlockAlgorithmTest {
   @Test
   void aSilentNodeDoesNotHideTheOthersReplies() {
     Redlock lock = redlock(3, Duration.ofSeconds(30), Ticker.SYSTEM);
-    nodes.get(0).mode = FakeNode.Mode.HANG;
+    nodes.get(0).mode = FakeNode.Mode.SILENT;
     nodes.get(1).pollsBeforeReady = 2;
     nodes.get(2).pollsBeforeReady = 2;
     Lease lease =

@@ -1,6 +1,7 @@
 package dev.redlock.internal;
 
 import dev.redlock.NodeOutcome;
+import dev.redlock.spi.Tally;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,7 +31,7 @@ import java.util.function.BooleanSupplier;
  * another; a later request on the same lease waits for it, so that, for example, a release never
  * overtakes a straggling {@code SET NX} on the same node.
  */
-public final class Ballot {
+public final class Ballot implements Tally {
   /** The shortest wait on one silent node before looking at the others (socket timeouts are ms). */
   private static final long MIN_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 

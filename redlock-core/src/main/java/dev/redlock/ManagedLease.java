@@ -1,6 +1,6 @@
 package dev.redlock;
 
-import dev.redlock.internal.Ballot;
+import dev.redlock.spi.LeaseStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,33 +12,29 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A {@link Lease} won on a quorum of Redis nodes. Its monitor orders extend, renewal, loss and
- * release; no I/O is waited on while holding it, except by a caller's own synchronous extend.
+ * A {@link Lease}, whatever store holds it: its validity, renewal, loss and release. Its monitor
+ * orders extend, renewal, loss and release; no I/O is waited on while holding it, except by a
+ * caller's own synchronous extend.
  *
  * <p>States: held, then either released (by the holder) or lost (renewal failed, validity ran out,
  * or maxHold reached). Both are final.
+ *
+ * @param <H> what the store keeps about this lease
  */
-final class QuorumLease implements Lease {
-  private static final Logger log = LoggerFactory.getLogger(QuorumLease.class);
+final class ManagedLease<H extends LeaseStore.Held> implements Lease {
+  private static final Logger log = LoggerFactory.getLogger(ManagedLease.class);
 
-  private final Redlock redlock;
+  private final LeaseEngine<H> engine;
+  private final H held;
   private final String resource;
-  private final String key;
-  private final String token;
   private final long ttlMillis;
   private final long grantedAt;
-  private final long fencingToken;
-
-  /** The SET NX round: nodes that refused there never held our token and are skipped later. */
-  private final Ballot setBallot;
 
   private volatile long validUntil;
   private volatile LeaseLostException lost;
   private final ReentrantLock extendLock = new ReentrantLock();
 
   // Guarded by this:
-  private Ballot
-      lastBallot; // the latest request on this lease: the next one waits for it, node by node
   private long renewedFrom; // start of the latest successful acquisition or extend
   private boolean released;
   private boolean renewing;
@@ -48,33 +44,19 @@ final class QuorumLease implements Lease {
   private final List<Consumer<? super LeaseLostException>> lossCallbacks = new ArrayList<>(0);
   private Thread taskThread; // the withLock thread to interrupt on loss, while its task runs
 
-  QuorumLease(
-      Redlock redlock,
-      String resource,
-      String key,
-      String token,
-      long ttlMillis,
-      long start,
-      long validUntil,
-      long fencingToken,
-      Ballot setBallot,
-      Ballot lastBallot) {
-    this.redlock = redlock;
-    this.resource = resource;
-    this.key = key;
-    this.token = token;
+  ManagedLease(LeaseEngine<H> engine, H held, long ttlMillis, long start, long validUntil) {
+    this.engine = engine;
+    this.held = held;
+    this.resource = held.resource();
     this.ttlMillis = ttlMillis;
     this.grantedAt = start;
     this.renewedFrom = start;
     this.validUntil = validUntil;
-    this.fencingToken = fencingToken;
-    this.setBallot = setBallot;
-    this.lastBallot = lastBallot;
   }
 
   @Override
   public long fencingToken() {
-    return fencingToken;
+    return held.fencingToken();
   }
 
   @Override
@@ -84,17 +66,17 @@ final class QuorumLease implements Lease {
 
   @Override
   public List<NodeOutcome> nodeOutcomes() {
-    return setBallot.outcomes();
+    return held.outcomes();
   }
 
   @Override
   public Duration remainingValidity() {
-    return lost != null ? Duration.ZERO : Duration.ofNanos(Math.max(0, validUntil - redlock.now()));
+    return lost != null ? Duration.ZERO : Duration.ofNanos(Math.max(0, validUntil - engine.now()));
   }
 
   @Override
   public boolean isValid() {
-    return lost == null && validUntil - redlock.now() > 0;
+    return lost == null && validUntil - engine.now() > 0;
   }
 
   @Override
@@ -118,7 +100,7 @@ final class QuorumLease implements Lease {
 
   @Override
   public boolean extend(Duration ttl) {
-    long millis = redlock.checkTtl(ttl);
+    long millis = engine.checkTtl(ttl);
     // Extends are serialised by their own lock, not the monitor: the monitor is never held while
     // waiting on nodes, so a slow extend cannot delay a timer that needs to signal a loss.
     extendLock.lock();
@@ -133,7 +115,7 @@ final class QuorumLease implements Lease {
         return false; // never extend an expired or lost lease: another owner may hold the lock by
         // now
       }
-      return redlock.extend(this, millis);
+      return engine.extend(this, millis);
     } finally {
       extendLock.unlock();
     }
@@ -146,7 +128,7 @@ final class QuorumLease implements Lease {
         throw new IllegalStateException("lease on '" + resource + "' was released");
       }
     }
-    long interval = redlock.checkRenewable(Duration.ofMillis(ttlMillis));
+    long interval = engine.checkRenewable(Duration.ofMillis(ttlMillis));
     synchronized (this) {
       if (released) {
         throw new IllegalStateException("lease on '" + resource + "' was released");
@@ -158,9 +140,9 @@ final class QuorumLease implements Lease {
         throw lose(LeaseLostException.Reason.EXPIRED, List.of());
       }
       renewing = true;
-      long maxHold = redlock.config().maxHold().toNanos();
+      long maxHold = engine.settings().maxHold().toNanos();
       maxHoldUntil = grantedAt + maxHold < grantedAt ? Long.MAX_VALUE : grantedAt + maxHold;
-      nextRenewal = redlock.watchdog().at(renewedFrom + interval, () -> redlock.renew(this));
+      nextRenewal = engine.watchdog().at(renewedFrom + interval, () -> engine.renew(this));
       watchDeadline();
     }
     return this;
@@ -186,9 +168,8 @@ final class QuorumLease implements Lease {
 
   @Override
   public void release() {
-    Ballot votes = beginRelease();
-    if (votes != null) {
-      redlock.awaitRelease(this, votes, redlock.now() + redlock.nodeTimeoutNanos());
+    if (beginRelease()) {
+      engine.release(this);
     }
   }
 
@@ -197,10 +178,10 @@ final class QuorumLease implements Lease {
     release();
   }
 
-  /** Marks the lease released, stops its timers and sends the release; null if released already. */
-  synchronized Ballot beginRelease() {
+  /** Marks the lease released and stops its timers; false if it was released already. */
+  synchronized boolean beginRelease() {
     if (released) {
-      return null;
+      return false;
     }
     released = true;
     renewing = false;
@@ -209,8 +190,8 @@ final class QuorumLease implements Lease {
     if (nextRenewal != null) {
       nextRenewal.cancel(false);
     }
-    validUntil = redlock.now(); // invalid from now on, whatever the nodes answer
-    return redlock.sendRelease(this);
+    validUntil = engine.now(); // invalid from now on, whatever the nodes answer
+    return true;
   }
 
   // ---- renewal and loss, driven by Redlock and the Watchdog -------------------------------
@@ -249,7 +230,7 @@ final class QuorumLease implements Lease {
   /** Schedules the next renewal, one interval after the start of the latest successful one. */
   synchronized void scheduleRenewal(long interval) {
     if (renewing && !released && lost == null) {
-      nextRenewal = redlock.watchdog().at(renewedFrom + interval, () -> redlock.renew(this));
+      nextRenewal = engine.watchdog().at(renewedFrom + interval, () -> engine.renew(this));
     }
   }
 
@@ -257,7 +238,7 @@ final class QuorumLease implements Lease {
   private void watchDeadline() {
     if (!deadlineWatched) {
       deadlineWatched = true;
-      redlock.watchdog().at(deadline(), this::checkDeadline);
+      engine.watchdog().at(deadline(), this::checkDeadline);
     }
   }
 
@@ -270,13 +251,13 @@ final class QuorumLease implements Lease {
    * deadline.
    */
   private void checkDeadline() {
-    long now = redlock.now();
+    long now = engine.now();
     synchronized (this) {
       if (released || lost != null) {
         return;
       }
       if (now - deadline() < 0) { // renewed meanwhile: look again at the new deadline
-        redlock.watchdog().at(deadline(), this::checkDeadline);
+        engine.watchdog().at(deadline(), this::checkDeadline);
         return;
       }
     }
@@ -317,7 +298,7 @@ final class QuorumLease implements Lease {
     } else {
       log.debug(loss.getMessage());
     }
-    redlock.lost(this, loss);
+    engine.lost(this, loss);
     // Callbacks first, then the interrupt: whatever the task does on being interrupted, the
     // callbacks have seen the loss by then (interrupt() happens-before its detection).
     callbacks.forEach(callback -> notify(callback, loss));
@@ -336,7 +317,7 @@ final class QuorumLease implements Lease {
           "lease on '"
               + resource
               + "' lost: renewal did not reach a quorum of "
-              + redlock.config().quorum()
+              + engine.quorum()
               + " in time; nodes: "
               + outcomes;
       case EXPIRED ->
@@ -345,7 +326,7 @@ final class QuorumLease implements Lease {
           "lease on '"
               + resource
               + "' lost by policy: held for maxHold ("
-              + redlock.config().maxHold()
+              + engine.settings().maxHold()
               + "); renewal stopped";
     };
   }
@@ -367,30 +348,14 @@ final class QuorumLease implements Lease {
     return lost;
   }
 
-  // ---- accessors for Redlock ----------------------------------------------------------------
+  // ---- accessors for the engine --------------------------------------------------------------
 
-  String key() {
-    return key;
-  }
-
-  String token() {
-    return token;
+  H held() {
+    return held;
   }
 
   long ttlMillis() {
     return ttlMillis;
-  }
-
-  Ballot setBallot() {
-    return setBallot;
-  }
-
-  synchronized Ballot lastBallot() {
-    return lastBallot;
-  }
-
-  synchronized void lastBallot(Ballot ballot) {
-    lastBallot = ballot;
   }
 
   @Override

@@ -1,0 +1,512 @@
+package dev.redlock;
+
+import dev.redlock.LockUnavailableException.Reason;
+import dev.redlock.internal.LockTokens;
+import dev.redlock.internal.Ticker;
+import dev.redlock.internal.TokenHash;
+import dev.redlock.internal.Validity;
+import dev.redlock.spi.LeaseStore;
+import dev.redlock.spi.Tally;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The lease lifecycle, whatever the store: one attempt (token, validity from a monotonic start, the
+ * store's vote), retries with jitter, {@code withLock}, extension and renewal on the {@link
+ * Watchdog}, loss, release, and the events. The store ({@link LeaseStore}) only takes, extends and
+ * gives back.
+ *
+ * @param <H> what the store keeps about a granted lease
+ */
+final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
+  private static final Logger log = LoggerFactory.getLogger(Redlock.class);
+
+  private final LockSettings settings;
+  private final String name;
+  private final LeaseStore<H> store;
+  private final Ticker ticker;
+  private final Watchdog watchdog;
+  private final LockTokens tokens = new LockTokens();
+  private final long roundNanos;
+  private final Set<ManagedLease<H>> held = ConcurrentHashMap.newKeySet();
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final List<RedlockListener> listeners;
+
+  /**
+   * @param name what to call this service in messages ("Redlock")
+   * @param watchdog the timers; closed with the engine
+   */
+  LeaseEngine(
+      String name, LockSettings settings, LeaseStore<H> store, Ticker ticker, Watchdog watchdog) {
+    this.name = name;
+    this.settings = settings;
+    this.store = store;
+    this.ticker = ticker;
+    this.watchdog = watchdog;
+    this.roundNanos = settings.timeout().toNanos();
+    this.listeners = settings.listeners();
+  }
+
+  /** An engine with timers of its own over {@code store}. */
+  static <H extends LeaseStore.Held> LeaseEngine<H> create(
+      LeaseStore<H> store, LockSettings settings, Ticker ticker) {
+    return new LeaseEngine<>("lock service", settings, store, ticker, new Watchdog(ticker));
+  }
+
+  LockSettings settings() {
+    return settings;
+  }
+
+  int quorum() {
+    return store.quorum();
+  }
+
+  int heldCount() {
+    return held.size();
+  }
+
+  boolean isClosed() {
+    return closed.get();
+  }
+
+  // ---- acquiring --------------------------------------------------------------------------
+
+  @Override
+  public Optional<Lease> tryAcquire(String resource, Duration ttl) {
+    long ttlMillis = request(resource, ttl);
+    Attempt attempt;
+    try {
+      attempt = attempt(resource, ttlMillis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new RedlockException(
+          "interrupted while acquiring '" + resource + "'; the attempt was rolled back", e);
+    }
+    if (attempt.lease != null) {
+      return Optional.of(attempt.lease);
+    }
+    if (attempt.reason == Reason.HELD_ELSEWHERE) {
+      return Optional.empty();
+    }
+    throw attempt.failure(resource, 1, 0);
+  }
+
+  @Override
+  public Lease acquire(String resource, Duration ttl, Duration maxWait)
+      throws InterruptedException {
+    long ttlMillis = request(resource, ttl);
+    Objects.requireNonNull(maxWait, "maxWait must not be null");
+    if (maxWait.isNegative()) {
+      throw new IllegalArgumentException("maxWait must be >= 0, was " + maxWait);
+    }
+    long began = ticker.read();
+    long giveUpAt = began + maxWait.toNanos();
+    for (int attempts = 1; ; attempts++) {
+      Attempt attempt = attempt(resource, ttlMillis);
+      if (attempt.lease != null) {
+        return attempt.lease;
+      }
+      long left = giveUpAt - ticker.read();
+      if (left <= 0) {
+        throw attempt.failure(resource, attempts, ticker.read() - began);
+      }
+      TimeUnit.NANOSECONDS.sleep(Math.min(left, pauseNanos()));
+    }
+  }
+
+  @Override
+  public <T, E extends Exception> T withLock(
+      String resource, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
+      throws E, InterruptedException {
+    Objects.requireNonNull(task, "task must not be null");
+    ensureOpen();
+    checkRenewable(ttl); // before acquiring: a lease we could not renew must not be taken at all
+    @SuppressWarnings("unchecked") // acquire only ever returns this engine's leases
+    ManagedLease<H> lease = (ManagedLease<H>) acquire(resource, ttl, maxWait);
+    try {
+      lease.keepAlive();
+      if (settings.taskInterruption() == TaskInterruption.ON_LEASE_LOSS) {
+        lease.interruptOnLoss(Thread.currentThread());
+      }
+      return task.run(lease);
+    } catch (Exception | Error e) {
+      LeaseLostException loss = lease.lossOrNull();
+      if (loss != null && loss != e) {
+        e.addSuppressed(loss);
+      }
+      throw e;
+    } finally {
+      lease.interruptOnLoss(null); // from here on a loss must not interrupt this thread
+      lease.release();
+    }
+  }
+
+  /** One attempt: a token, a start time, the store's vote, the validity left. */
+  private Attempt attempt(String resource, long ttlMillis) throws InterruptedException {
+    String token = tokens.next();
+    long start = ticker.read();
+    emitAttempt(LockEvent.Kind.ATTEMPT, resource, 0, 0, null, null);
+    long validUntil = Validity.validUntil(start, ttlMillis, settings.clockDriftFactor());
+    LeaseStore.Vote<H> vote = store.acquire(resource, token, ttlMillis, start, validUntil);
+    long now = ticker.read();
+    if (vote.held() != null) {
+      if (now - validUntil < 0) {
+        ManagedLease<H> lease = new ManagedLease<>(this, vote.held(), ttlMillis, start, validUntil);
+        held.add(lease);
+        emitLease(
+            LockEvent.Kind.ACQUIRED,
+            lease,
+            validUntil - now,
+            now - start,
+            vote.yes(),
+            null,
+            vote.tally()::outcomes);
+        if (log.isDebugEnabled()) { // the hot path: no argument array unless someone reads it
+          log.debug(
+              "acquired '{}' on {} of {} nodes in {} us, valid for {} ms, fencing token {}",
+              resource,
+              vote.yes(),
+              store.size(),
+              (now - start) / 1000,
+              (validUntil - now) / 1_000_000,
+              vote.held().fencingToken());
+        }
+        return new Attempt(lease, null, vote, now - start, validUntil - now);
+      }
+      store.release(vote.held()); // won too late: no validity left to hand out
+      vote = new LeaseStore.Vote<>(null, Reason.VALIDITY_EXPIRED, vote.yes(), vote.tally());
+    }
+    if (log.isDebugEnabled()) {
+      log.debug("attempt on '{}' lost ({}): {}", resource, vote.reason(), vote.tally().outcomes());
+    }
+    emitAttempt(
+        LockEvent.Kind.FAILED,
+        resource,
+        now - start,
+        vote.yes(),
+        vote.reason().name(),
+        vote.tally()::outcomes);
+    return new Attempt(null, vote.reason(), vote, now - start, Math.max(0, validUntil - now));
+  }
+
+  // ---- extending and renewing -------------------------------------------------------------
+
+  /**
+   * Extends a lease and waits for the verdict; extends of one lease are serialised by the lease.
+   */
+  boolean extend(ManagedLease<H> lease, long ttlMillis) {
+    long start = ticker.read();
+    Tally votes;
+    try {
+      votes = store.extend(lease.held(), ttlMillis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      log.warn(
+          "extend of '{}' interrupted; the lease keeps its previous validity", lease.resource());
+      return false;
+    }
+    if (applyExtend(lease, votes, start, ttlMillis)) {
+      return true;
+    }
+    log.warn(
+        "could not extend '{}': {} of {} nodes agreed (quorum {}); the lease keeps its previous validity; nodes: {}",
+        lease.resource(),
+        votes.yes(),
+        store.size(),
+        store.quorum(),
+        votes.outcomes());
+    return false;
+  }
+
+  /**
+   * One renewal of a kept-alive lease: the same extend, run on a renewal thread (the timer threads
+   * never wait on a store). A renewal that does not win with validity left loses the lease at once,
+   * never "maybe"; a renewal that hangs is overtaken by the lease's deadline timer.
+   */
+  void renew(ManagedLease<H> lease) {
+    watchdog.renewal(
+        () -> {
+          long start = ticker.read();
+          if (!lease.readyToRenew(start)) {
+            return;
+          }
+          Tally votes;
+          try {
+            votes = store.extend(lease.held(), lease.ttlMillis());
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // closing: the lease is released or expires
+            return;
+          }
+          if (applyExtend(lease, votes, start, lease.ttlMillis())) {
+            lease.scheduleRenewal(renewalIntervalNanos(lease.ttlMillis()));
+          } else {
+            lease.lose(LeaseLostException.Reason.RENEWAL_FAILED, votes.outcomes());
+          }
+        });
+  }
+
+  private boolean applyExtend(ManagedLease<H> lease, Tally votes, long start, long ttlMillis) {
+    long validUntil = Validity.validUntil(start, ttlMillis, settings.clockDriftFactor());
+    int yes = votes.yes();
+    boolean won =
+        yes >= store.quorum()
+            && ticker.read() - validUntil < 0
+            && lease.extended(start, validUntil);
+    if (won) {
+      log.debug("extended '{}' by {} ms on {} nodes", lease.resource(), ttlMillis, yes);
+      long now = ticker.read();
+      emitLease(
+          LockEvent.Kind.EXTENDED,
+          lease,
+          Math.max(0, validUntil - now),
+          now - start,
+          yes,
+          null,
+          votes::outcomes);
+    }
+    return won;
+  }
+
+  /**
+   * Checks that a lease of this ttl can be renewed, and returns the renewal interval. A renewal
+   * starts {@code ttl × renewalFraction} after the previous one and may take a round of {@code
+   * nodeTimeout}, after an acquisition that may itself have taken one: it must be decided before
+   * the validity ({@code ttl − drift}) ends.
+   */
+  long checkRenewable(Duration ttl) {
+    long ttlMillis = checkTtl(ttl);
+    long interval = renewalIntervalNanos(ttlMillis);
+    long drift = Validity.driftNanos(ttlMillis, settings.clockDriftFactor());
+    long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
+    if (interval < roundNanos || ttlNanos - interval <= drift + 2 * roundNanos) {
+      throw new IllegalArgumentException(
+          String.format(
+              java.util.Locale.ROOT,
+              "ttl too short to renew: ttl × renewalFraction must be >= %s (%d ms) and ttl × (1 - renewalFraction)"
+                  + " must be > clock drift + 2 × %s (%d ms + %d ms), was %s with renewalFraction %.3f",
+              settings.timeoutName(),
+              settings.timeout().toMillis(),
+              settings.timeoutName(),
+              TimeUnit.NANOSECONDS.toMillis(drift),
+              2 * settings.timeout().toMillis(),
+              ttl,
+              settings.renewalFraction()));
+    }
+    return interval;
+  }
+
+  private long renewalIntervalNanos(long ttlMillis) {
+    return (long) (TimeUnit.MILLISECONDS.toNanos(ttlMillis) * settings.renewalFraction());
+  }
+
+  // ---- releasing and losing -----------------------------------------------------------------
+
+  /** Gives a lease back (the lease has marked itself released). */
+  void release(ManagedLease<H> lease) {
+    held.remove(lease);
+    emitLease(LockEvent.Kind.RELEASED, lease, 0, 0, 0, null, null);
+    store.release(lease.held());
+  }
+
+  /** Tells the listeners a lease was lost; called once per loss, by the lease. */
+  void lost(ManagedLease<H> lease, LeaseLostException loss) {
+    emitLease(LockEvent.Kind.LOST, lease, 0, 0, 0, loss.reason().name(), loss::nodeOutcomes);
+  }
+
+  Watchdog watchdog() {
+    return watchdog;
+  }
+
+  long now() {
+    return ticker.read();
+  }
+
+  // ---- events -----------------------------------------------------------------------------
+
+  /** An event about an attempt (no lease): built only if someone listens. */
+  private void emitAttempt(
+      LockEvent.Kind kind,
+      String resource,
+      long elapsedNanos,
+      int votes,
+      String reason,
+      Supplier<List<NodeOutcome>> nodes) {
+    if (!listeners.isEmpty()) {
+      emit(
+          new LockEvent(
+              kind,
+              resource,
+              null,
+              0,
+              Duration.ZERO,
+              Duration.ofNanos(elapsedNanos),
+              votes,
+              store.quorum(),
+              reason,
+              nodes));
+    }
+  }
+
+  /** An event about a lease: built only if someone listens. */
+  private void emitLease(
+      LockEvent.Kind kind,
+      ManagedLease<H> lease,
+      long validityNanos,
+      long elapsedNanos,
+      int votes,
+      String reason,
+      Supplier<List<NodeOutcome>> nodes) {
+    if (!listeners.isEmpty()) {
+      emit(
+          new LockEvent(
+              kind,
+              lease.resource(),
+              TokenHash.of(lease.held().token()),
+              lease.fencingToken(),
+              Duration.ofNanos(validityNanos),
+              Duration.ofNanos(elapsedNanos),
+              votes,
+              store.quorum(),
+              reason,
+              nodes));
+    }
+  }
+
+  /** Hands an event to every listener; one that throws is logged and never breaks the lock path. */
+  private void emit(LockEvent event) {
+    for (RedlockListener listener : listeners) {
+      try {
+        listener.onEvent(event);
+      } catch (RuntimeException e) {
+        log.error("a RedlockListener threw on {}; the lock carries on", event, e);
+      }
+    }
+  }
+
+  // ---- arguments --------------------------------------------------------------------------
+
+  /** Checks a request's arguments; returns the ttl in milliseconds. */
+  private long request(String resource, Duration ttl) {
+    ensureOpen();
+    Objects.requireNonNull(resource, "resource must not be null");
+    if (resource.isBlank()) {
+      throw new IllegalArgumentException("resource must not be blank, was '" + resource + "'");
+    }
+    store.checkResource(resource);
+    return checkTtl(ttl);
+  }
+
+  long checkTtl(Duration ttl) {
+    long millis = Validity.checkTtl(ttl, settings.timeout(), settings.clockDriftFactor());
+    if (ttl.compareTo(settings.maxTtl()) > 0) {
+      throw new IllegalArgumentException(
+          "ttl must be <= maxTtl ("
+              + settings.maxTtl()
+              + "), was "
+              + ttl
+              + "; raise maxTtl for every client of these nodes, or renew a shorter ttl (Lease.keepAlive)");
+    }
+    return millis;
+  }
+
+  private long pauseNanos() {
+    long jitter = settings.retryJitter().toNanos();
+    return settings.retryDelay().toNanos()
+        + (jitter == 0 ? 0 : ThreadLocalRandom.current().nextLong(jitter + 1));
+  }
+
+  private void ensureOpen() {
+    if (closed.get()) {
+      throw new IllegalStateException("this " + name + " is closed");
+    }
+  }
+
+  /** Releases every lease still held (bounded), then closes the store and the timers. */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    List<H> releasing = new ArrayList<>();
+    for (ManagedLease<H> lease : new ArrayList<>(held)) {
+      if (lease.beginRelease()) {
+        held.remove(lease);
+        emitLease(LockEvent.Kind.RELEASED, lease, 0, 0, 0, null, null);
+        releasing.add(lease.held());
+      }
+    }
+    store.releaseAll(releasing);
+    store.close();
+    watchdog.close();
+    log.debug("closed; released {} lease(s) still held", releasing.size());
+  }
+
+  /** An attempt's outcome: the lease, or why not and the account. */
+  private final class Attempt {
+    final ManagedLease<H> lease;
+    final Reason reason;
+    final LeaseStore.Vote<H> vote;
+    final long elapsedNanos;
+    final long validityLeftNanos;
+
+    Attempt(
+        ManagedLease<H> lease,
+        Reason reason,
+        LeaseStore.Vote<H> vote,
+        long elapsedNanos,
+        long validityLeftNanos) {
+      this.lease = lease;
+      this.reason = reason;
+      this.vote = vote;
+      this.elapsedNanos = elapsedNanos;
+      this.validityLeftNanos = validityLeftNanos;
+    }
+
+    /** Yes votes that came after the decision (rolled back): said, so the account adds up. */
+    private String lateYes() {
+      int late = vote.tally().yes() - vote.yes();
+      return late > 0 ? " (" + late + " more said yes after the decision, rolled back)" : "";
+    }
+
+    LockUnavailableException failure(String resource, int attempts, long waitedNanos) {
+      String why =
+          switch (reason) {
+            case HELD_ELSEWHERE -> "held elsewhere";
+            case QUORUM_UNREACHABLE -> "quorum unreachable";
+            case VALIDITY_EXPIRED -> "validity expired before the quorum was counted";
+          };
+      List<NodeOutcome> outcomes = vote.tally().outcomes();
+      String message =
+          String.format(
+              java.util.Locale.ROOT,
+              "could not acquire '%s' (%s) after %d attempt(s) in %d ms: last attempt won %d of %d nodes (quorum %d) in %.1f ms%s,"
+                  + " validity left %d ms; nodes: %s",
+              resource,
+              why,
+              attempts,
+              TimeUnit.NANOSECONDS.toMillis(waitedNanos),
+              vote.yes(),
+              store.size(),
+              store.quorum(),
+              elapsedNanos / 1e6,
+              lateYes(),
+              TimeUnit.NANOSECONDS.toMillis(validityLeftNanos),
+              outcomes);
+      LockUnavailableException e =
+          new LockUnavailableException(message, resource, reason, attempts, outcomes);
+      vote.tally().errors().forEach(e::addSuppressed);
+      return e;
+    }
+  }
+}

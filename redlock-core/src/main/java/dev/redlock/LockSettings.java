@@ -1,0 +1,211 @@
+package dev.redlock;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * How leases behave, whatever store keeps them: the store's timeout per request, the clock drift
+ * allowance, retries, renewal, the longest hold and ttl, interruption, listeners. Immutable and
+ * validated; {@link RedlockConfig} carries one for Redis, a {@link dev.redlock.spi.LeaseStore} from
+ * another module (a SQL table) takes one through {@link LockService#over}.
+ *
+ * <pre>{@code
+ * LockSettings settings = LockSettings.builder()
+ *     .timeout(Duration.ofSeconds(1))
+ *     .maxTtl(Duration.ofMinutes(5))
+ *     .build();
+ * }</pre>
+ */
+public final class LockSettings {
+  private final String timeoutName;
+  private final Duration timeout;
+  private final double clockDriftFactor;
+  private final Duration retryDelay;
+  private final Duration retryJitter;
+  private final double renewalFraction;
+  private final Duration maxHold;
+  private final TaskInterruption taskInterruption;
+  private final Duration maxTtl;
+  private final List<RedlockListener> listeners;
+
+  private LockSettings(Builder b) {
+    this.timeoutName = b.timeoutName;
+    this.timeout = b.timeout;
+    this.clockDriftFactor = b.clockDriftFactor;
+    this.retryDelay = b.retryDelay;
+    this.retryJitter = b.retryJitter;
+    this.renewalFraction = b.renewalFraction;
+    this.maxHold = b.maxHold;
+    this.taskInterruption = b.taskInterruption;
+    this.maxTtl = b.maxTtl;
+    this.listeners = List.copyOf(b.listeners);
+  }
+
+  /** A builder with the defaults of {@link RedlockConfig}. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The longest one request to the store may take (Redis: {@code nodeTimeout}). */
+  public Duration timeout() {
+    return timeout;
+  }
+
+  /** What the timeout is called in messages: {@code nodeTimeout} for Redis. */
+  String timeoutName() {
+    return timeoutName;
+  }
+
+  public double clockDriftFactor() {
+    return clockDriftFactor;
+  }
+
+  public Duration retryDelay() {
+    return retryDelay;
+  }
+
+  public Duration retryJitter() {
+    return retryJitter;
+  }
+
+  public double renewalFraction() {
+    return renewalFraction;
+  }
+
+  public Duration maxHold() {
+    return maxHold;
+  }
+
+  public TaskInterruption taskInterruption() {
+    return taskInterruption;
+  }
+
+  public Duration maxTtl() {
+    return maxTtl;
+  }
+
+  public List<RedlockListener> listeners() {
+    return listeners;
+  }
+
+  /** Builds {@link LockSettings}; every setter checks its value at once and names the rule. */
+  public static final class Builder {
+    private String timeoutName = "timeout";
+    private Duration timeout = RedlockConfig.DEFAULT_NODE_TIMEOUT;
+    private double clockDriftFactor = RedlockConfig.DEFAULT_CLOCK_DRIFT_FACTOR;
+    private Duration retryDelay = RedlockConfig.DEFAULT_RETRY_DELAY;
+    private Duration retryJitter = RedlockConfig.DEFAULT_RETRY_JITTER;
+    private double renewalFraction = RedlockConfig.DEFAULT_RENEWAL_FRACTION;
+    private Duration maxHold = RedlockConfig.DEFAULT_MAX_HOLD;
+    private TaskInterruption taskInterruption = TaskInterruption.ON_LEASE_LOSS;
+    private Duration maxTtl = RedlockConfig.DEFAULT_MAX_TTL;
+    private final List<RedlockListener> listeners = new ArrayList<>();
+
+    private Builder() {}
+
+    /** Names the timeout in error messages as its owner calls it ({@code nodeTimeout}). */
+    Builder timeoutName(String name) {
+      this.timeoutName = name;
+      return this;
+    }
+
+    /**
+     * The longest one request to the store may take, 1 ms to 1 min (default 50 ms). A lease's ttl
+     * must exceed it, and a renewal must fit in the ttl with it.
+     */
+    public Builder timeout(Duration timeout) {
+      Objects.requireNonNull(timeout, timeoutName + " must not be null");
+      if (timeout.compareTo(Duration.ofMillis(1)) < 0
+          || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
+        throw new IllegalArgumentException(
+            timeoutName + " must be >= 1ms and <= 1m, was " + timeout);
+      }
+      this.timeout = timeout;
+      return this;
+    }
+
+    /**
+     * How much the store's clocks may drift relative to this one, as a fraction of the ttl, in [0,
+     * 0.5) (default 0.01): validity is {@code ttl − elapsed − (ttl × factor + 2 ms)}.
+     */
+    public Builder clockDriftFactor(double factor) {
+      if (!(factor >= 0 && factor < 0.5)) {
+        throw new IllegalArgumentException(
+            "clockDriftFactor must be >= 0 and < 0.5, was " + factor);
+      }
+      this.clockDriftFactor = factor;
+      return this;
+    }
+
+    /** The pause between attempts of {@code acquire}, at least 1 ms (default 200 ms). */
+    public Builder retryDelay(Duration delay) {
+      Objects.requireNonNull(delay, "retryDelay must not be null");
+      if (delay.compareTo(Duration.ofMillis(1)) < 0) {
+        throw new IllegalArgumentException("retryDelay must be >= 1ms, was " + delay);
+      }
+      this.retryDelay = delay;
+      return this;
+    }
+
+    /**
+     * A random extra pause, from 0 to this, so contenders do not retry in step (default 100 ms).
+     */
+    public Builder retryJitter(Duration jitter) {
+      Objects.requireNonNull(jitter, "retryJitter must not be null");
+      if (jitter.isNegative()) {
+        throw new IllegalArgumentException("retryJitter must be >= 0, was " + jitter);
+      }
+      this.retryJitter = jitter;
+      return this;
+    }
+
+    /** A kept-alive lease is renewed every {@code ttl × fraction}, in (0, 0.5] (default 1/3). */
+    public Builder renewalFraction(double fraction) {
+      if (!(fraction > 0 && fraction <= 0.5)) {
+        throw new IllegalArgumentException(
+            "renewalFraction must be > 0 and <= 0.5, was " + fraction);
+      }
+      this.renewalFraction = fraction;
+      return this;
+    }
+
+    /** Renewal stops after this long, and the lease is lost (default 1 h). */
+    public Builder maxHold(Duration maxHold) {
+      Objects.requireNonNull(maxHold, "maxHold must not be null");
+      if (maxHold.isNegative() || maxHold.isZero()) {
+        throw new IllegalArgumentException("maxHold must be > 0, was " + maxHold);
+      }
+      this.maxHold = maxHold;
+      return this;
+    }
+
+    /** Whether {@code withLock} interrupts its task when the lease is lost (default: it does). */
+    public Builder taskInterruption(TaskInterruption interruption) {
+      this.taskInterruption =
+          Objects.requireNonNull(interruption, "taskInterruption must not be null");
+      return this;
+    }
+
+    /** The longest ttl a lease may ask for, 1 ms to 1 day (default 1 min). */
+    public Builder maxTtl(Duration maxTtl) {
+      Objects.requireNonNull(maxTtl, "maxTtl must not be null");
+      if (maxTtl.compareTo(Duration.ofMillis(1)) < 0 || maxTtl.compareTo(Duration.ofDays(1)) > 0) {
+        throw new IllegalArgumentException("maxTtl must be >= 1ms and <= 1d, was " + maxTtl);
+      }
+      this.maxTtl = maxTtl;
+      return this;
+    }
+
+    /** Adds a listener for lock events. */
+    public Builder listener(RedlockListener listener) {
+      listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
+      return this;
+    }
+
+    public LockSettings build() {
+      return new LockSettings(this);
+    }
+  }
+}

@@ -1,0 +1,376 @@
+package dev.redlock;
+
+import dev.redlock.LockUnavailableException.Reason;
+import dev.redlock.internal.Ballot;
+import dev.redlock.internal.FanOut;
+import dev.redlock.internal.LockNode;
+import dev.redlock.internal.NodeKeys;
+import dev.redlock.internal.NodeRequest;
+import dev.redlock.internal.NodeRequest.Verb;
+import dev.redlock.internal.Ticker;
+import dev.redlock.spi.LeaseStore;
+import dev.redlock.spi.Tally;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Leases on a quorum of independent Redis nodes: the Redlock algorithm's store. One request goes to
+ * every node at once; the vote is decided as soon as a quorum said yes or is out of reach; a won
+ * vote is fenced (the token is the largest counter of the yes-voters, raised on lagging winners
+ * when needed); a lost one is rolled back on every node that may hold the token. Requests of one
+ * lease are ordered node by node ({@link FanOut}), and a release a node did not confirm is sent
+ * again ({@link StragglerReleases}).
+ */
+final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
+  private static final Logger log = LoggerFactory.getLogger(Redlock.class);
+  private static final String HELD = "held by another owner";
+  private static final String NOT_OWNER = "not the owner: expired or taken";
+
+  private final RedlockConfig config;
+  private final FanOut fanOut;
+  private final ExecutorService io;
+  private final Ticker ticker;
+  private final long nodeTimeoutNanos;
+  private final StragglerReleases stragglers;
+  private final long[] quarantineLoggedAt;
+
+  /**
+   * A lease held on a quorum of nodes.
+   *
+   * <p>{@code setBallot} is the SET NX round: nodes that refused there never held our token and are
+   * skipped later. {@code lastBallot} is the latest request on this lease: the next one waits for
+   * it, node by node, so a release never overtakes a straggling SET.
+   */
+  static final class QuorumHeld implements LeaseStore.Held {
+    private final String resource;
+    private final String key;
+    private final String token;
+    private final long fencingToken;
+    private final Ballot setBallot;
+    private Ballot lastBallot; // guarded by this
+
+    QuorumHeld(
+        String resource,
+        String key,
+        String token,
+        long fencingToken,
+        Ballot setBallot,
+        Ballot lastBallot) {
+      this.resource = resource;
+      this.key = key;
+      this.token = token;
+      this.fencingToken = fencingToken;
+      this.setBallot = setBallot;
+      this.lastBallot = lastBallot;
+    }
+
+    @Override
+    public String resource() {
+      return resource;
+    }
+
+    @Override
+    public String token() {
+      return token;
+    }
+
+    @Override
+    public long fencingToken() {
+      return fencingToken;
+    }
+
+    @Override
+    public List<NodeOutcome> outcomes() {
+      return setBallot.outcomes();
+    }
+
+    String key() {
+      return key;
+    }
+
+    Ballot setBallot() {
+      return setBallot;
+    }
+
+    synchronized Ballot lastBallot() {
+      return lastBallot;
+    }
+
+    synchronized void lastBallot(Ballot ballot) {
+      lastBallot = ballot;
+    }
+  }
+
+  QuorumStore(
+      RedlockConfig config,
+      List<LockNode> nodes,
+      ExecutorService io,
+      Ticker ticker,
+      Watchdog timer) {
+    this.config = config;
+    this.io = io;
+    this.ticker = ticker;
+    this.nodeTimeoutNanos = config.nodeTimeout().toNanos();
+    this.fanOut = new FanOut(nodes, io, ticker, nodeTimeoutNanos);
+    this.stragglers = new StragglerReleases(nodes, timer, io, ticker, nodeTimeoutNanos);
+    this.quarantineLoggedAt = new long[nodes.size()];
+  }
+
+  @Override
+  public int quorum() {
+    return config.quorum();
+  }
+
+  @Override
+  public int size() {
+    return fanOut.nodes().size();
+  }
+
+  @Override
+  public void checkResource(String resource) {
+    if (resource.charAt(0) == NodeKeys.RESERVED) {
+      throw new IllegalArgumentException(
+          "resource must not start with '"
+              + NodeKeys.RESERVED
+              + "' (reserved for the nodes' own keys), was '"
+              + resource
+              + "'");
+    }
+  }
+
+  /** One vote: ask every node, count, fence, keep or roll back. */
+  @Override
+  public Vote<QuorumHeld> acquire(
+      String resource, String token, long ttlMillis, long start, long validUntil)
+      throws InterruptedException {
+    String key = config.keyPrefix() + resource;
+    Ballot votes =
+        fanOut.send(new NodeRequest(Verb.ACQUIRE, key, token, ttlMillis), HELD, null, null);
+    Ballot last = votes;
+    int yes;
+    try {
+      yes = votes.awaitQuorum(config.quorum(), start + nodeTimeoutNanos);
+      if (votes.quarantined() > 0) {
+        logQuarantine(votes);
+      }
+      if (yes >= config.quorum() && ticker.read() - validUntil < 0) {
+        Fence fence = fence(key, token, votes);
+        last = fence.ballot;
+        if (fence.token > 0 && ticker.read() - validUntil < 0) {
+          return new Vote<>(
+              new QuorumHeld(resource, key, token, fence.token, votes, last), null, yes, votes);
+        }
+      }
+    } catch (InterruptedException e) {
+      rollBack(key, token, votes, last, false); // don't wait
+      throw e;
+    }
+    // Lost: release on every node that may hold our token (a late OK may still land), and wait,
+    // so that a failed attempt leaves nothing behind that would block the next one.
+    long now = ticker.read();
+    rollBack(key, token, votes, last, true);
+    // "Held elsewhere" only when the refusals alone rule out a quorum; if failed, silent or
+    // quarantined nodes were needed to block us, it is an outage, not ordinary contention.
+    int n = fanOut.nodes().size();
+    Reason reason =
+        yes >= config.quorum() && now - validUntil >= 0
+            ? Reason.VALIDITY_EXPIRED
+            : votes.refusals() > n - config.quorum()
+                ? Reason.HELD_ELSEWHERE
+                : Reason.QUORUM_UNREACHABLE;
+    return new Vote<>(null, reason, yes, votes);
+  }
+
+  /** Releases on every node that may hold the token; a silent node's release is kept for later. */
+  private void rollBack(String key, String token, Ballot votes, Ballot last, boolean wait)
+      throws InterruptedException {
+    Ballot rollback =
+        fanOut.send(new NodeRequest(Verb.RELEASE, key, token, 0), NOT_OWNER, last, votes::refused);
+    if (wait) {
+      rollback.awaitAll(ticker.read() + nodeTimeoutNanos);
+      if (rollback.definite() == rollback.size()) {
+        return; // every node answered: nothing to send again
+      }
+    }
+    rollback.whenAllSettled(() -> stragglers.keepUnconfirmed(rollback, key, token));
+  }
+
+  /**
+   * The fencing token of a won vote: the largest counter among the nodes that said yes. Before it
+   * is handed out a quorum must hold a counter at least that large, or a later acquisition on
+   * another majority could get a smaller one (docs/fencing.md). Usually the yes-voters agree and
+   * this costs nothing; when some lag (a node missed acquisitions, or a minority was bumped by
+   * failed attempts), their counters are raised first, while we hold the lock.
+   *
+   * @return the token and the ballot of the last request sent; token 0 if no quorum could be made
+   *     to hold it in time
+   */
+  private Fence fence(String key, String token, Ballot votes) throws InterruptedException {
+    int n = votes.size();
+    long[] counters = new long[n];
+    long max = 0;
+    for (int i = 0; i < n; i++) {
+      counters[i] = votes.value(i); // 0 for nodes that did not say yes (yet)
+      max = Math.max(max, counters[i]);
+    }
+    long fence = max;
+    int atMax = 0;
+    for (long c : counters) {
+      if (c > 0 && c >= fence) {
+        atMax++;
+      }
+    }
+    if (atMax >= config.quorum()) {
+      return new Fence(fence, votes);
+    }
+    long start = ticker.read();
+    Ballot raise =
+        fanOut.send(
+            new NodeRequest(Verb.RAISE_FENCE, key, token, fence),
+            NOT_OWNER,
+            votes,
+            i -> counters[i] == 0 || counters[i] >= fence);
+    int raised = raise.awaitQuorum(config.quorum() - atMax, start + nodeTimeoutNanos);
+    log.debug("raised lagging fencing counters of '{}' to {} on {} node(s)", key, fence, raised);
+    return new Fence(atMax + raised >= config.quorum() ? fence : 0, raise);
+  }
+
+  private record Fence(long token, Ballot ballot) {}
+
+  /** WARN about a quarantined node at most once per node every 10 s: it matters, but it lasts. */
+  private void logQuarantine(Ballot votes) {
+    long now = ticker.read();
+    List<NodeOutcome> outcomes = votes.outcomes();
+    for (int i = 0; i < outcomes.size(); i++) {
+      NodeOutcome outcome = outcomes.get(i);
+      if (outcome.status() == NodeOutcome.Status.QUARANTINED) {
+        long last = quarantineLoggedAt[i];
+        if (last == 0 || now - last > TimeUnit.SECONDS.toNanos(10)) {
+          quarantineLoggedAt[i] = now; // a benign race at worst logs twice
+          log.warn(
+              "node {} is quarantined by the restart guard: {}. It restarted without persistence or was flushed;"
+                  + " it votes again once its data is older than maxTtl ({})",
+              outcome.node(),
+              outcome.detail(),
+              config.maxTtl());
+        }
+      }
+    }
+  }
+
+  @Override
+  public Tally extend(QuorumHeld held, long ttlMillis) throws InterruptedException {
+    long start = ticker.read();
+    Ballot votes =
+        fanOut.send(
+            new NodeRequest(Verb.EXTEND, held.key(), held.token(), ttlMillis),
+            NOT_OWNER,
+            held.lastBallot(),
+            held.setBallot()::refused);
+    held.lastBallot(votes);
+    votes.awaitQuorum(config.quorum(), start + nodeTimeoutNanos);
+    return votes;
+  }
+
+  /** Sends the owner-checked release to every node that may hold the lease. */
+  private Ballot sendRelease(QuorumHeld held) {
+    Ballot votes =
+        fanOut.send(
+            new NodeRequest(Verb.RELEASE, held.key(), held.token(), 0),
+            NOT_OWNER,
+            held.lastBallot(),
+            held.setBallot()::refused);
+    held.lastBallot(votes);
+    return votes;
+  }
+
+  /**
+   * Releases and waits, bounded, until a quorum of nodes no longer holds the key: from then on
+   * another client can take it. Nodes that answer later, or never, are logged once they have
+   * settled, and what they did not confirm is sent again.
+   */
+  @Override
+  public void release(QuorumHeld held) {
+    Ballot votes = sendRelease(held);
+    try {
+      votes.awaitDefinite(config.quorum(), ticker.read() + nodeTimeoutNanos);
+    } catch (InterruptedException e) {
+      // Stop waiting, keep the flag: the releases are on their way.
+      Thread.currentThread().interrupt();
+    }
+    if (votes.allAnswered() && votes.definite() == votes.size()) {
+      logRelease(held.resource(), votes); // the usual case: nothing to wait for or send again
+    } else {
+      votes.whenAllSettled(
+          () -> {
+            logRelease(held.resource(), votes);
+            stragglers.keepUnconfirmed(votes, held.key(), held.token());
+          });
+    }
+  }
+
+  /**
+   * Releases all at once and waits for every release to settle, not just a quorum: a release
+   * chained behind a straggling SET is only sent when that SET settles, and the I/O threads are
+   * about to stop. Bounded: the straggler takes at most nodeTimeout, its release at most
+   * nodeTimeout more.
+   */
+  @Override
+  public void releaseAll(List<QuorumHeld> held) {
+    List<Ballot> releases = new ArrayList<>();
+    for (QuorumHeld h : held) {
+      releases.add(sendRelease(h));
+    }
+    long deadline = ticker.read() + 2 * nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(100);
+    for (int i = 0; i < held.size(); i++) {
+      try {
+        releases.get(i).awaitAll(deadline);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+      logRelease(held.get(i).resource(), releases.get(i));
+    }
+  }
+
+  /**
+   * WARN only when the release left the lock blocked: fewer than a quorum confirmed, so others wait
+   * for the ttl. A node that is down for hours would otherwise log on every release; its failures
+   * stay visible at DEBUG and in every acquisition's per-node account.
+   */
+  private void logRelease(String resource, Ballot votes) {
+    int confirmed = votes.definite();
+    if (confirmed < config.quorum()) {
+      log.warn(
+          "release of '{}' confirmed by only {} of {} nodes (quorum {}); others may wait until the ttl ends: {}",
+          resource,
+          confirmed,
+          votes.size(),
+          config.quorum(),
+          votes.outcomes());
+    } else if (log.isDebugEnabled()) {
+      log.debug("released '{}': {}", resource, votes.outcomes());
+    }
+  }
+
+  /** Stops re-sending, the I/O threads and the connections. */
+  @Override
+  public void close() {
+    stragglers.close();
+    io.shutdown();
+    try {
+      if (!io.awaitTermination(
+          2 * nodeTimeoutNanos + TimeUnit.SECONDS.toNanos(1), TimeUnit.NANOSECONDS)) {
+        io.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      io.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+    fanOut.nodes().forEach(LockNode::close);
+  }
+}

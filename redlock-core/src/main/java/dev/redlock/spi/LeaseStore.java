@@ -1,0 +1,84 @@
+package dev.redlock.spi;
+
+import dev.redlock.LockUnavailableException.Reason;
+import dev.redlock.NodeOutcome;
+import java.util.List;
+
+/**
+ * Where leases are kept: the seam between what a lease means and where it lives. The library owns
+ * what a lease means — validity on the client's monotonic clock, retries, renewal, loss, {@code
+ * withLock}, events, the {@link dev.redlock.Lease} type — and asks a store only to take, extend and
+ * give back. A quorum of Redis nodes is one store ({@link dev.redlock.Redlock}); a SQL table is
+ * another. {@link dev.redlock.LockService#over} puts the library's lifecycle over a store.
+ *
+ * <p>Implementations are thread-safe, and every call is bounded by the store's own timeout ({@link
+ * dev.redlock.LockSettings#timeout()}).
+ *
+ * @param <H> what the store keeps about a granted lease
+ */
+public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
+
+  /** What a store keeps about one granted lease. */
+  interface Held {
+    String resource();
+
+    /** The owner token: the proof of ownership, never shown. */
+    String token();
+
+    long fencingToken();
+
+    /** What each node answered when the lease was granted. */
+    List<NodeOutcome> outcomes();
+  }
+
+  /**
+   * An acquisition's result: the lease if won, else why not.
+   *
+   * @param held the lease, or null if the attempt was lost (and rolled back)
+   * @param reason why it was lost; null when won
+   * @param yes the yes votes when the attempt was decided
+   * @param tally the account (which may still grow with late answers)
+   */
+  record Vote<H>(H held, Reason reason, int yes, Tally tally) {}
+
+  /** How many yes votes win. */
+  int quorum();
+
+  /** How many nodes (or servers) are asked. */
+  int size();
+
+  /**
+   * Refuses a resource name the store cannot take.
+   *
+   * @throws IllegalArgumentException naming the rule
+   */
+  void checkResource(String resource);
+
+  /**
+   * One attempt to take {@code resource} for {@code ttlMillis} with {@code token}. The engine read
+   * its clock ({@code start}) before calling; a lease is only won if it is still before {@code
+   * validUntil} when decided. A lost attempt leaves nothing behind that would block the next.
+   *
+   * @throws InterruptedException if interrupted; the attempt is rolled back
+   */
+  Vote<H> acquire(String resource, String token, long ttlMillis, long start, long validUntil)
+      throws InterruptedException;
+
+  /**
+   * Extends {@code held} to {@code ttlMillis} from now and waits for the decision; the engine
+   * counts the yes votes against {@link #quorum()}.
+   *
+   * @throws InterruptedException if interrupted while waiting
+   */
+  Tally extend(H held, long ttlMillis) throws InterruptedException;
+
+  /** Gives {@code held} back, waiting (bounded) until enough of the store has let it go. */
+  void release(H held);
+
+  /** Gives every one of {@code held} back at once, on close: waits until all have settled. */
+  void releaseAll(List<H> held);
+
+  /** Stops the store's threads and connections. */
+  @Override
+  void close();
+}
