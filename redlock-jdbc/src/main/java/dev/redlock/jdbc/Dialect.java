@@ -1,0 +1,145 @@
+package dev.redlock.jdbc;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The SQL of one database: every statement the store runs, on the database's own clock. Chosen from
+ * the connection's metadata.
+ */
+enum Dialect {
+  /**
+   * PostgreSQL: {@code INSERT ... ON CONFLICT ... DO UPDATE ... WHERE expired RETURNING} takes a
+   * free or expired row and says whether it did in one statement; times are {@code timestamptz}
+   * from {@code clock_timestamp()}.
+   */
+  POSTGRESQL(
+      "postgresql.sql",
+      "INSERT INTO %1$s (resource, owner, fencing_token, expires_at)"
+          + " VALUES (?, ?, nextval('%2$s'), clock_timestamp() + ? * interval '1 millisecond')"
+          + " ON CONFLICT (resource) DO UPDATE SET owner = EXCLUDED.owner,"
+          + " fencing_token = EXCLUDED.fencing_token, expires_at = EXCLUDED.expires_at"
+          + " WHERE %1$s.expires_at <= clock_timestamp()"
+          + " RETURNING fencing_token",
+      null,
+      "UPDATE %1$s SET expires_at = clock_timestamp() + ? * interval '1 millisecond'"
+          + " WHERE resource = ? AND owner = ? AND expires_at > clock_timestamp()",
+      "DELETE FROM %1$s WHERE resource IN (SELECT resource FROM %1$s"
+          + " WHERE expires_at <= clock_timestamp() LIMIT ? FOR UPDATE SKIP LOCKED)"
+          + " AND expires_at <= clock_timestamp()"),
+
+  /**
+   * MariaDB: {@code INSERT ... ON DUPLICATE KEY UPDATE} with every column kept unless the row has
+   * expired (the assignments run left to right, {@code expires_at} last), then the owner read back
+   * says who holds it; times are UTC ({@code UTC_TIMESTAMP(6)}), whatever the session time zone.
+   */
+  MARIADB(
+      "mariadb.sql",
+      "INSERT INTO %1$s (resource, owner, fencing_token, expires_at)"
+          + " VALUES (?, ?, NEXTVAL(%2$s), UTC_TIMESTAMP(6) + INTERVAL ? * 1000 MICROSECOND)"
+          + " ON DUPLICATE KEY UPDATE"
+          + " owner = IF(expires_at <= UTC_TIMESTAMP(6), VALUES(owner), owner),"
+          + " fencing_token = IF(expires_at <= UTC_TIMESTAMP(6), VALUES(fencing_token),"
+          + " fencing_token),"
+          + " expires_at = IF(expires_at <= UTC_TIMESTAMP(6), VALUES(expires_at), expires_at)",
+      "SELECT fencing_token FROM %1$s WHERE resource = ? AND owner = ?",
+      "UPDATE %1$s SET expires_at = UTC_TIMESTAMP(6) + INTERVAL ? * 1000 MICROSECOND"
+          + " WHERE resource = ? AND owner = ? AND expires_at > UTC_TIMESTAMP(6)",
+      "DELETE FROM %1$s WHERE expires_at <= UTC_TIMESTAMP(6) LIMIT ?");
+
+  private final String schemaFile;
+  private final String acquire;
+  private final String readBack;
+  private final String extend;
+  private final String cleanup;
+
+  Dialect(String schemaFile, String acquire, String readBack, String extend, String cleanup) {
+    this.schemaFile = schemaFile;
+    this.acquire = acquire;
+    this.readBack = readBack;
+    this.extend = extend;
+    this.cleanup = cleanup;
+  }
+
+  /**
+   * The dialect of a database, from its product name.
+   *
+   * @throws IllegalArgumentException for a database without one
+   */
+  static Dialect of(String productName) {
+    String name = productName == null ? "" : productName.toLowerCase(Locale.ROOT);
+    if (name.contains("postgresql")) {
+      return POSTGRESQL;
+    }
+    if (name.contains("mariadb")) {
+      return MARIADB;
+    }
+    throw new IllegalArgumentException(
+        "unsupported database '"
+            + productName
+            + "': redlock-jdbc speaks PostgreSQL (15+) and MariaDB (10.11+)");
+  }
+
+  /** Takes a free or expired row: parameters resource, owner, ttl in ms. */
+  String acquire(Table t) {
+    return String.format(acquire, t.name(), t.sequence());
+  }
+
+  /** After {@link #acquire}, reads our token back, or null when the statement returns it. */
+  String readBack(Table t) {
+    return readBack == null ? null : String.format(readBack, t.name());
+  }
+
+  /** Extends our unexpired row: parameters ttl in ms, resource, owner. */
+  String extend(Table t) {
+    return String.format(extend, t.name());
+  }
+
+  /** Releases our row: parameters resource, owner. */
+  String release(Table t) {
+    return "DELETE FROM " + t.name() + " WHERE resource = ? AND owner = ?";
+  }
+
+  /** Deletes at most a batch of expired rows: parameter batch size. */
+  String cleanup(Table t) {
+    return String.format(cleanup, t.name());
+  }
+
+  /**
+   * The shipped schema ({@code dev/redlock/jdbc/*.sql}) for table {@code t}, one statement each.
+   */
+  List<String> schema(Table t) {
+    String text;
+    try (InputStream in = Dialect.class.getResourceAsStream(schemaFile)) {
+      if (in == null) {
+        throw new IllegalStateException("missing resource dev/redlock/jdbc/" + schemaFile);
+      }
+      text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    StringBuilder withoutComments = new StringBuilder();
+    for (String line : text.split("\n")) {
+      int comment = line.indexOf("--");
+      withoutComments.append(comment < 0 ? line : line.substring(0, comment)).append('\n');
+    }
+    String sql =
+        withoutComments
+            .toString()
+            .replace("redlock_leases_expires_at", t.simpleName() + "_expires_at")
+            .replace("redlock_leases_fence", t.sequence())
+            .replace("redlock_leases", t.name());
+    List<String> statements = new ArrayList<>();
+    for (String statement : sql.split(";")) {
+      if (!statement.isBlank()) {
+        statements.add(statement.trim());
+      }
+    }
+    return statements;
+  }
+}

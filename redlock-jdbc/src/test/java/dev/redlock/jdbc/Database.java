@@ -1,0 +1,171 @@
+package dev.redlock.jdbc;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.redlock.testkit.MissingToolException;
+import java.net.URI;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Locale;
+import java.util.concurrent.ThreadLocalRandom;
+import org.netcrusher.core.reactor.NioReactor;
+import org.netcrusher.tcp.TcpCrusher;
+import org.netcrusher.tcp.TcpCrusherBuilder;
+
+/**
+ * A database server for the tests (PostgreSQL or MariaDB, started by {@code .ci/run} through {@code
+ * .ci/databases}), reached through a TCP proxy the test can cut, with a schema (PostgreSQL) or
+ * database (MariaDB) of its own that is dropped at the end. Only the proxy is ours: the server is
+ * never stopped by a test.
+ */
+final class Database implements AutoCloseable {
+  enum Kind {
+    POSTGRESQL("REDLOCK_PG_URL", "jdbc:postgresql://127.0.0.1:5432/redlock_test"),
+    MARIADB("REDLOCK_MARIADB_URL", "jdbc:mariadb://127.0.0.1:3306/");
+
+    final String url;
+
+    Kind(String env, String fallback) {
+      String fromEnv = System.getenv(env);
+      this.url = fromEnv == null || fromEnv.isBlank() ? fallback : fromEnv;
+    }
+  }
+
+  private static final String USER = env("REDLOCK_DB_USER", "redlock");
+  private static final String PASSWORD = env("REDLOCK_DB_PASSWORD", "redlock");
+
+  final Kind kind;
+  final String schema;
+  private final NioReactor reactor;
+  private final TcpCrusher proxy;
+  private final HikariDataSource direct;
+  private final HikariDataSource proxied;
+
+  private static String env(String name, String fallback) {
+    String v = System.getenv(name);
+    return v == null || v.isBlank() ? fallback : v;
+  }
+
+  /**
+   * Connects, makes a schema of its own, and a proxy in front.
+   *
+   * @throws MissingToolException if the server cannot be reached (run .ci/databases)
+   */
+  Database(Kind kind, boolean autoCommit) {
+    this.kind = kind;
+    this.schema = "redlock_t" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 4);
+    URI uri = URI.create(kind.url.substring("jdbc:".length()));
+    try {
+      this.direct = pool(kind.url, true);
+      try (Connection c = direct.getConnection();
+          Statement s = c.createStatement()) {
+        s.execute(
+            kind == Kind.POSTGRESQL ? "CREATE SCHEMA " + schema : "CREATE DATABASE " + schema);
+      }
+    } catch (RuntimeException | SQLException e) {
+      throw new MissingToolException(
+          kind
+              + " not reachable at "
+              + kind.url
+              + " as "
+              + USER
+              + " ("
+              + e.getMessage()
+              + "): run .ci/databases (as root), or set "
+              + (kind == Kind.POSTGRESQL ? "REDLOCK_PG_URL" : "REDLOCK_MARIADB_URL"),
+          e);
+    }
+    try {
+      this.reactor = new NioReactor();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    int port = FreePort.next();
+    this.proxy =
+        TcpCrusherBuilder.builder()
+            .withReactor(reactor)
+            .withBindAddress("127.0.0.1", port)
+            .withConnectAddress(uri.getHost(), uri.getPort())
+            .buildAndOpen();
+    String viaProxy = kind.url.replace(":" + uri.getPort() + "/", ":" + port + "/");
+    this.proxied = pool(viaProxy, autoCommit);
+  }
+
+  private static HikariDataSource pool(String url, boolean autoCommit) {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(url);
+    config.setUsername(USER);
+    config.setPassword(PASSWORD);
+    config.setAutoCommit(autoCommit);
+    config.setMaximumPoolSize(8);
+    config.setConnectionTimeout(1_000);
+    config.setValidationTimeout(500);
+    config.setInitializationFailTimeout(-1);
+    return new HikariDataSource(config);
+  }
+
+  /** The pool the library uses: through the proxy. */
+  HikariDataSource dataSource() {
+    return proxied;
+  }
+
+  /** A pool straight to the server, for the test's own looks. */
+  HikariDataSource directDataSource() {
+    return direct;
+  }
+
+  /** The lease table's name, in this test's schema. */
+  String table(String name) {
+    return schema + "." + name;
+  }
+
+  /** Cuts every connection through the proxy and refuses new ones: the database is gone. */
+  void cut() {
+    if (proxy.isOpen()) {
+      proxy.close();
+    }
+  }
+
+  void restore() {
+    if (!proxy.isOpen()) {
+      proxy.open();
+    }
+  }
+
+  @Override
+  public void close() {
+    proxied.close();
+    if (proxy.isOpen()) {
+      proxy.close();
+    }
+    reactor.close();
+    try (Connection c = direct.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute(
+          kind == Kind.POSTGRESQL
+              ? "DROP SCHEMA " + schema + " CASCADE"
+              : "DROP DATABASE " + schema);
+    } catch (SQLException e) {
+      System.err.println("could not drop " + schema + ": " + e.getMessage());
+    }
+    direct.close();
+  }
+
+  @Override
+  public String toString() {
+    return kind.name().toLowerCase(Locale.ROOT) + " " + schema;
+  }
+
+  /** A free loopback port for the proxy. */
+  static final class FreePort {
+    static int next() {
+      try (java.net.ServerSocket s =
+          new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        return s.getLocalPort();
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
+  }
+}

@@ -1,0 +1,200 @@
+package dev.redlock.jdbc;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.redlock.Lease;
+import dev.redlock.LockService;
+import dev.redlock.LockSettings;
+import dev.redlock.testkit.LeaseContract;
+import dev.redlock.testkit.Tools;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The lease contract every store keeps, plus what is the SQL table's own (schema, cleanup, bad
+ * input), on a real database server. Subclasses name the database.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class JdbcLeasesContract extends LeaseContract {
+  static final LockSettings SETTINGS =
+      LockSettings.builder()
+          .timeout(Duration.ofSeconds(1))
+          .retryDelay(Duration.ofMillis(20))
+          .retryJitter(Duration.ofMillis(20))
+          .build();
+
+  Database db;
+  String table;
+
+  abstract Database.Kind kind();
+
+  @BeforeAll
+  void start() {
+    db = Tools.requireOrSkip(() -> new Database(kind(), true));
+    table = db.table("leases");
+    JdbcLeases.createTableIfAbsent(db.dataSource(), table);
+  }
+
+  @AfterAll
+  void stop() {
+    if (db != null) {
+      db.close();
+    }
+  }
+
+  @Override
+  protected LockService createClient() {
+    return JdbcLeases.create(db.dataSource(), table, SETTINGS);
+  }
+
+  @Override
+  protected Duration shortTtl() {
+    return Duration.ofSeconds(4); // renewable: ttl / 3 >= the 1 s statement timeout
+  }
+
+  @Override
+  protected void disconnect() {
+    db.cut();
+  }
+
+  @Override
+  protected void reconnect() {
+    db.restore();
+  }
+
+  // ---- the table's own
+
+  @Test
+  void creatingTheTableTwiceIsHarmless() {
+    JdbcLeases.createTableIfAbsent(db.dataSource(), table);
+  }
+
+  @Test
+  void aMissingTableIsAClearErrorThatSaysHowToCreateIt() {
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> JdbcLeases.create(db.dataSource(), db.table("nope"), SETTINGS));
+    assertTrue(
+        e.getMessage().startsWith("table " + db.table("nope") + " is missing"), e.getMessage());
+    assertTrue(e.getMessage().contains("createTableIfAbsent"), e.getMessage());
+  }
+
+  @Test
+  void aTableNameThatIsNotAPlainIdentifierIsRefused() {
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> JdbcLeases.create(db.dataSource(), "leases; DROP TABLE x", SETTINGS));
+    assertTrue(e.getMessage().startsWith("table must be a plain SQL identifier"), e.getMessage());
+    assertThrows(NullPointerException.class, () -> JdbcLeases.create(null, table, SETTINGS));
+  }
+
+  @Test
+  void aDataSourceThatCannotConnectIsAClearError() {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(
+        kind() == Database.Kind.POSTGRESQL
+            ? "jdbc:postgresql://127.0.0.1:1/none"
+            : "jdbc:mariadb://127.0.0.1:1/none");
+    config.setConnectionTimeout(500);
+    config.setInitializationFailTimeout(-1);
+    try (HikariDataSource nowhere = new HikariDataSource(config)) {
+      IllegalStateException e =
+          assertThrows(
+              IllegalStateException.class, () -> JdbcLeases.create(nowhere, table, SETTINGS));
+      assertTrue(e.getMessage().startsWith("cannot reach the database"), e.getMessage());
+    }
+  }
+
+  @Test
+  void fencingTokensGrowAcrossResourcesFromTheSequence() throws Exception {
+    LockService a = client();
+    List<Long> tokens = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      try (Lease lease = a.acquire(resource("seq" + i), Duration.ofSeconds(10), NO_HANG)) {
+        tokens.add(lease.fencingToken());
+      }
+    }
+    for (int i = 1; i < tokens.size(); i++) {
+      assertTrue(tokens.get(i) > tokens.get(i - 1), tokens.toString());
+    }
+  }
+
+  @Test
+  void aPoolWithAutocommitOffWorksTheSame() throws Exception {
+    try (Database manual = new Database(kind(), false)) {
+      String t = manual.table("leases");
+      JdbcLeases.createTableIfAbsent(manual.dataSource(), t);
+      try (LockService a = JdbcLeases.create(manual.dataSource(), t, SETTINGS);
+          LockService b = JdbcLeases.create(manual.dataSource(), t, SETTINGS)) {
+        Lease lease = a.acquire("manual", Duration.ofSeconds(10), NO_HANG);
+        assertTrue(b.tryAcquire("manual", Duration.ofSeconds(10)).isEmpty(), "committed");
+        assertTrue(lease.extend(Duration.ofSeconds(10)));
+        lease.release();
+        b.acquire("manual", Duration.ofSeconds(10), NO_HANG).release();
+      }
+    }
+  }
+
+  @Test
+  void cleanupDeletesOnlyExpiredRowsInBatchesOfItsSize() throws Exception {
+    String t = db.table("cleaned");
+    JdbcLeases.createTableIfAbsent(db.dataSource(), t);
+    boolean pg = kind() == Database.Kind.POSTGRESQL;
+    String past =
+        pg ? "clock_timestamp() - interval '1 hour'" : "UTC_TIMESTAMP(6) - INTERVAL 1 HOUR";
+    String future =
+        pg ? "clock_timestamp() + interval '1 hour'" : "UTC_TIMESTAMP(6) + INTERVAL 1 HOUR";
+    try (Connection c = db.directDataSource().getConnection();
+        Statement s = c.createStatement()) {
+      for (int i = 0; i < 7; i++) {
+        s.execute(
+            "INSERT INTO "
+                + t
+                + " (resource, owner, fencing_token, expires_at) VALUES ('r"
+                + i
+                + "', 'o', "
+                + i
+                + ", "
+                + (i < 5 ? past : future)
+                + ")");
+      }
+    }
+    try (CleanupWorker worker =
+        JdbcLeases.startCleanup(db.dataSource(), t, 2, Duration.ofMillis(50))) {
+      await().atMost(NO_HANG).until(() -> worker.deleted() == 5);
+      assertTrue(worker.batches() >= 3, "5 rows in batches of 2: " + worker.batches());
+    }
+    assertEquals(List.of("r5", "r6"), resources(t), "the valid leases stay");
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> JdbcLeases.startCleanup(db.dataSource(), t, 0, Duration.ofSeconds(1)));
+  }
+
+  private List<String> resources(String t) throws SQLException {
+    List<String> names = new ArrayList<>();
+    try (Connection c = db.directDataSource().getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT resource FROM " + t + " ORDER BY resource")) {
+      while (rs.next()) {
+        names.add(rs.getString(1));
+      }
+    }
+    return names;
+  }
+}
