@@ -260,6 +260,18 @@ public abstract class LeaseContract {
   }
 
   @Test
+  void resourcesAreCaseSensitive() throws Exception {
+    LockService a = client();
+    Lease upper = a.acquire(resource("Case"), Duration.ofSeconds(10), NO_HANG);
+    Lease lower =
+        a.tryAcquire(resource("case"), Duration.ofSeconds(10))
+            .orElseThrow(() -> new AssertionError("'case' is not 'Case'"));
+    assertTrue(upper.isValid() && lower.isValid(), "two resources, two leases");
+    upper.release();
+    lower.release();
+  }
+
+  @Test
   void badInputIsRefusedEarlyWithTheRule() {
     LockService a = client();
     IllegalArgumentException blank =
