@@ -209,7 +209,9 @@ public final class Ballot implements Tally {
           // that node's next one and sends the thread to the other nodes first.
           long slice =
               Math.max(MIN_SLICE_NANOS, 2 * latencies.expected(next)) << silentSlices[next];
-          if (exchanges[next].awaitReady(Math.min(left, slice))) {
+          if (onlyOneLeft()) {
+            read(next, left); // the only reply left anywhere: nothing to turn to, so no slices
+          } else if (exchanges[next].awaitReady(Math.min(left, slice))) {
             read(next, Math.max(1, deadline - ticker.read()));
           } else {
             silentSlices[next] = Math.min(silentSlices[next] + 1, 16);
@@ -254,6 +256,28 @@ public final class Ballot implements Tally {
       }
     }
     return any;
+  }
+
+  /**
+   * Whether one reply is all that is left: one read by this thread and none coming from an I/O
+   * thread (a node's answer there could decide the outcome while this thread waited).
+   */
+  private boolean onlyOneLeft() {
+    int mine = 0;
+    for (Exchange e : exchanges) {
+      if (e != null) {
+        mine++;
+      }
+    }
+    if (mine != 1) {
+      return false;
+    }
+    lock.lock();
+    try {
+      return answered == nodes.size() - 1;
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** The pending node to wait on: the fewest silent slices so far, then the fastest lately. */

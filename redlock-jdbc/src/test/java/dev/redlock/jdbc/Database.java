@@ -41,6 +41,8 @@ final class Database implements AutoCloseable {
   private final TcpCrusher proxy;
   private final HikariDataSource direct;
   private final HikariDataSource proxied;
+  private final String viaProxy;
+  private final boolean autoCommit;
 
   private static String env(String name, String fallback) {
     String v = System.getenv(name);
@@ -88,7 +90,8 @@ final class Database implements AutoCloseable {
             .withBindAddress("127.0.0.1", port)
             .withConnectAddress(uri.getHost(), uri.getPort())
             .buildAndOpen();
-    String viaProxy = kind.url.replace(":" + uri.getPort() + "/", ":" + port + "/");
+    this.viaProxy = kind.url.replace(":" + uri.getPort() + "/", ":" + port + "/");
+    this.autoCommit = autoCommit;
     this.proxied = pool(viaProxy, autoCommit);
   }
 
@@ -108,6 +111,11 @@ final class Database implements AutoCloseable {
   /** The pool the library uses: through the proxy. */
   HikariDataSource dataSource() {
     return proxied;
+  }
+
+  /** A new pool through the proxy, as another service would have; the caller closes it. */
+  HikariDataSource newPool() {
+    return pool(viaProxy, autoCommit);
   }
 
   /** A pool straight to the server, for the test's own looks. */
