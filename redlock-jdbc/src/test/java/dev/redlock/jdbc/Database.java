@@ -7,6 +7,7 @@ import java.net.URI;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
 import org.netcrusher.core.reactor.NioReactor;
@@ -111,6 +112,11 @@ final class Database implements AutoCloseable {
   /** The pool the library uses: through the proxy. */
   HikariDataSource dataSource() {
     return proxied;
+  }
+
+  /** The server's JDBC URL, user and password, for another process. */
+  List<String> credentials() {
+    return List.of(kind.url, USER, PASSWORD);
   }
 
   /** A new pool through the proxy, as another service would have; the caller closes it. */

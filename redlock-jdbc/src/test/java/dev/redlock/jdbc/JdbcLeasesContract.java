@@ -12,6 +12,12 @@ import dev.redlock.LockService;
 import dev.redlock.LockSettings;
 import dev.redlock.testkit.LeaseContract;
 import dev.redlock.testkit.Tools;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -19,10 +25,12 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The lease contract every store keeps, plus what is the SQL table's own (schema, cleanup, bad
@@ -146,6 +154,62 @@ abstract class JdbcLeasesContract extends LeaseContract {
               IllegalStateException.class, () -> JdbcLeases.create(nowhere, table, SETTINGS));
       assertTrue(e.getMessage().startsWith("cannot reach the database"), e.getMessage());
     }
+  }
+
+  /** The seed's scenario with real processes: two JVMs race for one resource; one wins. */
+  @Test
+  void twoProcessesRacingForOneResourceExactlyOneWins(@TempDir Path dir) throws Exception {
+    Path go = dir.resolve("go");
+    Path done = dir.resolve("done");
+    List<Process> racers = new ArrayList<>();
+    List<BufferedReader> outputs = new ArrayList<>();
+    try {
+      for (int i = 0; i < 2; i++) {
+        List<String> command =
+            new ArrayList<>(
+                List.of(
+                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-cp",
+                    System.getProperty("java.class.path"),
+                    Racer.class.getName()));
+        command.addAll(db.credentials());
+        command.addAll(List.of(table, resource("processes"), go.toString(), done.toString()));
+        Process p =
+            new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        racers.add(p);
+        outputs.add(
+            new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)));
+      }
+      for (BufferedReader out : outputs) {
+        assertEquals("READY", lastLine(out, "READY"));
+      }
+      Files.writeString(go, ""); // both start their attempt now
+      int won = 0;
+      for (BufferedReader out : outputs) {
+        String verdict = lastLine(out, "WON", "LOST");
+        won += verdict.equals("WON") ? 1 : 0;
+      }
+      Files.writeString(done, "");
+      for (Process p : racers) {
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the racer exits");
+        assertEquals(0, p.exitValue());
+      }
+      assertEquals(1, won, "exactly one of two processes wins");
+    } finally {
+      racers.forEach(Process::destroyForcibly);
+    }
+  }
+
+  /** Reads lines (bounded by the process: it exits or answers) until one of {@code wanted}. */
+  private static String lastLine(BufferedReader out, String... wanted) throws IOException {
+    for (String line = out.readLine(); line != null; line = out.readLine()) {
+      for (String w : wanted) {
+        if (line.equals(w)) {
+          return line;
+        }
+      }
+    }
+    throw new AssertionError("the racer ended without saying " + List.of(wanted));
   }
 
   @Test
