@@ -60,7 +60,7 @@ public final class CleanupWorker implements AutoCloseable {
                 try (PreparedStatement s = c.prepareStatement(dialect.cleanup(table))) {
                   s.setQueryTimeout(30);
                   s.setInt(1, batchSize);
-                  return (long) s.executeUpdate();
+                  return s.executeUpdate();
                 }
               });
       batches.incrementAndGet();

@@ -122,19 +122,18 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
   public Tally extend(Row row, long ttlMillis) {
     long began = System.nanoTime();
     try (Connection c = dataSource.getConnection()) {
-      int updated =
+      long updated =
           inTransaction(
-                  c,
-                  () -> {
-                    try (PreparedStatement s = c.prepareStatement(dialect.extend(table))) {
-                      s.setQueryTimeout(timeoutSeconds);
-                      s.setLong(1, ttlMillis);
-                      s.setString(2, row.resource());
-                      s.setString(3, row.token());
-                      return (long) s.executeUpdate();
-                    }
-                  })
-              .intValue();
+              c,
+              () -> {
+                try (PreparedStatement s = c.prepareStatement(dialect.extend(table))) {
+                  s.setQueryTimeout(timeoutSeconds);
+                  s.setLong(1, ttlMillis);
+                  s.setString(2, row.resource());
+                  s.setString(3, row.token());
+                  return s.executeUpdate();
+                }
+              });
       Duration took = Duration.ofNanos(System.nanoTime() - began);
       return updated == 1
           ? new SingleAnswer(true, new NodeOutcome(name, NodeOutcome.Status.OK, "", took), null)
@@ -155,7 +154,7 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
               s.setQueryTimeout(timeoutSeconds);
               s.setString(1, row.resource());
               s.setString(2, row.token());
-              return (long) s.executeUpdate();
+              return s.executeUpdate();
             }
           });
     } catch (SQLException e) {
@@ -187,7 +186,7 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     long run() throws SQLException;
   }
 
-  static Long inTransaction(Connection c, Work work) throws SQLException {
+  static long inTransaction(Connection c, Work work) throws SQLException {
     boolean autoCommit = c.getAutoCommit();
     if (autoCommit) {
       c.setAutoCommit(false);

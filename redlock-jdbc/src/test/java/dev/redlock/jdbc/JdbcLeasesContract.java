@@ -64,36 +64,10 @@ abstract class JdbcLeasesContract extends LeaseContract {
     }
   }
 
-  /** Each client is a service of its own: its own pool, closed with it. */
+  /** Each client is a service of its own: its own pool, closed after the test's clients. */
   @Override
   protected LockService createClient() {
-    HikariDataSource pool = db.newPool();
-    LockService locks = JdbcLeases.create(pool, table, SETTINGS);
-    return new LockService() {
-      @Override
-      public java.util.Optional<Lease> tryAcquire(String resource, Duration ttl) {
-        return locks.tryAcquire(resource, ttl);
-      }
-
-      @Override
-      public Lease acquire(String resource, Duration ttl, Duration maxWait)
-          throws InterruptedException {
-        return locks.acquire(resource, ttl, maxWait);
-      }
-
-      @Override
-      public <T, E extends Exception> T withLock(
-          String resource, Duration ttl, Duration maxWait, dev.redlock.LeaseTask<T, E> task)
-          throws E, InterruptedException {
-        return locks.withLock(resource, ttl, maxWait, task);
-      }
-
-      @Override
-      public void close() {
-        locks.close();
-        pool.close();
-      }
-    };
+    return JdbcLeases.create(closeAfterClients(db.newPool()), table, SETTINGS);
   }
 
   @Override

@@ -40,6 +40,7 @@ import org.junit.jupiter.api.Test;
 public abstract class LeaseContract {
   protected static final Duration NO_HANG = Duration.ofSeconds(30);
   private final List<LockService> clients = new ArrayList<>();
+  private final List<AutoCloseable> afterClients = new ArrayList<>();
 
   /** A new client of the store under test (each test may make several). */
   protected abstract LockService createClient();
@@ -58,6 +59,15 @@ public abstract class LeaseContract {
     return "contract:" + getClass().getSimpleName() + ":" + name;
   }
 
+  /**
+   * Registers what a client stands on (a connection pool, say), to be closed after every client of
+   * the test has been closed, so their releases still get through. Returns {@code resource}.
+   */
+  protected final <T extends AutoCloseable> T closeAfterClients(T resource) {
+    afterClients.add(resource);
+    return resource;
+  }
+
   protected final LockService client() {
     LockService client = createClient();
     clients.add(client);
@@ -65,10 +75,14 @@ public abstract class LeaseContract {
   }
 
   @AfterEach
-  void closeClients() {
+  void closeClients() throws Exception {
     reconnect();
     clients.forEach(LockService::close);
     clients.clear();
+    for (AutoCloseable resource : afterClients) {
+      resource.close();
+    }
+    afterClients.clear();
   }
 
   private static void waitOut(Lease lease) {
