@@ -20,8 +20,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Leases on a quorum of independent Redis nodes: the Redlock algorithm's store. One request goes to
  * every node at once; the vote is decided as soon as a quorum said yes or is out of reach; a won
- * vote is fenced (the token is the largest counter of the yes-voters, raised on lagging winners
- * when needed); a lost one is rolled back on every node that may hold the token. Requests of one
+ * vote is fenced (the token is the largest of the yes-voters', and the release raises the others'
+ * counters to it); a lost one is rolled back on every node that may hold the token. Requests of one
  * lease are ordered node by node ({@link FanOut}), and a release a node did not confirm is sent
  * again ({@link StragglerReleases}).
  */
@@ -158,7 +158,7 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
         logQuarantine(votes);
       }
       if (yes >= config.quorum() && ticker.read() - validUntil < 0) {
-        Fence fence = fence(key, token, votes);
+        Fence fence = fence(key, token, votes, ttlMillis);
         last = fence.ballot;
         if (fence.token > 0 && ticker.read() - validUntil < 0) {
           return new Vote<>(
@@ -196,47 +196,54 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
         return; // every node answered: nothing to send again
       }
     }
-    rollback.whenAllSettled(() -> stragglers.keepUnconfirmed(rollback, key, token));
+    rollback.whenAllSettled(() -> stragglers.keepUnconfirmed(rollback, key, token, 0));
   }
 
   /**
-   * The fencing token of a won vote: the largest counter among the nodes that said yes. Before it
-   * is handed out a quorum must hold a counter at least that large, or a later acquisition on
-   * another majority could get a smaller one (docs/fencing.md). Usually the yes-voters agree and
-   * this costs nothing; when some lag (a node missed acquisitions, or a minority was bumped by
-   * failed attempts), their counters are raised first, while we hold the lock.
+   * The fencing token of a won vote: the largest token among the nodes that said yes. Each node's
+   * next yes vote must then exceed it, or a later acquisition on another majority could get a
+   * smaller one (docs/fencing.md). A node that gave the largest token has it as its counter. For
+   * the others the release raises their counter to it; should this lease expire unreleased, a node
+   * whose token was its own clock votes yes again only once its key has expired, a ttl later on
+   * that clock, and so with a larger token as long as it lagged the largest by less than the ttl.
+   * Only yes-voters that fit neither case (their token came from a counter ahead of their clock, or
+   * they lag by a whole ttl) are raised now, while we hold the lock; usually none.
    *
    * @return the token and the ballot of the last request sent; token 0 if no quorum could be made
    *     to hold it in time
    */
-  private Fence fence(String key, String token, Ballot votes) throws InterruptedException {
+  private Fence fence(String key, String token, Ballot votes, long ttlMillis)
+      throws InterruptedException {
     int n = votes.size();
-    long[] counters = new long[n];
+    long[] replies = new long[n];
     long max = 0;
     for (int i = 0; i < n; i++) {
-      counters[i] = votes.value(i); // 0 for nodes that did not say yes (yet)
-      max = Math.max(max, counters[i]);
+      replies[i] = votes.value(i); // token * 2 + ahead; 0 for nodes that did not say yes (yet)
+      max = Math.max(max, replies[i] >>> 1);
     }
     long fence = max;
-    int atMax = 0;
-    for (long c : counters) {
-      if (c > 0 && c >= fence) {
-        atMax++;
+    long lagBudget = ttlMillis * 1000;
+    int safe = 0;
+    boolean[] skip = new boolean[n];
+    for (int i = 0; i < n; i++) {
+      long reply = replies[i];
+      long vote = reply >>> 1;
+      boolean ahead = (reply & 1) == 1;
+      skip[i] = reply == 0 || vote >= fence || (!ahead && fence - vote < lagBudget);
+      if (reply != 0 && skip[i]) {
+        safe++;
       }
     }
-    if (atMax >= config.quorum()) {
+    if (safe >= config.quorum()) {
       return new Fence(fence, votes);
     }
     long start = ticker.read();
     Ballot raise =
         fanOut.send(
-            new NodeRequest(Verb.RAISE_FENCE, key, token, fence),
-            NOT_OWNER,
-            votes,
-            i -> counters[i] == 0 || counters[i] >= fence);
-    int raised = raise.awaitQuorum(config.quorum() - atMax, start + nodeTimeoutNanos);
+            new NodeRequest(Verb.RAISE_FENCE, key, token, fence), NOT_OWNER, votes, i -> skip[i]);
+    int raised = raise.awaitQuorum(config.quorum() - safe, start + nodeTimeoutNanos);
     log.debug("raised lagging fencing counters of '{}' to {} on {} node(s)", key, fence, raised);
-    return new Fence(atMax + raised >= config.quorum() ? fence : 0, raise);
+    return new Fence(safe + raised >= config.quorum() ? fence : 0, raise);
   }
 
   private record Fence(long token, Ballot ballot) {}
@@ -252,8 +259,9 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
         if (last == 0 || now - last > TimeUnit.SECONDS.toNanos(10)) {
           quarantineLoggedAt[i] = now; // a benign race at worst logs twice
           log.warn(
-              "node {} is quarantined by the restart guard: {}. It restarted without persistence or was flushed;"
-                  + " it votes again once its data is older than maxTtl ({})",
+              "node {} is quarantined by the restart guard: {}. Its data may lack leases it granted"
+                  + " (a restart that reloaded a snapshot or an AOF not fsynced on every write, a"
+                  + " restore, a flush, or a new node); it votes again maxTtl ({}) after that began",
               outcome.node(),
               outcome.detail(),
               config.maxTtl());
@@ -280,7 +288,7 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   private Ballot sendRelease(QuorumHeld held) {
     Ballot votes =
         fanOut.send(
-            new NodeRequest(Verb.RELEASE, held.key(), held.token(), 0),
+            new NodeRequest(Verb.RELEASE, held.key(), held.token(), held.fencingToken()),
             NOT_OWNER,
             held.lastBallot(),
             held.setBallot()::refused);
@@ -308,7 +316,7 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       votes.whenAllSettled(
           () -> {
             logRelease(held.resource(), votes);
-            stragglers.keepUnconfirmed(votes, held.key(), held.token());
+            stragglers.keepUnconfirmed(votes, held.key(), held.token(), held.fencingToken());
           });
     }
   }

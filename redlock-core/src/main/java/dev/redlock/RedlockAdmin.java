@@ -3,6 +3,7 @@ package dev.redlock;
 import dev.redlock.internal.JedisNode;
 import dev.redlock.internal.NodeKeys;
 import dev.redlock.internal.NodeUri;
+import dev.redlock.internal.Script;
 import dev.redlock.internal.TokenHash;
 import java.time.Duration;
 import java.time.Instant;
@@ -93,26 +94,17 @@ public final class RedlockAdmin implements AutoCloseable {
 
   private LockStatus.Node read(NodeUri uri, String key) {
     try (Jedis jedis = connect(uri)) {
+      String runId = runId(jedis.info("server"));
       Pipeline p = jedis.pipelined();
       Response<String> token = p.get(key);
       Response<Long> pttl = p.pttl(key);
-      Response<String> counter = p.hget(keys.fencesKey(), key);
-      Response<String> epoch = p.get(keys.epochKey());
+      Response<String> counter = p.get(keys.fenceKey(key.substring(config.keyPrefix().length())));
+      Response<String> life = p.get(keys.lifeKey());
       Response<List<String>> time = p.time();
       p.sync();
       boolean held = token.get() != null;
       long nowMicros =
           Long.parseLong(time.get().get(0)) * 1_000_000 + Long.parseLong(time.get().get(1));
-      Duration quarantine;
-      if (!config.restartGuard()) {
-        quarantine = Duration.ZERO;
-      } else if (epoch.get() == null) {
-        quarantine = config.maxTtl();
-      } else {
-        long leftMicros =
-            config.maxTtl().toNanos() / 1000 - (nowMicros - Long.parseLong(epoch.get()));
-        quarantine = Duration.ofNanos(Math.max(0, leftMicros) * 1000);
-      }
       return new LockStatus.Node(
           uri.toString(),
           null,
@@ -120,11 +112,37 @@ public final class RedlockAdmin implements AutoCloseable {
           held ? Duration.ofMillis(Math.max(0, pttl.get())) : Duration.ZERO,
           held ? TokenHash.of(token.get()) : null,
           counter.get() == null ? 0 : Long.parseLong(counter.get()),
-          quarantine);
+          quarantine(life.get(), runId, nowMicros));
     } catch (RuntimeException e) {
       return new LockStatus.Node(
           uri.toString(), describe(e), false, Duration.ZERO, null, 0, Duration.ZERO);
     }
+  }
+
+  /**
+   * What the acquire script would decide from the life marker: a marker this process did not stamp
+   * starts a full quarantine at the next acquisition (unless both lives were durable, which only
+   * the acquiring client can confirm), one it stamped counts from its epoch.
+   */
+  private Duration quarantine(String life, String runId, long nowMicros) {
+    if (!config.restartGuard()) {
+      return Duration.ZERO;
+    }
+    if (life == null || life.length() < 44 || !life.startsWith(runId + ":")) {
+      return config.maxTtl();
+    }
+    long leftMicros =
+        config.maxTtl().toNanos() / 1000 - (nowMicros - Long.parseLong(life.substring(43)));
+    return Duration.ofNanos(Math.max(0, leftMicros) * 1000);
+  }
+
+  private static String runId(String info) {
+    for (String line : info.split("\r?\n")) {
+      if (line.startsWith("run_id:")) {
+        return line.substring("run_id:".length()).trim();
+      }
+    }
+    return "?";
   }
 
   /**
@@ -141,10 +159,25 @@ public final class RedlockAdmin implements AutoCloseable {
     Objects.requireNonNull(operator, "operator must not be null");
     String key = key(resource);
     LockStatus before = status(resource);
+    // The holder's token may exceed a lagging node's counter by up to a ttl (docs/fencing.md), and
+    // only its release would have raised them: raise every node past the largest counter by
+    // maxTtl instead, so the next grant's token is larger than the broken lease's.
+    long fence = 0;
+    for (LockStatus.Node node : before.nodes()) {
+      fence = Math.max(fence, node.fencingCounter());
+    }
+    if (fence > 0) {
+      fence += config.maxTtl().toNanos() / 1000;
+    }
     List<String> results = new ArrayList<>();
     for (NodeUri uri : config.nodeUris()) {
       try (Jedis jedis = connect(uri)) {
-        results.add(uri + " " + (jedis.del(key) > 0 ? "deleted" : "absent"));
+        Object deleted =
+            jedis.eval(
+                Script.FORCE_RELEASE.source(),
+                List.of(key, keys.fenceKey(resource)),
+                List.of(Long.toString(fence), keys.maxTtlMillisText()));
+        results.add(uri + " " + (Long.valueOf(1).equals(deleted) ? "deleted" : "absent"));
       } catch (RuntimeException e) {
         results.add(uri + " " + describe(e));
       }

@@ -57,10 +57,10 @@ final class StragglerReleases {
   }
 
   /** Keeps, for every node that did not confirm {@code release}, the release to send again. */
-  void keepUnconfirmed(Ballot release, String key, String token) {
+  void keepUnconfirmed(Ballot release, String key, String token, long fencingToken) {
     for (int i = 0; i < release.size(); i++) {
       if (!release.definite(i)) {
-        perNode[i].add(new Pending(key, token));
+        perNode[i].add(new Pending(key, token, fencingToken));
       }
     }
   }
@@ -84,11 +84,13 @@ final class StragglerReleases {
   private static final class Pending {
     final String key;
     final String token;
+    final long fencingToken;
     int confirmations;
 
-    Pending(String key, String token) {
+    Pending(String key, String token, long fencingToken) {
       this.key = key;
       this.token = token;
+      this.fencingToken = fencingToken;
     }
   }
 
@@ -160,7 +162,7 @@ final class StragglerReleases {
         try {
           nodes
               .get(node)
-              .begin(new NodeRequest(Verb.RELEASE, p.key, p.token, 0))
+              .begin(new NodeRequest(Verb.RELEASE, p.key, p.token, p.fencingToken))
               .finish(nodeTimeoutNanos);
           if (++p.confirmations >= 2) {
             done.add(p);

@@ -71,6 +71,12 @@ final class FakeNode implements LockNode {
   /** Fencing counters, as the acquire script keeps them. */
   final Map<String, Long> fences = new ConcurrentHashMap<>();
 
+  /**
+   * The node's clock in µs, from which the acquire script takes a token when it is past the
+   * counter; null for a node whose tokens always come from the counter (reported as "ahead").
+   */
+  volatile java.util.function.LongSupplier clockMicros;
+
   /** Quarantine left in ms to answer with, or 0. */
   volatile long quarantinedMillis;
 
@@ -153,7 +159,13 @@ final class FakeNode implements LockNode {
         if (keys.putIfAbsent(key, token) != null) {
           return HELD;
         }
-        return fences.merge(key, 1L, Long::sum);
+        java.util.function.LongSupplier clock = clockMicros;
+        long now = clock == null ? Long.MIN_VALUE : clock.getAsLong();
+        long counter = fences.getOrDefault(key, 0L);
+        boolean ahead = counter >= now;
+        long fence = ahead ? counter + 1 : now;
+        fences.put(key, fence);
+        return fence * 2 + (ahead ? 1 : 0); // as the acquire script replies
       case RAISE_FENCE:
         if (!token.equals(keys.get(key))) {
           return 0;
@@ -164,7 +176,11 @@ final class FakeNode implements LockNode {
         return token.equals(keys.get(key)) ? 1 : 0;
       case RELEASE:
         releases.incrementAndGet();
-        return keys.remove(key, token) ? 1 : 0;
+        if (!keys.remove(key, token)) {
+          return 0;
+        }
+        fences.merge(key, r.argument(), Math::max); // the release raises the counter to the token
+        return 1;
       default:
         throw new IllegalArgumentException(r.verb().toString());
     }

@@ -312,6 +312,41 @@ class RedlockAlgorithmTest {
   }
 
   @Test
+  void winnersWhoseTokenIsTheirClockAreRaisedByTheReleaseNotBeforeTheGrant() {
+    Redlock lock = redlock(3);
+    long base = 1_000_000_000L;
+    for (int i = 0; i < 3; i++) {
+      long skew = i * 500; // node 2's clock is 1 ms ahead: it gives the largest token
+      nodes.get(i).clockMicros = () -> base + skew;
+    }
+    Lease lease = lock.tryAcquire("r", TTL).orElseThrow();
+    assertEquals(base + 1000, lease.fencingToken());
+    assertEquals(
+        base, nodes.get(0).fences.get("redlock:r"), "lagging by less than the ttl: no raise yet");
+    lease.release();
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> nodes.stream().allMatch(n -> n.fences.get("redlock:r") >= base + 1000));
+    nodes.get(2).mode = FakeNode.Mode.DOWN; // the next grant cannot take its token from node 2
+    Lease next = lock.tryAcquire("r", TTL).orElseThrow();
+    assertEquals(base + 1001, next.fencingToken(), "the released counters were raised");
+  }
+
+  @Test
+  void aWinnerLaggingByAWholeTtlIsRaisedBeforeTheGrant() {
+    Redlock lock = redlock(3);
+    long base = 1_000_000_000L;
+    nodes.get(0).clockMicros = () -> base;
+    nodes.get(1).clockMicros = () -> base;
+    nodes.get(2).clockMicros = () -> base + TTL.toNanos() / 1000 + 1; // a ttl ahead
+    Lease lease = lock.tryAcquire("r", TTL).orElseThrow();
+    long token = lease.fencingToken();
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> nodes.stream().filter(n -> n.fences.get("redlock:r") >= token).count() >= 2);
+  }
+
+  @Test
   void closeReleasesWhatIsHeldAndRefusesNewWork() {
     Redlock lock = redlock(3);
     Lease lease = lock.tryAcquire("r", TTL).orElseThrow();

@@ -50,10 +50,16 @@ final class RawFloors {
   static CommandArguments release(String sha, String key) {
     return new CommandArguments(Protocol.Command.EVALSHA)
         .add(sha)
-        .add(1)
+        .add(2)
         .key(key)
-        .add("token-of-this-cycle");
+        .key(FENCE_PREFIX + key)
+        .add("token-of-this-cycle")
+        .add(0) // no fencing token to raise: what a rollback sends, the cheapest release
+        .add(60_000);
   }
+
+  private static final String KEY_PREFIX = "redlock:";
+  private static final String FENCE_PREFIX = KEY_PREFIX + "@fence:";
 
   /** Writes {@code command} to every node, then reads every reply: one round, on this thread. */
   static List<Object> writeAllThenReadAll(
@@ -119,11 +125,20 @@ final class RawFloors {
   static final class PipelinedWithOurScripts implements LockUnderTest {
     private final List<FlushableConnection> nodes;
 
+    private final List<String> runIds = new ArrayList<>();
+
     PipelinedWithOurScripts(List<HostAndPort> nodes) {
       this.nodes = connect(nodes);
       for (FlushableConnection c : this.nodes) {
         c.executeCommand(
             new CommandArguments(Protocol.Command.SCRIPT).add("LOAD").add(Script.ACQUIRE.source()));
+        // The guard's input, read once per connection as the library does.
+        String info =
+            new String(
+                (byte[])
+                    c.executeCommand(new CommandArguments(Protocol.Command.INFO).add("server")),
+                java.nio.charset.StandardCharsets.UTF_8);
+        runIds.add(info.replaceAll("(?s).*run_id:(\\w+).*", "$1"));
       }
     }
 
@@ -134,19 +149,28 @@ final class RawFloors {
 
     @Override
     public void cycle(String key) {
-      CommandArguments acquire =
-          new CommandArguments(Protocol.Command.EVALSHA)
-              .add(Script.ACQUIRE.sha1())
-              .add(3)
-              .key(key)
-              .key("redlock:@epoch")
-              .key("redlock:@fences")
-              .add("token-of-this-cycle")
-              .add(30_000)
-              .add(60_000)
-              .add("1");
-      for (Object reply : writeAllThenReadAll(nodes, acquire)) {
-        if (!(reply instanceof Long value) || value <= 0) {
+      for (int i = 0; i < nodes.size(); i++) {
+        nodes
+            .get(i)
+            .sendCommand(
+                new CommandArguments(Protocol.Command.EVALSHA)
+                    .add(Script.ACQUIRE.sha1())
+                    .add(4)
+                    .key(key)
+                    .key(KEY_PREFIX + "@life")
+                    .key(FENCE_PREFIX + key)
+                    .key(KEY_PREFIX + "@epoch")
+                    .add("token-of-this-cycle")
+                    .add(30_000)
+                    .add(60_000)
+                    .add("1")
+                    .add(runIds.get(i))
+                    .add("0")
+                    .add(-1));
+        nodes.get(i).flushNow();
+      }
+      for (FlushableConnection c : nodes) {
+        if (!(c.getOne() instanceof Long value) || value <= 0) {
           throw new IllegalStateException("not won: " + key);
         }
       }

@@ -20,6 +20,7 @@ import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.JedisSocketFactory;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 import redis.clients.jedis.util.IOUtils;
 
@@ -87,8 +88,12 @@ public final class JedisNode implements LockNode {
   @Override
   public Exchange begin(NodeRequest request) {
     FlushableConnection connection = borrow();
+    if (request.verb() == NodeRequest.Verb.ACQUIRE && connection.life.unknown() != null) {
+      connection.close(); // healthy: back to the pool; only its vote is refused
+      throw new NodeLifeUnknownException(connection.life.unknown());
+    }
     try {
-      connection.send(command(request, false));
+      connection.send(command(connection.life, request, false));
       return new JedisExchange(connection, request);
     } catch (RuntimeException e) {
       connection.setBroken();
@@ -109,7 +114,7 @@ public final class JedisNode implements LockNode {
     }
   }
 
-  private CommandArguments command(NodeRequest r, boolean withSource) {
+  private CommandArguments command(NodeLife life, NodeRequest r, boolean withSource) {
     Script script =
         switch (r.verb()) {
           case ACQUIRE -> Script.ACQUIRE;
@@ -119,9 +124,10 @@ public final class JedisNode implements LockNode {
         };
     List<String> keyList =
         switch (r.verb()) {
-          case ACQUIRE -> List.of(r.key(), keys.epochKey(), keys.fencesKey());
-          case RAISE_FENCE -> List.of(r.key(), keys.fencesKey());
-          case EXTEND, RELEASE -> List.of(r.key());
+          case ACQUIRE ->
+              List.of(r.key(), keys.lifeKey(), keys.fenceKeyOfLock(r.key()), keys.legacyEpochKey());
+          case RAISE_FENCE, RELEASE -> List.of(r.key(), keys.fenceKeyOfLock(r.key()));
+          case EXTEND -> List.of(r.key());
         };
     CommandArguments call =
         new CommandArguments(withSource ? Protocol.Command.EVAL : Protocol.Command.EVALSHA)
@@ -132,9 +138,15 @@ public final class JedisNode implements LockNode {
     }
     call.add(r.token());
     switch (r.verb()) {
-      case ACQUIRE -> call.add(r.argument()).add(keys.maxTtlMillisText()).add(keys.guardFlag());
-      case RAISE_FENCE, EXTEND -> call.add(r.argument());
-      case RELEASE -> {}
+      case ACQUIRE ->
+          call.add(r.argument())
+              .add(keys.maxTtlMillisText())
+              .add(keys.guardFlag())
+              .add(life.runId())
+              .add(life.durableFlag())
+              .add(life.startedAtMicros());
+      case RAISE_FENCE, RELEASE -> call.add(r.argument()).add(keys.maxTtlMillisText());
+      case EXTEND -> call.add(r.argument());
     }
     return call;
   }
@@ -185,7 +197,7 @@ public final class JedisNode implements LockNode {
           return toReply(request, connection.getOne());
         } catch (JedisNoScriptException e) {
           // The node restarted or ran SCRIPT FLUSH: EVAL sends the source and caches it again.
-          connection.send(command(request, true));
+          connection.send(command(connection.life, request, true));
           return toReply(request, connection.getOne());
         }
       } catch (RuntimeException e) {
@@ -197,13 +209,40 @@ public final class JedisNode implements LockNode {
     }
   }
 
-  /** A Jedis connection that can flush without reading, and tell whether a reply has arrived. */
+  /**
+   * A Jedis connection that can flush without reading, tell whether a reply has arrived, and knows
+   * the life of the process it reached.
+   */
   static final class FlushableConnection extends Connection {
     private final CapturingSocketFactory sockets;
+    NodeLife life = NodeLife.unknown("not read yet");
 
     FlushableConnection(CapturingSocketFactory sockets, JedisClientConfig config) {
       super(sockets, config);
       this.sockets = sockets;
+    }
+
+    /**
+     * Reads, in one round trip, what the restart guard needs to know about the process. A transport
+     * failure breaks the connection (thrown); a refused command is part of the answer.
+     */
+    void readLife() {
+      sendCommand(Protocol.Command.INFO, "server");
+      sendCommand(Protocol.Command.INFO, "persistence");
+      sendCommand(Protocol.Command.CONFIG, "GET", "appendfsync");
+      flush();
+      Object server = replyOrError();
+      Object persistence = replyOrError();
+      Object appendfsync = replyOrError();
+      life = NodeLife.of(server, persistence, appendfsync);
+    }
+
+    private Object replyOrError() {
+      try {
+        return getOne();
+      } catch (JedisDataException e) {
+        return e; // an error reply (NOPERM, unknown command): the stream is still in step
+      }
     }
 
     void send(CommandArguments command) {
@@ -277,8 +316,15 @@ public final class JedisNode implements LockNode {
 
     @Override
     public PooledObject<Connection> makeObject() {
-      return new DefaultPooledObject<>(
-          new FlushableConnection(new CapturingSocketFactory(address, config), config));
+      FlushableConnection connection =
+          new FlushableConnection(new CapturingSocketFactory(address, config), config);
+      try {
+        connection.readLife();
+      } catch (RuntimeException e) {
+        connection.disconnect();
+        throw e;
+      }
+      return new DefaultPooledObject<>(connection);
     }
 
     @Override

@@ -19,6 +19,9 @@ final class NodeFailures {
   }
 
   static String describe(Throwable error) {
+    if (error instanceof NodeLifeUnknownException) {
+      return error.getMessage();
+    }
     if (find(error, SocketTimeoutException.class) != null) {
       return "timed out: " + error.getMessage();
     }

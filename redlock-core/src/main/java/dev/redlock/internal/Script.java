@@ -31,6 +31,9 @@ public final class Script {
    */
   public static final Script EXTEND = load("extend.lua");
 
+  /** The administrator's break of a lock: DEL whoever holds it, counter raised (see the script). */
+  public static final Script FORCE_RELEASE = load("force_release.lua");
+
   private final String name;
   private final String source;
   private final String sha1;

@@ -1,28 +1,50 @@
 -- Acquire: the restart guard, SET NX PX, and the fencing counter, in one round trip.
--- KEYS[1] = lock key, KEYS[2] = epoch marker, KEYS[3] = fencing counters (a hash, field = lock key)
--- ARGV[1] = owner token, ARGV[2] = ttl in ms, ARGV[3] = maxTtl in ms, ARGV[4] = '1' if the guard is on
--- Returns: the fencing counter (> 0) if the lock was taken; 0 if the key is held;
---          -(ms of quarantine left + 1) if the node's data is too young to vote.
+-- KEYS[1] = lock key, KEYS[2] = life marker, KEYS[3] = this lock key's fencing counter,
+-- KEYS[4] = the previous version's epoch marker (read only when the life marker is missing)
+-- ARGV[1] = owner token, ARGV[2] = ttl in ms, ARGV[3] = maxTtl in ms, ARGV[4] = '1' if the guard is on,
+-- ARGV[5] = run_id of the process this connection reached (read once per connection, INFO server),
+-- ARGV[6] = '1' if that process keeps every acknowledged write (appendonly yes, appendfsync always),
+-- ARGV[7] = when that process started, node clock in µs (server_time_usec - uptime), or -1 if unknown
+-- Returns: token * 2 + ahead (> 0) if the lock was taken, where ahead = 1 when the token came from
+--          the counter rather than this node's clock; 0 if the key is held;
+--          -(ms of quarantine left + 1) if the node may have forgotten leases (docs/fencing.md).
 
 -- Redis 6.2 replicates scripts verbatim unless told otherwise; TIME before a write needs
 -- effects replication (the default since 5.0; on 7 this call is a no-op).
 if redis.replicate_commands then redis.replicate_commands() end
 
 local t = redis.call('TIME')
--- Microseconds as a string first: exact, whatever Lua does with large numbers.
-local now_text = t[1] .. string.format('%06d', tonumber(t[2]))
-local now = tonumber(now_text)
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2]) -- µs; token * 2 stays exact in a double until 2112
+local max_ttl = tonumber(ARGV[3]) * 1000
 
--- The epoch marker has no ttl: it says when this node's current data began, on its own clock.
--- A node that lost its data (restart without persistence, FLUSHALL) lost the marker too, so
--- its data is young until maxTtl has passed: every lock it might have forgotten has expired.
-local epoch = tonumber(redis.call('GET', KEYS[2]))
-if not epoch then
-  redis.call('SET', KEYS[2], now_text)
-  epoch = now
+-- The life marker '<run_id>:<durable>:<epoch µs>' says which process life stamped this dataset
+-- and from when its data is trusted. A dataset this process did not stamp was loaded (a restart
+-- from an RDB or AOF, a copied dump.rdb) or restored from another life: it may lack leases this
+-- node granted, so it is trusted only from now, unless both lives keep every acknowledged write.
+local life = redis.call('GET', KEYS[2])
+local epoch = life and string.sub(life, 1, 40) == ARGV[5] and tonumber(string.sub(life, 44))
+if epoch then
+  if ARGV[6] == '0' and string.sub(life, 42, 42) == '1' then
+    -- This life stopped promising durability (or this client cannot confirm it): a restart
+    -- after this point is not trusted. Never upgraded back within a life.
+    redis.call('SET', KEYS[2], ARGV[5] .. ':0:' .. string.sub(life, 44))
+  end
+else
+  if life and string.sub(life, 42, 42) == '1' and ARGV[6] == '1' then
+    -- Both the life that stamped it and this one keep every acknowledged write (AOF, fsync
+    -- always): the restart lost nothing, the old epoch still holds.
+    epoch = tonumber(string.sub(life, 44))
+  elseif not life and tonumber(ARGV[7]) >= 0 and now - tonumber(ARGV[7]) >= max_ttl
+      and redis.call('EXISTS', KEYS[4]) == 1 then
+    -- Upgrade from the previous version's marker on a process up for longer than maxTtl: any
+    -- lease a restart made it forget has expired; the old marker still counts for a flush.
+    epoch = math.max(tonumber(redis.call('GET', KEYS[4])) or now, tonumber(ARGV[7]))
+  end
+  epoch = epoch or now
+  redis.call('SET', KEYS[2], ARGV[5] .. ':' .. ARGV[6] .. ':' .. string.format('%.0f', epoch))
 end
 if ARGV[4] == '1' then
-  local left = tonumber(ARGV[3]) * 1000 - (now - epoch)
+  local left = max_ttl - (now - epoch)
   if left > 0 then
     return -(math.floor(left / 1000) + 1)
   end
@@ -32,15 +54,14 @@ if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return 0
 end
 
--- The counter never expires and only grows. A missing counter (new resource, or lost data)
--- starts at the node's clock in microseconds, rounded down to a grain (at most 1 s and a quarter
--- of maxTtl) so that nodes with synchronised clocks start a new resource at the same value and no
--- write-back is needed. After the quarantine it is still past every token handed out before a
--- data loss, as long as node clocks differ by less than maxTtl minus the grain.
-if redis.call('HEXISTS', KEYS[3], KEYS[1]) == 1 then
-  return redis.call('HINCRBY', KEYS[3], KEYS[1], 1)
+-- The token is at least this node's clock, so a counter lost with old data, expired or deleted
+-- cannot make it go back (docs/fencing.md). The counter is kept for maxTtl past the clock: it
+-- guards against the clock stepping back, and then goes away by itself.
+local counter = tonumber(redis.call('GET', KEYS[3]))
+local token, ahead = now, 0
+if counter and counter >= now then
+  token, ahead = counter + 1, 1
 end
-local grain = math.min(math.floor(tonumber(ARGV[3]) * 1000 / 4), 1048576)
-local start = now - (now % grain)
-redis.call('HSET', KEYS[3], KEYS[1], string.format('%.0f', start))
-return start
+redis.call('SET', KEYS[3], string.format('%.0f', token),
+  'PX', string.format('%.0f', tonumber(ARGV[3]) + math.ceil((token - now) / 1000)))
+return token * 2 + ahead

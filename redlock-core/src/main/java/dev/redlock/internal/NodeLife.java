@@ -1,0 +1,81 @@
+package dev.redlock.internal;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/**
+ * What one connection learned, once, about the process it reached: the restart guard's inputs. Read
+ * when the connection is made (a restart always breaks connections, so it cannot go stale in the
+ * way that matters), in one pipelined round trip, never on the acquire path.
+ *
+ * @param runId the process's {@code run_id}: a new one after every restart
+ * @param durable whether the process keeps every write it acknowledged ({@code appendonly yes} and
+ *     {@code appendfsync always}); false when {@code CONFIG GET} is refused
+ * @param startedAtMicros when the process started, on the node's clock; -1 if unknown
+ * @param unknown why the guard cannot trust this node at all (INFO refused), or null
+ */
+record NodeLife(String runId, boolean durable, long startedAtMicros, String unknown) {
+  private static final int RUN_ID_LENGTH = 40;
+
+  static NodeLife unknown(String why) {
+    return new NodeLife(null, false, -1, why);
+  }
+
+  /**
+   * Reads the replies to {@code INFO server}, {@code INFO persistence} and {@code CONFIG GET
+   * appendfsync}, each either the reply or the error it raised.
+   */
+  static NodeLife of(Object server, Object persistence, Object appendfsync) {
+    if (server instanceof RuntimeException e) {
+      return unknown(
+          "INFO is refused ("
+              + e.getMessage()
+              + "), so this client cannot tell whether the node restarted and does not count its"
+              + " vote; grant its user +info (and +config|get for the appendfsync check)");
+    }
+    String info = text(server);
+    String runId = field(info, "run_id");
+    if (runId == null || runId.length() != RUN_ID_LENGTH) {
+      return unknown("INFO server has no run_id, so this client cannot tell whether it restarted");
+    }
+    long started = -1;
+    String time = field(info, "server_time_usec");
+    String uptime = field(info, "uptime_in_seconds");
+    if (time != null && uptime != null) {
+      // uptime is rounded down: the start we compute is at or after the real one.
+      started = Long.parseLong(time) - Long.parseLong(uptime) * 1_000_000;
+    }
+    boolean aof =
+        !(persistence instanceof RuntimeException)
+            && "1".equals(field(text(persistence), "aof_enabled"));
+    boolean always =
+        appendfsync instanceof List<?> pair
+            && pair.size() == 2
+            && "always".equals(text(pair.get(1)));
+    return new NodeLife(runId, aof && always, started, null);
+  }
+
+  private static String text(Object reply) {
+    return reply instanceof byte[] bytes
+        ? new String(bytes, StandardCharsets.UTF_8)
+        : String.valueOf(reply);
+  }
+
+  private static String field(String info, String name) {
+    String prefix = "\n" + name + ":";
+    int at = ("\n" + info).indexOf(prefix);
+    if (at < 0) {
+      return null;
+    }
+    int from = at + prefix.length() - 1;
+    int end = info.indexOf('\r', from);
+    if (end < 0) {
+      end = info.indexOf('\n', from);
+    }
+    return (end < 0 ? info.substring(from) : info.substring(from, end)).trim();
+  }
+
+  String durableFlag() {
+    return durable ? "1" : "0";
+  }
+}
