@@ -310,7 +310,7 @@ final class DoctorCommand extends CliCommand {
         aof && always && !"0".equals(persistenceInfo.getOrDefault("aof_enabled", "1"));
     String setting;
     String consequence;
-    String seen = "the restart guard sees each restart by run_id";
+    String detected = "the restart guard sees each restart by run_id";
     String fix = "appendonly yes and appendfsync always (CONFIG SET, and in redis.conf)";
     if (durable) {
       add(
@@ -336,7 +336,7 @@ final class DoctorCommand extends CliCommand {
     } else {
       setting = "no persistence (appendonly no, save '')";
       consequence = "a restart comes back empty";
-      seen = "the restart guard finds no life marker after a restart";
+      detected = "the restart guard finds no life marker after a restart";
     }
     if (config.restartGuard()) {
       add(
@@ -347,7 +347,7 @@ final class DoctorCommand extends CliCommand {
               + ": "
               + consequence
               + "; "
-              + seen
+              + detected
               + " and keeps the node out of votes for "
               + maxTtl
               + " after it: safe, but the node's vote is lost that long",

@@ -163,7 +163,8 @@ final class NodeLife {
               + " acquire starts "
               + quarantineOfMaxTtl);
     }
-    return left("marker of this process life", marker.epochMicros(), nowMicros, maxTtlMicros);
+    return left(
+        "marker stamped by this process life", marker.epochMicros(), nowMicros, maxTtlMicros);
   }
 
   private static GuardView left(String why, long epochMicros, long nowMicros, long maxTtlMicros) {
