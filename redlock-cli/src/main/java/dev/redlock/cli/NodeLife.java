@@ -137,7 +137,11 @@ final class NodeLife {
       }
       return new GuardView(
           DoctorCommand.Verdict.INFO,
-          "no life marker yet (a new node, or its data is gone): the first acquire starts "
+          (legacyEpochMicros == null
+                  ? "no life marker yet (a new node, or its data is gone)"
+                  : "no life marker yet, and the process has been up less than maxTtl, so the"
+                      + " previous version's epoch marker is not adopted")
+              + ": the first acquire starts "
               + quarantineOfMaxTtl);
     }
     if (!marker.runId().equals(runId)) {
