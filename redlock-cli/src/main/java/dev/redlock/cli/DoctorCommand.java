@@ -20,12 +20,16 @@ import redis.clients.jedis.exceptions.JedisDataException;
     mixinStandardHelpOptions = true,
     description = {
       "Checks every node against what Redlock's safety needs, and prints a verdict per check"
-          + " with the fix: reachability and round trip; Redis version; persistence (appendonly,"
-          + " appendfsync) against the restart guard; maxmemory-policy (eviction of lock keys);"
+          + " with the fix: reachability and round trip; Redis version; that the node lets the"
+          + " client see its restarts (INFO: run_id, uptime); persistence (appendonly,"
+          + " appendfsync, save) and what it means for the restart guard; maxmemory-policy"
+          + " (eviction of lock and fence keys); the guard's view of the node now (its life"
+          + " marker: voting, or quarantined and for how long); keys the previous version left;"
           + " clock skew (TIME) between nodes and against this machine; that the nodes are"
           + " independent masters (distinct run_id, no replica); ACL permissions for the commands"
           + " the lock runs; node count and quorum.",
-      "A node that refuses CONFIG GET gets '?' (unknown) for those checks, not a failure."
+      "A node that refuses INFO fails (its vote would never count); one that refuses CONFIG GET"
+          + " gets a warning for persistence (treated as not durable) and '?' for eviction."
     },
     footer = {
       "",
@@ -43,6 +47,7 @@ final class DoctorCommand extends CliCommand {
     OK("ok  "),
     WARN("warn"),
     FAIL("FAIL"),
+    INFO("info"),
     UNKNOWN("?   ");
 
     final String label;
@@ -161,18 +166,36 @@ final class DoctorCommand extends CliCommand {
           "over half of nodeTimeout (" + config.nodeTimeout().toMillis() + " ms)",
           "raise redlock.nodeTimeout, or move the node closer");
     }
-    Map<String, String> server = info(jedis, "server");
-    Map<String, String> replication = info(jedis, "replication");
-    checkVersion(node, server.getOrDefault("redis_version", "unknown"));
-    checkRole(node, replication);
-    checkPersistence(config, node, jedis);
+    Map<String, String> server = null;
+    Map<String, String> persistence = Map.of();
+    try {
+      server = NodeLife.info(jedis, "server");
+      checkVersion(node, server.getOrDefault("redis_version", "unknown"));
+      checkRole(node, NodeLife.info(jedis, "replication"));
+      persistence = NodeLife.info(jedis, "persistence");
+    } catch (JedisDataException e) {
+      add(
+          Verdict.FAIL,
+          node,
+          "restarts",
+          "INFO refused ("
+              + e.getMessage()
+              + "): the client cannot tell whether the node restarted, so it never sends it an"
+              + " acquire and never counts its vote",
+          "grant the user +info (and +config|get, so a node with appendfsync always keeps its"
+              + " vote across restarts)");
+    }
+    boolean durable = checkPersistence(config, node, jedis, persistence);
     checkEviction(node, jedis);
-    checkPermissions(config, node, jedis);
     long before = System.currentTimeMillis();
-    List<String> time = jedis.time();
+    long nowMicros = NodeLife.nodeMicros(jedis);
     long after = System.currentTimeMillis();
-    long nodeMillis = Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
-    long offset = nodeMillis - (before + after) / 2;
+    if (server != null) {
+      checkLife(config, node, jedis, server, durable, nowMicros);
+    }
+    checkLegacyKeys(config, node, jedis);
+    checkPermissions(config, node, jedis);
+    long offset = nowMicros / 1000 - (before + after) / 2;
     if (Math.abs(offset) > 1000) {
       add(
           Verdict.WARN,
@@ -183,7 +206,7 @@ final class DoctorCommand extends CliCommand {
     } else {
       add(Verdict.OK, node, "clock", "within " + Math.abs(offset) + " ms of this machine", null);
     }
-    return new Seen(node, server.get("run_id"), offset);
+    return new Seen(node, server == null ? null : server.get("run_id"), offset);
   }
 
   private static long roundTripMicros(Jedis jedis) {
@@ -194,17 +217,6 @@ final class DoctorCommand extends CliCommand {
       best = Math.min(best, (System.nanoTime() - t) / 1000);
     }
     return best;
-  }
-
-  private static Map<String, String> info(Jedis jedis, String section) {
-    Map<String, String> values = new HashMap<>();
-    for (String line : jedis.info(section).split("\r?\n")) {
-      int colon = line.indexOf(':');
-      if (colon > 0 && !line.startsWith("#")) {
-        values.put(line.substring(0, colon), line.substring(colon + 1).trim());
-      }
-    }
-    return values;
   }
 
   private void checkVersion(String node, String version) {
@@ -256,62 +268,103 @@ final class DoctorCommand extends CliCommand {
     }
   }
 
-  /** A node that will not say (ACL, managed Redis): unknown, not a failure. */
-  private void configRefused(String node, String what, JedisDataException e, String fix) {
-    add(Verdict.UNKNOWN, node, what, "CONFIG GET refused (" + e.getMessage() + ")", fix);
+  private static String configGet(Jedis jedis, String name) {
+    // One name per CONFIG GET: Redis 6.2 takes only one.
+    return jedis.configGet(name).get(name);
   }
 
-  private String configGet(Jedis jedis, String name) {
-    Map<String, String> value = jedis.configGet(name);
-    return value.get(name);
-  }
-
-  private void checkPersistence(RedlockConfig config, String node, Jedis jedis) {
+  /**
+   * Reports what the node's persistence means for the restart guard (the guard sees every restart
+   * by run_id; only appendonly yes + appendfsync always lets it keep the node's vote across one).
+   *
+   * @return whether a client counts the node as durable: aof_enabled and appendfsync always
+   */
+  private boolean checkPersistence(
+      RedlockConfig config, String node, Jedis jedis, Map<String, String> persistenceInfo) {
+    String maxTtl = "maxTtl (" + Durations.format(config.maxTtl()) + ")";
     String appendonly;
     String appendfsync;
+    String save;
     try {
       appendonly = configGet(jedis, "appendonly");
       appendfsync = configGet(jedis, "appendfsync");
+      save = configGet(jedis, "save");
     } catch (JedisDataException e) {
-      configRefused(node, "persistence", e, "check appendonly and appendfsync by hand");
-      return;
+      add(
+          config.restartGuard() ? Verdict.WARN : Verdict.FAIL,
+          node,
+          "persistence",
+          "CONFIG GET refused ("
+              + e.getMessage()
+              + "): durability unknown, so the client treats the node as not durable: every"
+              + " restart keeps it out of votes for "
+              + maxTtl
+              + ", even with appendfsync always",
+          "grant the user +config|get (and check appendonly, appendfsync by hand)");
+      return false;
     }
-    if (!"yes".equals(appendonly)) {
-      if (config.restartGuard()) {
-        add(
-            Verdict.WARN,
-            node,
-            "persistence",
-            "appendonly "
-                + appendonly
-                + ": a restart forgets its locks; the restart guard keeps it"
-                + " out of votes for maxTtl ("
-                + config.maxTtl().toSeconds()
-                + " s) after each",
-            "appendonly yes, appendfsync always");
-      } else {
-        add(
-            Verdict.FAIL,
-            node,
-            "persistence",
-            "appendonly "
-                + appendonly
-                + " and the restart guard is off: a restart can grant a lock twice",
-            "appendonly yes, appendfsync always (and keep the guard on)");
-      }
-    } else if (!"always".equals(appendfsync)) {
+    boolean aof = "yes".equals(appendonly);
+    boolean always = "always".equals(appendfsync);
+    // The client reads aof_enabled from INFO; CONFIG says the same unless INFO was refused.
+    boolean durable =
+        aof && always && !"0".equals(persistenceInfo.getOrDefault("aof_enabled", "1"));
+    String setting;
+    String consequence;
+    String detected = "the restart guard sees each restart by run_id";
+    String fix = "appendonly yes and appendfsync always (CONFIG SET, and in redis.conf)";
+    if (durable) {
+      add(
+          Verdict.OK,
+          node,
+          "persistence",
+          "appendonly yes, appendfsync always: a restart keeps every acknowledged write, and the"
+              + " restart guard lets the node keep its vote",
+          null);
+      return true;
+    } else if (aof) {
+      setting = "appendonly yes, appendfsync " + appendfsync;
+      consequence =
+          "a restart may lose the last writes ("
+              + ("everysec".equals(appendfsync)
+                  ? "up to ~1 s"
+                  : "whatever the OS had not yet written")
+              + ")";
+      fix = "appendfsync always (CONFIG SET appendfsync always, and in redis.conf)";
+    } else if (save != null && !save.isBlank()) {
+      setting = "RDB snapshots only (save '" + save + "', appendonly no)";
+      consequence = "a restart reloads an older snapshot, without the locks taken since";
+    } else {
+      setting = "no persistence (appendonly no, save '')";
+      consequence = "a restart comes back empty";
+      detected = "the restart guard finds no life marker after a restart";
+    }
+    if (config.restartGuard()) {
       add(
           Verdict.WARN,
           node,
           "persistence",
-          "appendfsync "
-              + appendfsync
-              + ": a machine crash can lose the last second of locks while"
-              + " the node's epoch survives, so the guard cannot tell",
-          "appendfsync always");
+          setting
+              + ": "
+              + consequence
+              + "; "
+              + detected
+              + " and keeps the node out of votes for "
+              + maxTtl
+              + " after it: safe, but the node's vote is lost that long",
+          fix + ": then a restart keeps the node's vote");
     } else {
-      add(Verdict.OK, node, "persistence", "appendonly yes, appendfsync always", null);
+      add(
+          Verdict.FAIL,
+          node,
+          "persistence",
+          setting
+              + ": "
+              + consequence
+              + ", and the restart guard is off: a restart can grant a"
+              + " lock twice",
+          fix + ", and keep the restart guard on");
     }
+    return false;
   }
 
   private void checkEviction(String node, Jedis jedis) {
@@ -319,20 +372,130 @@ final class DoctorCommand extends CliCommand {
     try {
       policy = configGet(jedis, "maxmemory-policy");
     } catch (JedisDataException e) {
-      configRefused(node, "eviction", e, "check maxmemory-policy by hand: noeviction");
+      add(
+          Verdict.UNKNOWN,
+          node,
+          "eviction",
+          "CONFIG GET refused (" + e.getMessage() + ")",
+          "grant the user +config|get, or check by hand that maxmemory-policy is noeviction");
       return;
     }
     if ("noeviction".equals(policy)) {
       add(Verdict.OK, node, "eviction", "maxmemory-policy noeviction", null);
+      return;
+    }
+    String what;
+    if (policy != null && policy.startsWith("volatile-")) {
+      what =
+          "evicts keys that carry a ttl when memory runs out, and lock keys and fence keys all"
+              + " carry one";
+    } else if (policy != null && policy.startsWith("allkeys-")) {
+      what = "may evict any key when memory runs out: lock keys, fence keys, the life marker";
     } else {
+      what = "may evict keys when memory runs out";
+    }
+    add(
+        Verdict.FAIL,
+        node,
+        "eviction",
+        "maxmemory-policy "
+            + policy
+            + " "
+            + what
+            + ": an evicted lock key is a lock granted twice, an evicted fence key lets fencing"
+            + " tokens go back",
+        "CONFIG SET maxmemory-policy noeviction (and in redis.conf); size maxmemory so that it is"
+            + " never reached");
+  }
+
+  /** The node's life (run_id, uptime) and what the restart guard makes of it now. */
+  private void checkLife(
+      RedlockConfig config,
+      String node,
+      Jedis jedis,
+      Map<String, String> server,
+      boolean durable,
+      long nowMicros) {
+    String runId = server.get("run_id");
+    long uptime = Long.parseLong(server.getOrDefault("uptime_in_seconds", "0"));
+    long serverMicros = Long.parseLong(server.getOrDefault("server_time_usec", "0"));
+    long startedMicros = (serverMicros > 0 ? serverMicros : nowMicros) - uptime * 1_000_000;
+    add(
+        Verdict.INFO,
+        node,
+        "life",
+        "run_id " + NodeLife.shortId(runId) + ", up " + NodeLife.uptime(uptime),
+        null);
+    String prefix = config.keyPrefix();
+    String marker;
+    String legacyEpoch;
+    try {
+      marker = jedis.get(NodeLife.lifeKey(prefix));
+      legacyEpoch = jedis.get(NodeLife.legacyEpochKey(prefix));
+    } catch (JedisDataException e) {
+      add(
+          Verdict.UNKNOWN,
+          node,
+          "restart guard",
+          "cannot read " + NodeLife.lifeKey(prefix) + " (" + e.getMessage() + ")",
+          "grant the user +get on ~" + prefix + "*");
+      return;
+    }
+    if (!config.restartGuard()) {
       add(
           Verdict.FAIL,
           node,
-          "eviction",
-          "maxmemory-policy "
-              + policy
-              + " can evict lock keys (they carry a ttl) while they are held",
-          "CONFIG SET maxmemory-policy noeviction (and in redis.conf)");
+          "restart guard",
+          "off in this configuration: a node restarted or restored without its writes can grant a"
+              + " lock twice",
+          "keep the restart guard on");
+      return;
+    }
+    NodeLife.Marker parsed = NodeLife.Marker.parse(marker);
+    if (marker != null && parsed == null) {
+      add(
+          Verdict.WARN,
+          node,
+          "restart guard",
+          NodeLife.lifeKey(prefix) + " holds '" + marker + "', not <run_id>:<d>:<epoch_us>",
+          "redlock quarantine --node " + node + " (stamps a good marker)");
+      return;
+    }
+    Long legacy = null;
+    try {
+      legacy = legacyEpoch == null ? null : Long.parseLong(legacyEpoch);
+    } catch (NumberFormatException e) {
+      // not a number: the guard cannot adopt it either
+    }
+    NodeLife.GuardView view =
+        NodeLife.guard(parsed, runId, durable, nowMicros, startedMicros, legacy, config.maxTtl());
+    add(view.verdict(), node, "restart guard", view.detail(), null);
+  }
+
+  /** Keys the previous version wrote: harmless, and deletable once no client uses them. */
+  private void checkLegacyKeys(RedlockConfig config, String node, Jedis jedis) {
+    String epoch = NodeLife.legacyEpochKey(config.keyPrefix());
+    String fences = NodeLife.legacyFencesKey(config.keyPrefix());
+    List<String> present = new ArrayList<>();
+    try {
+      if (jedis.exists(epoch)) {
+        present.add(epoch);
+      }
+      if (jedis.exists(fences)) {
+        present.add(fences);
+      }
+    } catch (JedisDataException e) {
+      return; // the permissions check says what the user may not do
+    }
+    if (!present.isEmpty()) {
+      add(
+          Verdict.INFO,
+          node,
+          "legacy keys",
+          String.join(", ", present)
+              + " from the previous version: no longer used once every client runs this version;"
+              + " safe to delete then",
+          "once every client is upgraded: DEL " + String.join(" ", present));
     }
   }
 

@@ -11,7 +11,8 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
- * The {@code redlock} command: {@code run}, {@code status}, {@code doctor}, {@code release}.
+ * The {@code redlock} command: {@code run}, {@code status}, {@code doctor}, {@code release}, {@code
+ * quarantine}.
  *
  * <p>Exit statuses are part of the interface (see {@link ExitCodes}); {@link #execute} returns
  * them, {@link #main} exits with them.
@@ -25,6 +26,7 @@ import picocli.CommandLine.Command;
       StatusCommand.class,
       DoctorCommand.class,
       ReleaseCommand.class,
+      QuarantineCommand.class,
       CommandLine.HelpCommand.class
     },
     description = {
@@ -40,6 +42,7 @@ import picocli.CommandLine.Command;
       "  redlock run --ttl 30s --wait 10s settlement -- ./settle.sh 2026-11-30",
       "  redlock status settlement",
       "  redlock release --force settlement",
+      "  redlock quarantine --node redis://10.0.0.2:6379",
       "",
       "Exit statuses: see 'redlock help run' and docs/operations.md."
     })

@@ -3,7 +3,6 @@ package dev.redlock.cli;
 import dev.redlock.LockStatus;
 import dev.redlock.RedlockAdmin;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.util.List;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -76,22 +75,9 @@ final class ReleaseCommand extends CliCommand {
           return ExitCodes.CHECK_FAILED;
         }
       }
-      List<String> results = admin.forceRelease(resource, operator());
+      List<String> results = admin.forceRelease(resource, operator(reason));
       results.forEach(r -> cli.out.println("  " + r));
       return ExitCodes.OK;
     }
-  }
-
-  private String operator() {
-    String user = System.getProperty("user.name", "unknown");
-    String host = cli.env.getOrDefault("HOSTNAME", "");
-    if (host.isBlank()) {
-      try {
-        host = InetAddress.getLocalHost().getHostName();
-      } catch (IOException e) {
-        host = "unknown-host";
-      }
-    }
-    return user + "@" + host + (reason == null ? "" : " reason=" + Json.string(reason));
   }
 }
