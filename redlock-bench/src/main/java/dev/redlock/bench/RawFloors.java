@@ -166,7 +166,8 @@ final class RawFloors {
                     .add("1")
                     .add(runIds.get(i))
                     .add("0")
-                    .add(-1));
+                    .add(-1)
+                    .add("0"));
         nodes.get(i).flushNow();
       }
       for (FlushableConnection c : nodes) {

@@ -507,13 +507,12 @@ final class DoctorCommand extends CliCommand {
             + "redis.call('TIME') "
             + "redis.call('SET', KEYS[1], 'x', 'NX', 'PX', 5000) "
             + "redis.call('GET', KEYS[1]) redis.call('PEXPIRE', KEYS[1], 5000) "
-            + "redis.call('PTTL', KEYS[1]) "
-            + "redis.call('HSET', KEYS[2], 'f', '1') redis.call('HINCRBY', KEYS[2], 'f', 1) "
-            + "redis.call('HGET', KEYS[2], 'f') redis.call('HEXISTS', KEYS[2], 'f') "
+            + "redis.call('PTTL', KEYS[1]) redis.call('EXISTS', KEYS[2]) "
+            + "redis.call('SET', KEYS[2], '1', 'PX', 5000) redis.call('GET', KEYS[2]) "
             + "redis.call('DEL', KEYS[1], KEYS[2]) return 1";
     try {
-      jedis.eval(script, 2, key, key + "-fences"); // EVAL loads it; the lock then uses EVALSHA
-      jedis.evalsha(sha1(script), 2, key, key + "-fences");
+      jedis.eval(script, 2, key, key + "-fence"); // EVAL loads it; the lock then uses EVALSHA
+      jedis.evalsha(sha1(script), 2, key, key + "-fence");
       add(Verdict.OK, node, "permissions", "EVAL/EVALSHA and the scripts' commands allowed", null);
     } catch (JedisDataException e) {
       add(
@@ -521,8 +520,8 @@ final class DoctorCommand extends CliCommand {
           node,
           "permissions",
           e.getMessage(),
-          "grant the user: +eval +evalsha +time +set +get +pexpire +pttl +hset"
-              + " +hincrby +hget +hexists +del on ~"
+          "grant the user: +eval +evalsha +time +set +get +pexpire +pttl +exists +del"
+              + " +info +config|get on ~"
               + config.keyPrefix()
               + "*");
     }

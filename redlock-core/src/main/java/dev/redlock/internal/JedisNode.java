@@ -144,7 +144,8 @@ public final class JedisNode implements LockNode {
               .add(keys.guardFlag())
               .add(life.runId())
               .add(life.durableFlag())
-              .add(life.startedAtMicros());
+              .add(life.startedAtMicros())
+              .add(life.aofLoadedFlag());
       case RAISE_FENCE, RELEASE -> call.add(r.argument()).add(keys.maxTtlMillisText());
       case EXTEND -> call.add(r.argument());
     }

@@ -11,14 +11,17 @@ import java.util.List;
  * @param runId the process's {@code run_id}: a new one after every restart
  * @param durable whether the process keeps every write it acknowledged ({@code appendonly yes} and
  *     {@code appendfsync always}); false when {@code CONFIG GET} is refused
+ * @param aofLoaded durable, and its data came from its AOF at start: no AOF rewrite has run or is
+ *     due since (a node switched to AOF at runtime, after loading an RDB, rewrites at once)
  * @param startedAtMicros when the process started, on the node's clock; -1 if unknown
  * @param unknown why the guard cannot trust this node at all (INFO refused), or null
  */
-record NodeLife(String runId, boolean durable, long startedAtMicros, String unknown) {
+record NodeLife(
+    String runId, boolean durable, boolean aofLoaded, long startedAtMicros, String unknown) {
   private static final int RUN_ID_LENGTH = 40;
 
   static NodeLife unknown(String why) {
-    return new NodeLife(null, false, -1, why);
+    return new NodeLife(null, false, false, -1, why);
   }
 
   /**
@@ -45,14 +48,18 @@ record NodeLife(String runId, boolean durable, long startedAtMicros, String unkn
       // uptime is rounded down: the start we compute is at or after the real one.
       started = Long.parseLong(time) - Long.parseLong(uptime) * 1_000_000;
     }
-    boolean aof =
-        !(persistence instanceof RuntimeException)
-            && "1".equals(field(text(persistence), "aof_enabled"));
+    String aof = persistence instanceof RuntimeException ? "" : text(persistence);
     boolean always =
         appendfsync instanceof List<?> pair
             && pair.size() == 2
             && "always".equals(text(pair.get(1)));
-    return new NodeLife(runId, aof && always, started, null);
+    boolean durable = "1".equals(field(aof, "aof_enabled")) && always;
+    boolean loaded =
+        durable
+            && "-1".equals(field(aof, "aof_last_rewrite_time_sec"))
+            && "0".equals(field(aof, "aof_rewrite_in_progress"))
+            && "0".equals(field(aof, "aof_rewrite_scheduled"));
+    return new NodeLife(runId, durable, loaded, started, null);
   }
 
   private static String text(Object reply) {
@@ -77,5 +84,9 @@ record NodeLife(String runId, boolean durable, long startedAtMicros, String unkn
 
   String durableFlag() {
     return durable ? "1" : "0";
+  }
+
+  String aofLoadedFlag() {
+    return aofLoaded ? "1" : "0";
   }
 }

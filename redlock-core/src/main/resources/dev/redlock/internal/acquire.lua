@@ -4,7 +4,9 @@
 -- ARGV[1] = owner token, ARGV[2] = ttl in ms, ARGV[3] = maxTtl in ms, ARGV[4] = '1' if the guard is on,
 -- ARGV[5] = run_id of the process this connection reached (read once per connection, INFO server),
 -- ARGV[6] = '1' if that process keeps every acknowledged write (appendonly yes, appendfsync always),
--- ARGV[7] = when that process started, node clock in µs (server_time_usec - uptime), or -1 if unknown
+-- ARGV[7] = when that process started, node clock in µs (server_time_usec - uptime), or -1 if unknown,
+-- ARGV[8] = '1' if it is durable and its data came from its AOF at start (no AOF rewrite since: not
+--           an RDB loaded before AOF was switched on at runtime)
 -- Returns: token * 2 + ahead (> 0) if the lock was taken, where ahead = 1 when the token came from
 --          the counter rather than this node's clock; 0 if the key is held;
 --          -(ms of quarantine left + 1) if the node may have forgotten leases (docs/fencing.md).
@@ -30,15 +32,19 @@ if epoch then
     redis.call('SET', KEYS[2], ARGV[5] .. ':0:' .. string.sub(life, 44))
   end
 else
-  if life and string.sub(life, 42, 42) == '1' and ARGV[6] == '1' then
+  local started = tonumber(ARGV[7])
+  if life and string.sub(life, 42, 42) == '1' and ARGV[8] == '1' and started >= 0
+      and now - started < max_ttl then
     -- Both the life that stamped it and this one keep every acknowledged write (AOF, fsync
-    -- always): the restart lost nothing, the old epoch still holds.
+    -- always), this one loaded it from its AOF at start, and this is its first acquire since:
+    -- a restart that lost nothing, so the old epoch still holds. Later in a life, a marker of
+    -- another life can only have been restored: not trusted.
     epoch = tonumber(string.sub(life, 44))
-  elseif not life and tonumber(ARGV[7]) >= 0 and now - tonumber(ARGV[7]) >= max_ttl
+  elseif not life and started >= 0 and now - started >= max_ttl
       and redis.call('EXISTS', KEYS[4]) == 1 then
     -- Upgrade from the previous version's marker on a process up for longer than maxTtl: any
     -- lease a restart made it forget has expired; the old marker still counts for a flush.
-    epoch = math.max(tonumber(redis.call('GET', KEYS[4])) or now, tonumber(ARGV[7]))
+    epoch = math.max(tonumber(redis.call('GET', KEYS[4])) or now, started)
   end
   epoch = epoch or now
   redis.call('SET', KEYS[2], ARGV[5] .. ':' .. ARGV[6] .. ':' .. string.format('%.0f', epoch))
