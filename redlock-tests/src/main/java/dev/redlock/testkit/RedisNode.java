@@ -305,9 +305,15 @@ public final class RedisNode implements AutoCloseable {
     if (mode == Persistence.NONE) {
       wipeData();
     }
+    Duration previous = this.clockOffset;
     this.persistence = mode;
     this.clockOffset = clockOffset;
-    launch();
+    try {
+      launch();
+    } catch (RuntimeException e) {
+      this.clockOffset = previous; // the node stays down; a plain restart uses the old clock
+      throw e;
+    }
   }
 
   /**
