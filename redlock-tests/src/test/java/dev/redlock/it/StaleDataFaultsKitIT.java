@@ -1,5 +1,6 @@
 package dev.redlock.it;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -7,6 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.testkit.AofMark;
+import dev.redlock.testkit.FaultyNodes;
+import dev.redlock.testkit.Nemesis;
+import dev.redlock.testkit.Nemesis.Fault;
 import dev.redlock.testkit.Persistence;
 import dev.redlock.testkit.RedisBinary;
 import dev.redlock.testkit.RedisNode;
@@ -14,7 +18,9 @@ import dev.redlock.testkit.RedisNodes;
 import dev.redlock.testkit.Snapshot;
 import dev.redlock.testkit.Tools;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -307,6 +313,114 @@ class StaleDataFaultsKitIT {
       node.restart(Persistence.NONE);
       assertOffset(node, 0);
     }
+  }
+
+  // ---- 6. the nemesis
+
+  private static FaultyNodes embeddedEverysec(int count) {
+    RedisBinary embedded = Binary.EMBEDDED_62.get();
+    return Tools.requireOrSkip(
+        () ->
+            FaultyNodes.builder()
+                .nodes(count)
+                .binary(embedded)
+                .persistence(Persistence.AOF_EVERYSEC)
+                .start());
+  }
+
+  private static boolean logged(Nemesis nemesis, String text) {
+    return nemesis.log().stream().anyMatch(line -> line.contains(text));
+  }
+
+  @Test
+  void theNemesisDrawsEveryStaleDataFaultOnAMajority() {
+    try (FaultyNodes nodes = embeddedEverysec(3)) {
+      Nemesis nemesis =
+          Tools.requireOrSkip(
+              () ->
+                  Nemesis.builder(nodes)
+                      .seed(1212)
+                      .maxFaulty(3) // every node may be faulty at once: a majority
+                      .faults(Fault.staleData())
+                      .maxClockStep(Duration.ofSeconds(2))
+                      .start());
+      try (nemesis) {
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .pollInterval(Duration.ofMillis(100))
+            .until(
+                () ->
+                    nemesis.failure().isPresent()
+                        || (logged(nemesis, "RESTART_FROM_SNAPSHOT restarted")
+                            && logged(nemesis, "RESTORE_BACKUP restored")
+                            && logged(nemesis, "AOF_LOST_TAIL restarted")
+                            && logged(nemesis, "CLOCK_STEP_AT_BOOT")));
+      }
+      assertEquals(Optional.empty(), nemesis.failure(), String.join("\n", nemesis.log()));
+      assertTrue(nemesis.log().get(0).contains("seed=1212"), nemesis.log().get(0));
+      for (RedisNode node : nodes.nodes().all()) {
+        assertTrue(node.answersPing(), node + " healed");
+        assertTrue(
+            node.clockOffset().compareTo(Duration.ofSeconds(-2)) >= 0
+                && node.clockOffset().compareTo(Duration.ZERO) <= 0,
+            node + ": stepped back, never more than maxClockStep");
+        assertOffset(node, node.clockOffset().toMillis());
+      }
+    }
+  }
+
+  @Test
+  void theSameSeedDrawsTheSameFirstStaleDataFault() {
+    List<String> first = new java.util.ArrayList<>();
+    for (long seed : new long[] {77, 77}) {
+      try (FaultyNodes nodes = embeddedEverysec(3)) {
+        Nemesis nemesis =
+            Tools.requireOrSkip(
+                () -> Nemesis.builder(nodes).seed(seed).faults(Fault.staleData()).start());
+        try (nemesis) {
+          await().atMost(Duration.ofSeconds(20)).until(() -> nemesis.log().size() > 1);
+        }
+        first.add(nemesis.log().get(1).replaceFirst("^\\d+ ", "")); // without its time
+      }
+    }
+    assertEquals(first.get(0), first.get(1));
+  }
+
+  @Test
+  void aNemesisRefusesStaleDataFaultsNoNodeCanTake() {
+    try (FaultyNodes aof = Tools.requireOrSkip(() -> FaultyNodes.start(3, Persistence.AOF))) {
+      assertThrows(
+          IllegalStateException.class,
+          () -> Nemesis.builder(aof).faults(EnumSet.of(Fault.AOF_LOST_TAIL)).start());
+      if (!Tools.requireOrSkip(() -> aof.node(0).binary().acceptsFakeClock())) {
+        assertThrows(
+            IllegalStateException.class,
+            () -> Nemesis.builder(aof).faults(EnumSet.of(Fault.CLOCK_STEP_AT_BOOT)).start());
+      }
+      assertThrows(
+          IllegalArgumentException.class,
+          () -> Nemesis.builder(aof).maxClockStep(Duration.ofMillis(10)));
+      try (Nemesis byDefault = Nemesis.builder(aof).seed(1).start()) {
+        assertTrue(
+            byDefault.log().get(0).contains("faults=" + Fault.processAndNetwork()),
+            byDefault.log().get(0));
+      }
+    }
+  }
+
+  @Test
+  void theDefaultFaultsAreTheProcessAndNetworkFaultsOfBefore() {
+    assertEquals(
+        EnumSet.of(
+            Fault.FREEZE_PROCESS,
+            Fault.KILL_RESTART,
+            Fault.CUT_LINK,
+            Fault.FREEZE_LINK,
+            Fault.SLOW_LINK,
+            Fault.PARTITION),
+        Fault.processAndNetwork());
+    assertEquals(
+        EnumSet.complementOf(EnumSet.copyOf(Fault.processAndNetwork())), Fault.staleData());
   }
 
   /** The node's TIME is off real time by {@code expectedMillis}, within 2 s. */
