@@ -74,6 +74,7 @@ public final class FaultyNodes implements AutoCloseable {
   public static final class Builder {
     private int count = 3;
     private Persistence persistence = Persistence.NONE;
+    private RedisBinary binary;
     private final Map<Integer, Double> clockRates = new TreeMap<>();
 
     private Builder() {}
@@ -93,6 +94,21 @@ public final class FaultyNodes implements AutoCloseable {
         throw new IllegalArgumentException("persistence must not be null");
       }
       this.persistence = persistence;
+      return this;
+    }
+
+    /**
+     * The binary of every node without a clock rate (default {@link RedisBinary#locate()}): for
+     * instance {@link RedisBinary#embedded()}, whose clock libfaketime can step at boot ({@link
+     * Nemesis.Fault#CLOCK_STEP_AT_BOOT}).
+     *
+     * @throws IllegalArgumentException if {@code binary} is null
+     */
+    public Builder binary(RedisBinary binary) {
+      if (binary == null) {
+        throw new IllegalArgumentException("binary must not be null");
+      }
+      this.binary = binary;
       return this;
     }
 
@@ -124,9 +140,10 @@ public final class FaultyNodes implements AutoCloseable {
                     "clockRate index must be < nodes (" + count + "), was " + i);
               });
       List<RedisBinary> binaries = new ArrayList<>();
+      RedisBinary plain = binary != null ? binary : RedisBinary.locate();
       for (int i = 0; i < count; i++) {
         Double rate = clockRates.get(i);
-        binaries.add(rate == null ? RedisBinary.locate() : RedisBinary.withFastClock(rate));
+        binaries.add(rate == null ? plain : RedisBinary.withFastClock(rate));
       }
       RedisNodes nodes = RedisNodes.start(binaries, persistence);
       List<NioReactor> reactors = new ArrayList<>();

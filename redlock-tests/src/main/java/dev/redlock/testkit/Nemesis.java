@@ -6,6 +6,7 @@ import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
@@ -20,6 +21,12 @@ import org.slf4j.LoggerFactory;
  * replays the same sequence of choices — never more than {@code maxFaulty} nodes at once, each
  * fault lasting 50–300 ms. Runs on its own thread until {@link #close()}, which heals every node.
  * Each fault is logged with its time.
+ *
+ * <p>By default it draws the process and network faults ({@link Fault#processAndNetwork()}); the
+ * faults that bring a node back with older data or an older clock ({@link Fault#staleData()}, issue
+ * 12) are drawn when asked for with {@link Builder#faults(Set)}. Those that need time to pass
+ * between two steps (a snapshot, then a restart from it) keep their node faulty from the first step
+ * until 50–300 ms after the second.
  *
  * <pre>{@code
  * try (Nemesis nemesis = Nemesis.builder(nodes).seed(seed).maxFaulty(2).start()) {
@@ -46,15 +53,69 @@ public final class Nemesis implements AutoCloseable {
      * Some clients (with links of their own, {@link FaultyNodes#uris(String)}) cut off the node
      * while the others still reach it.
      */
-    PARTITION
+    PARTITION,
+    /**
+     * A snapshot of the node now ({@link RedisNode#snapshot()}); when the fault's 50–300 ms are
+     * over, grants having happened meanwhile, a restart from it ({@link
+     * RedisNode#restartFrom(Snapshot)}): the node comes back in a new process without the writes
+     * since.
+     */
+    RESTART_FROM_SNAPSHOT,
+    /**
+     * A snapshot of another running node of the same Redis version (of this one if there is none);
+     * 50–300 ms later it is restored onto this node ({@link RedisNode#restoreBackup(Snapshot)}),
+     * which comes back in a new process with the other node's data, life marker included.
+     */
+    RESTORE_BACKUP,
+    /**
+     * On an {@link Persistence#AOF_EVERYSEC} node only (others are passed over): the AOF is marked
+     * ({@link RedisNode#markAof()}); 50–300 ms later the node restarts having lost every write
+     * after the mark ({@link RedisNode#restartLosingAofTail(AofMark)}), as a crash of its machine
+     * would.
+     */
+    AOF_LOST_TAIL,
+    /**
+     * A restart (with the nemesis's {@link Persistence}) with the node's clock stepped back by 100
+     * ms or more at boot ({@link RedisNode#restart(Persistence, java.time.Duration)}), never
+     * further than {@link Builder#maxClockStep(Duration)} behind real time in all. Only on nodes
+     * whose binary accepts libfaketime ({@link RedisBinary#acceptsFakeClock()}: the Redis 6.2
+     * binary, not Debian's 7.0); others are passed over. The clock stays stepped until the node's
+     * next step.
+     */
+    CLOCK_STEP_AT_BOOT;
+
+    /**
+     * The process and network faults, {@link #FREEZE_PROCESS} to {@link #PARTITION}: what a nemesis
+     * draws by default.
+     */
+    public static Set<Fault> processAndNetwork() {
+      return EnumSet.range(FREEZE_PROCESS, PARTITION);
+    }
+
+    /**
+     * The faults that bring a node back with older data or an older clock: {@link
+     * #RESTART_FROM_SNAPSHOT}, {@link #RESTORE_BACKUP}, {@link #AOF_LOST_TAIL}, {@link
+     * #CLOCK_STEP_AT_BOOT}.
+     */
+    public static Set<Fault> staleData() {
+      return EnumSet.range(RESTART_FROM_SNAPSHOT, CLOCK_STEP_AT_BOOT);
+    }
   }
+
+  /** The second step of a two-step fault, run when its first step's time is over. */
+  private record Staged(String description, Runnable step, long holdNanos) {}
+
+  private static final Duration MIN_CLOCK_STEP = Duration.ofMillis(100);
 
   private final FaultyNodes nodes;
   private final long seed;
   private final Random random;
   private final int maxFaulty;
   private final Persistence restartWith;
+  private final Duration maxClockStep;
   private final List<Fault> kinds;
+  private final Map<Integer, Staged> staged = new HashMap<>();
+  private volatile RuntimeException failure;
   private final List<String> log = new CopyOnWriteArrayList<>();
   private final AtomicInteger applied = new AtomicInteger();
   private final Thread thread;
@@ -66,6 +127,7 @@ public final class Nemesis implements AutoCloseable {
     this.random = new Random(b.seed);
     this.maxFaulty = b.maxFaulty;
     this.restartWith = b.restartWith;
+    this.maxClockStep = b.maxClockStep;
     this.kinds = List.copyOf(b.faults);
     this.thread = new Thread(this::run, "nemesis-" + b.seed);
     this.thread.setDaemon(true);
@@ -82,7 +144,8 @@ public final class Nemesis implements AutoCloseable {
     private long seed = System.nanoTime();
     private int maxFaulty = 1;
     private Persistence restartWith;
-    private Set<Fault> faults = EnumSet.allOf(Fault.class);
+    private Duration maxClockStep = Duration.ofSeconds(2);
+    private Set<Fault> faults = Fault.processAndNetwork();
 
     private Builder(FaultyNodes nodes) {
       if (nodes == null) {
@@ -98,7 +161,12 @@ public final class Nemesis implements AutoCloseable {
       return this;
     }
 
-    /** At most this many nodes faulty at once (default 1; a minority, for the safe suites). */
+    /**
+     * At most this many nodes faulty at once (default 1; a minority, for the safe suites). More
+     * than half the nodes is allowed, for the suites that show what a faulty majority does.
+     *
+     * @throws IllegalArgumentException unless 1 &le; {@code maxFaulty} &le; the number of nodes
+     */
     public Builder maxFaulty(int maxFaulty) {
       if (maxFaulty < 1 || maxFaulty > nodes.size()) {
         throw new IllegalArgumentException(
@@ -120,7 +188,27 @@ public final class Nemesis implements AutoCloseable {
       return this;
     }
 
-    /** The faults to draw from (default: all). */
+    /**
+     * How far behind real time {@link Fault#CLOCK_STEP_AT_BOOT} may set a node's clock, in all
+     * (default 2 s). Keep it below the clients' {@code maxTtl}: the lock's fencing tokens only
+     * promise to grow while no clock steps back by more than that.
+     *
+     * @throws IllegalArgumentException if it is null or under 100 ms
+     */
+    public Builder maxClockStep(Duration maxClockStep) {
+      if (maxClockStep == null || maxClockStep.compareTo(MIN_CLOCK_STEP) < 0) {
+        throw new IllegalArgumentException(
+            "maxClockStep must be >= " + MIN_CLOCK_STEP + ", was " + maxClockStep);
+      }
+      this.maxClockStep = maxClockStep;
+      return this;
+    }
+
+    /**
+     * The faults to draw from (default: {@link Fault#processAndNetwork()}).
+     *
+     * @throws IllegalArgumentException if {@code faults} is null or empty
+     */
     public Builder faults(Set<Fault> faults) {
       if (faults == null || faults.isEmpty()) {
         throw new IllegalArgumentException("faults must not be empty");
@@ -129,11 +217,36 @@ public final class Nemesis implements AutoCloseable {
       return this;
     }
 
-    /** Starts the nemesis's thread. */
+    /**
+     * Starts the nemesis's thread.
+     *
+     * @throws IllegalStateException if a fault asked for can apply to none of the nodes: {@link
+     *     Fault#PARTITION} alone without clients with links of their own, {@link
+     *     Fault#AOF_LOST_TAIL} without an {@link Persistence#AOF_EVERYSEC} node, {@link
+     *     Fault#CLOCK_STEP_AT_BOOT} without a binary that accepts libfaketime
+     * @throws MissingToolException if {@link Fault#CLOCK_STEP_AT_BOOT} is asked for and libfaketime
+     *     is not installed
+     */
     public Nemesis start() {
       if (faults.equals(EnumSet.of(Fault.PARTITION)) && nodes.clients().isEmpty()) {
         throw new IllegalStateException(
             "PARTITION needs clients with links of their own: call nodes.uris(client) first");
+      }
+      List<RedisNode> all = nodes.nodes().all();
+      if (faults.contains(Fault.AOF_LOST_TAIL)
+          && all.stream().noneMatch(n -> n.persistence() == Persistence.AOF_EVERYSEC)) {
+        throw new IllegalStateException(
+            "AOF_LOST_TAIL needs AOF_EVERYSEC nodes (appendfsync always loses no acknowledged"
+                + " write); the nodes are "
+                + nodes.persistence());
+      }
+      if (faults.contains(Fault.CLOCK_STEP_AT_BOOT)
+          && all.stream().noneMatch(n -> n.binary().acceptsFakeClock())) {
+        throw new IllegalStateException(
+            "CLOCK_STEP_AT_BOOT needs nodes whose binary accepts libfaketime: start them on"
+                + " RedisBinary.embedded() (FaultyNodes.builder().binary(...)); "
+                + all.get(0).binary().path()
+                + " does not");
       }
       Nemesis nemesis = new Nemesis(this);
       nemesis.note("start seed=" + seed + " maxFaulty=" + maxFaulty + " faults=" + faults);
@@ -157,6 +270,14 @@ public final class Nemesis implements AutoCloseable {
     return applied.get();
   }
 
+  /**
+   * What stopped the schedule early, if anything did (a node that did not come back from a fault,
+   * for instance): the nemesis logs it and applies no more faults.
+   */
+  public Optional<RuntimeException> failure() {
+    return Optional.ofNullable(failure);
+  }
+
   private void run() {
     Map<Integer, Long> healAt = new HashMap<>();
     try {
@@ -164,8 +285,15 @@ public final class Nemesis implements AutoCloseable {
         long now = System.nanoTime();
         for (Integer node : new ArrayList<>(healAt.keySet())) {
           if (healAt.get(node) <= now) {
-            heal(node);
-            healAt.remove(node);
+            Staged next = staged.remove(node);
+            if (next == null) {
+              heal(node);
+              healAt.remove(node);
+            } else {
+              next.step().run();
+              note(next.description());
+              healAt.put(node, System.nanoTime() + next.holdNanos());
+            }
           }
         }
         if (healAt.size() < maxFaulty) {
@@ -181,7 +309,15 @@ public final class Nemesis implements AutoCloseable {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    } catch (RuntimeException e) {
+      failure = e;
+      faults.error("nemesis {} stopped: {}", seed, e.toString(), e);
     }
+  }
+
+  /** How long a two-step fault keeps its node after its second step: drawn with the first. */
+  private long drawHold() {
+    return TimeUnit.MILLISECONDS.toNanos(50 + random.nextInt(250));
   }
 
   private boolean apply(Fault fault, int victim) {
@@ -218,6 +354,66 @@ public final class Nemesis implements AutoCloseable {
         note(fault + " " + cutOff + " from " + victim);
         return true;
       }
+      case RESTART_FROM_SNAPSHOT -> {
+        Snapshot snapshot = node.snapshot();
+        staged.put(
+            victim,
+            new Staged(
+                fault + " restarted from its snapshot " + victim,
+                () -> node.restartFrom(snapshot),
+                drawHold()));
+        note(fault + " snapshot taken " + victim);
+        return true;
+      }
+      case RESTORE_BACKUP -> {
+        List<Integer> donors = new ArrayList<>();
+        for (int i = 0; i < nodes.size(); i++) {
+          RedisNode other = nodes.node(i);
+          if (i != victim
+              && other.isRunning()
+              && !other.isPaused()
+              && other.binary().version().equals(node.binary().version())) {
+            donors.add(i);
+          }
+        }
+        int donor = donors.isEmpty() ? victim : donors.get(random.nextInt(donors.size()));
+        Snapshot backup = nodes.node(donor).snapshot();
+        staged.put(
+            victim,
+            new Staged(
+                fault + " restored the backup of " + donor + " onto " + victim,
+                () -> node.restoreBackup(backup),
+                drawHold()));
+        note(fault + " backup taken of " + donor + " for " + victim);
+        return true;
+      }
+      case AOF_LOST_TAIL -> {
+        if (node.persistence() != Persistence.AOF_EVERYSEC) {
+          return false;
+        }
+        AofMark mark = node.markAof();
+        staged.put(
+            victim,
+            new Staged(
+                fault + " restarted without the writes after byte " + mark.size() + " " + victim,
+                () -> node.restartLosingAofTail(mark),
+                drawHold()));
+        note(fault + " marked at byte " + mark.size() + " " + victim);
+        return true;
+      }
+      case CLOCK_STEP_AT_BOOT -> {
+        Duration room = node.clockOffset().plus(maxClockStep); // how far it may still go back
+        if (room.compareTo(MIN_CLOCK_STEP) < 0 || !node.binary().acceptsFakeClock()) {
+          return false;
+        }
+        long extraMillis = room.minus(MIN_CLOCK_STEP).toMillis();
+        Duration step =
+            MIN_CLOCK_STEP.plusMillis(extraMillis > 0 ? random.nextLong(extraMillis + 1) : 0);
+        Duration offset = node.clockOffset().minus(step);
+        node.restart(restartWith, offset);
+        note(fault + " -" + step.toMillis() + "ms (clock " + offset.toMillis() + "ms) " + victim);
+        return true;
+      }
     }
     note(fault + (fault == Fault.KILL_RESTART ? "(" + restartWith + ") " : " ") + victim);
     return true;
@@ -240,7 +436,8 @@ public final class Nemesis implements AutoCloseable {
 
   /**
    * Stops the schedule and heals every node: links restored, paused nodes resumed, killed nodes
-   * restarted with the nemesis's persistence.
+   * restarted with the nemesis's persistence. A two-step fault whose second step is still to come
+   * ends without it (the node keeps its data); clocks stepped at boot stay as they are.
    */
   @Override
   public void close() {

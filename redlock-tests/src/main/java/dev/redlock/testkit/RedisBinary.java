@@ -6,7 +6,10 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -51,6 +54,51 @@ public record RedisBinary(Path path, String version, double clockRate) {
   /** This binary with its clock running at {@code rate} (see {@link #withFastClock(double)}). */
   public RedisBinary withClockRate(double rate) {
     return new RedisBinary(path, version, rate);
+  }
+
+  private static final Map<Path, Boolean> ACCEPTS_FAKE_CLOCK = new ConcurrentHashMap<>();
+
+  /**
+   * Whether libfaketime can be preloaded into this binary, as clock faults need ({@link
+   * #withClockRate(double)}, {@link RedisNode#restart(Persistence, Duration)} with an offset).
+   * Probed once per binary by running {@code --version} under libfaketime for at most 3 s: the
+   * Redis 6.2 binary of embedded-redis accepts it; Debian's {@code redis-server} 7.0 hangs at start
+   * (its shared jemalloc calls {@code clock_gettime} while libfaketime initialises, and libfaketime
+   * cannot recover).
+   *
+   * @throws MissingToolException if libfaketime is not installed
+   */
+  public boolean acceptsFakeClock() {
+    Path lib = FakeClock.library();
+    return ACCEPTS_FAKE_CLOCK.computeIfAbsent(path, p -> probeFakeClock(p, lib));
+  }
+
+  private static boolean probeFakeClock(Path binary, Path lib) {
+    try {
+      ProcessBuilder builder =
+          new ProcessBuilder(binary.toString(), "--version").redirectErrorStream(true);
+      builder.environment().put("LD_PRELOAD", lib.toString());
+      builder.environment().put("FAKETIME", "-1");
+      Process p = builder.start();
+      Processes.register(p);
+      try {
+        if (!p.waitFor(3, TimeUnit.SECONDS)) {
+          return false;
+        }
+        String out =
+            new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        return p.exitValue() == 0 && out.contains("v=") && !out.contains(FakeClock.CLASH);
+      } finally {
+        p.destroyForcibly(); // the probe's own process, by its handle
+        p.waitFor(10, TimeUnit.SECONDS);
+        Processes.unregister(p);
+      }
+    } catch (IOException e) {
+      throw new MissingToolException("cannot run " + binary + ": " + e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while probing " + binary, e);
+    }
   }
 
   private static final String EMBEDDED_RESOURCE = "/redis-server-6.2.6-v5-linux-amd64";

@@ -6,30 +6,53 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
+import redis.clients.jedis.Jedis;
 
 /**
  * One real {@code redis-server} process on 127.0.0.1, in its own temporary directory, with the
  * faults a lock must survive: kill (SIGKILL), pause (SIGSTOP) and resume (SIGCONT), restart on the
- * same port with or without persistence. It only ever signals the process it started, by PID.
+ * same port with or without persistence — and the faults that bring a node back with <em>older</em>
+ * data or an older clock (issue 12): a restart from a snapshot taken earlier ({@link #snapshot()},
+ * {@link #restartFrom(Snapshot)}), a backup restored onto it ({@link #restoreBackup(Snapshot)}), an
+ * AOF that lost its last writes ({@link #markAof()}, {@link #restartLosingAofTail(AofMark)}), a
+ * clock stepped at boot ({@link #restart(Persistence, Duration)}). It only ever signals the process
+ * it started, by PID.
+ *
+ * <pre>{@code
+ * Snapshot before = node.snapshot();     // SAVE, dump.rdb copied aside
+ * ... grants happen ...
+ * node.restartFrom(before);              // SIGKILL, the old dump.rdb back in place, a new process
+ * }</pre>
  *
  * <p>Not thread-safe: one test drives one node's faults.
  */
 public final class RedisNode implements AutoCloseable {
   private static final Duration START_TIMEOUT = Duration.ofSeconds(15);
+  private static final Duration AOF_SWITCH_TIMEOUT = Duration.ofSeconds(15);
+  private static final String SNAPSHOTS = "snapshots";
+  private static final String LOG = "redis.log";
 
   private final RedisBinary binary;
   private final int port;
   private final Path dir;
+  private final AtomicInteger snapshotsTaken = new AtomicInteger();
   private Persistence persistence;
+  private Duration clockOffset = Duration.ZERO;
   private Process process;
   private boolean paused;
 
@@ -87,6 +110,11 @@ public final class RedisNode implements AutoCloseable {
   }
 
   private void launch() {
+    launch(persistence);
+  }
+
+  /** Starts the process with the arguments of {@code mode}, which may differ from the node's. */
+  private void launch(Persistence mode) {
     List<String> command =
         new ArrayList<>(
             List.of(
@@ -101,20 +129,25 @@ public final class RedisNode implements AutoCloseable {
                 "no",
                 "--protected-mode",
                 "no",
-                "--save",
-                "",
                 "--logfile",
                 ""));
-    switch (persistence) {
-      case AOF -> command.addAll(List.of("--appendonly", "yes", "--appendfsync", "always"));
-      case NONE -> command.addAll(List.of("--appendonly", "no"));
+    // "--save 3600 1" as two arguments: Redis 6.2 wants the pairs apart, 7.x takes both forms.
+    switch (mode) {
+      case NONE -> command.addAll(List.of("--save", "", "--appendonly", "no"));
+      case AOF ->
+          command.addAll(List.of("--save", "", "--appendonly", "yes", "--appendfsync", "always"));
+      case RDB -> command.addAll(List.of("--save", "3600", "1", "--appendonly", "no"));
+      case AOF_EVERYSEC ->
+          command.addAll(List.of("--save", "", "--appendonly", "yes", "--appendfsync", "everysec"));
     }
     ProcessBuilder builder =
         new ProcessBuilder(command)
             .redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("redis.log").toFile()));
-    if (binary.clockRate() != 1.0) {
-      FakeClock.apply(builder.environment(), binary.clockRate());
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve(LOG).toFile()));
+    boolean fakeClock = FakeClock.needed(binary.clockRate(), clockOffset);
+    long logStart = dir.resolve(LOG).toFile().length(); // the log is appended across restarts
+    if (fakeClock) {
+      FakeClock.apply(builder.environment(), binary.clockRate(), clockOffset);
     }
     try {
       process = builder.start();
@@ -128,6 +161,17 @@ public final class RedisNode implements AutoCloseable {
       if (!process.isAlive()) {
         throw new IllegalStateException(
             "redis-server on port " + port + " exited at start: " + logTail());
+      }
+      if (fakeClock && logSince(logStart).contains(FakeClock.CLASH)) {
+        stopProcess();
+        throw new IllegalStateException(
+            "libfaketime cannot be preloaded into "
+                + binary.path()
+                + " (redis "
+                + binary.version()
+                + "; Debian's build links a shared jemalloc that clashes with it): start clock-fault"
+                + " nodes on RedisBinary.embedded(). Log: "
+                + logTail());
       }
       if (System.nanoTime() > deadline) {
         stopProcess();
@@ -160,8 +204,28 @@ public final class RedisNode implements AutoCloseable {
     return "redis://127.0.0.1:" + port;
   }
 
+  /** The port the node listens on, on 127.0.0.1; the same across restarts. */
   public int port() {
     return port;
+  }
+
+  /** The node's data directory (its {@code dump.rdb}, AOF and {@code redis.log}). */
+  public Path dir() {
+    return dir;
+  }
+
+  /** How the node keeps its data now: the mode of its last start. */
+  public Persistence persistence() {
+    return persistence;
+  }
+
+  /**
+   * How far the node's wall clock was set from real time when its process started: zero unless
+   * {@link #restart(Persistence, Duration)} stepped it. Later restarts keep it (it is the machine's
+   * clock, not the process's).
+   */
+  public Duration clockOffset() {
+    return clockOffset;
   }
 
   /** The process id, or -1 when not running. */
@@ -169,14 +233,17 @@ public final class RedisNode implements AutoCloseable {
     return process != null && process.isAlive() ? process.pid() : -1;
   }
 
+  /** Whether the process is alive (a paused process is). */
   public boolean isRunning() {
     return process != null && process.isAlive();
   }
 
+  /** Whether the process was paused by {@link #pause()} and not resumed since. */
   public boolean isPaused() {
     return paused;
   }
 
+  /** The binary the node runs. */
   public RedisBinary binary() {
     return binary;
   }
@@ -199,24 +266,342 @@ public final class RedisNode implements AutoCloseable {
   }
 
   /**
-   * Restarts on the same port, killing the process first if it runs. With {@link Persistence#AOF}
-   * the node comes back with its data (when it was started with AOF); with {@link Persistence#NONE}
-   * its data directory is wiped, so it comes back empty.
+   * Restarts on the same port, killing the process first if it runs, keeping the node's clock
+   * offset. The new process loads what {@code mode} finds in the data directory: with {@link
+   * Persistence#AOF} or {@link Persistence#AOF_EVERYSEC} the node comes back with its data (when it
+   * was started with an AOF), with {@link Persistence#RDB} with the data of its last {@code
+   * dump.rdb} ({@link #snapshot()}), or empty if none; with {@link Persistence#NONE} its data
+   * directory is wiped, so it comes back empty.
    */
   public void restart(Persistence mode) {
+    restart(mode, clockOffset);
+  }
+
+  /**
+   * Restarts like {@link #restart(Persistence)}, with the node's wall clock set {@code clockOffset}
+   * away from real time from its first instruction on ({@code ofSeconds(-30)}: 30 s behind), as a
+   * clock stepped at boot (a VM restored, NTP stepping after a bad RTC) would be; it then advances
+   * at the binary's rate. {@code TIME}, key expiry and everything Redis derives from the wall clock
+   * follow it; its monotonic clock does not move. libfaketime is preloaded into the process itself,
+   * so {@link #pid()} stays the node's own. {@link Duration#ZERO} puts the clock back on real time
+   * (without libfaketime, unless the binary has a clock rate).
+   *
+   * <p>Needs a binary that accepts libfaketime ({@link RedisBinary#acceptsFakeClock()}): the Redis
+   * 6.2 binary of {@link RedisBinary#embedded()} does, Debian's {@code redis-server} 7.0 does not.
+   *
+   * @throws IllegalArgumentException if {@code clockOffset} is null
+   * @throws IllegalStateException if the process does not start (on a binary that clashes with
+   *     libfaketime, with a message saying so)
+   * @throws MissingToolException if libfaketime is not installed
+   */
+  public void restart(Persistence mode, Duration clockOffset) {
+    if (mode == null) {
+      throw new IllegalArgumentException("mode must not be null");
+    }
+    if (clockOffset == null) {
+      throw new IllegalArgumentException("clockOffset must not be null");
+    }
     stopProcess();
     if (mode == Persistence.NONE) {
       wipeData();
     }
+    Duration previous = this.clockOffset;
     this.persistence = mode;
+    this.clockOffset = clockOffset;
+    try {
+      launch();
+    } catch (RuntimeException e) {
+      this.clockOffset = previous; // the node stays down; a plain restart uses the old clock
+      throw e;
+    }
+  }
+
+  /**
+   * Takes a snapshot of the node's whole dataset: {@code SAVE} (the node writes {@code dump.rdb}
+   * and answers nothing else meanwhile, as under a backup job's SAVE), then copies the file aside,
+   * where no restart or wipe of this node touches it. Works in every {@link Persistence} mode; on
+   * an {@link Persistence#RDB} node it also is the {@code dump.rdb} a plain restart loads.
+   *
+   * @throws IllegalStateException if the node is not running or is paused
+   */
+  public Snapshot snapshot() {
+    requireAnswering("take a snapshot");
+    try (Jedis jedis = jedis()) {
+      String runId = infoField(jedis, "server", "run_id");
+      String version = infoField(jedis, "server", "redis_version");
+      String reply = jedis.save();
+      if (!"OK".equals(reply)) {
+        throw new IllegalStateException("SAVE on " + uri() + " answered " + reply);
+      }
+      Instant takenAt = Instant.now();
+      Path dump = dir.resolve(jedis.configGet("dbfilename").get("dbfilename"));
+      Path aside = Files.createDirectories(dir.resolve(SNAPSHOTS));
+      Path copy = aside.resolve("snapshot-" + snapshotsTaken.incrementAndGet() + ".rdb");
+      Files.copy(dump, copy);
+      if (!copy.toFile().setReadOnly()) {
+        throw new IllegalStateException("cannot make " + copy + " read-only");
+      }
+      return new Snapshot(copy, takenAt, uri(), runId, version);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot copy the snapshot of " + uri() + " aside", e);
+    }
+  }
+
+  /**
+   * Restarts this node from a snapshot it took earlier, losing every write since: SIGKILL, the data
+   * directory wiped, the snapshot put in place as {@code dump.rdb}, a new process (a new {@code
+   * run_id}) started with {@code appendonly no} so that it loads it. An {@link Persistence#AOF} or
+   * {@link Persistence#AOF_EVERYSEC} node is then switched back to its AOF at run time ({@code
+   * CONFIG SET appendonly yes}, which writes a new AOF from the loaded data — what an operator does
+   * to bring such a node back from an RDB), and this waits until that AOF is written. The clock
+   * offset is kept.
+   *
+   * @throws IllegalArgumentException if {@code snapshot} was taken on another node (that is {@link
+   *     #restoreBackup(Snapshot)})
+   * @throws IllegalStateException if the node does not start from it
+   */
+  public void restartFrom(Snapshot snapshot) {
+    Objects.requireNonNull(snapshot, "snapshot");
+    if (!snapshot.source().equals(uri())) {
+      throw new IllegalArgumentException(
+          "snapshot was taken on "
+              + snapshot.source()
+              + ", not on "
+              + uri()
+              + ": use restoreBackup to put another node's data here");
+    }
+    loadRdb(snapshot);
+  }
+
+  /**
+   * Restores a backup onto this node, as an operator does: the node is stopped (SIGKILL), its data
+   * directory wiped, the backup put in place as {@code dump.rdb} and a new process started that
+   * loads it, then switched back to the node's AOF if it had one (as in {@link
+   * #restartFrom(Snapshot)}). The backup may come from this node earlier or from another node (the
+   * node then holds that node's keys, life marker included). An RDB loads only on the same major
+   * version of Redis or a newer one: a 7.x snapshot does not load on the 6.2 binary.
+   *
+   * @throws IllegalArgumentException if the snapshot comes from a newer major version of Redis
+   * @throws IllegalStateException if the node does not start from it
+   */
+  public void restoreBackup(Snapshot backup) {
+    Objects.requireNonNull(backup, "backup");
+    if (major(backup.redisVersion()) > major(binary.version())) {
+      throw new IllegalArgumentException(
+          "a snapshot of redis "
+              + backup.redisVersion()
+              + " does not load on redis "
+              + binary.version()
+              + " ("
+              + uri()
+              + ")");
+    }
+    loadRdb(backup);
+  }
+
+  private static int major(String version) {
+    try {
+      return Integer.parseInt(version.split("\\.")[0]);
+    } catch (NumberFormatException e) {
+      return Integer.MAX_VALUE; // unknown: let the load itself say
+    }
+  }
+
+  private void loadRdb(Snapshot snapshot) {
+    if (!Files.isReadable(snapshot.file())) {
+      throw new IllegalArgumentException(
+          "snapshot file " + snapshot.file() + " is gone (its node was closed?)");
+    }
+    Persistence mode = persistence;
+    stopProcess();
+    wipeData();
+    try {
+      Path dump = dir.resolve("dump.rdb");
+      Files.copy(snapshot.file(), dump);
+      if (!dump.toFile().setWritable(true)) {
+        throw new IllegalStateException("cannot make " + dump + " writable");
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot put " + snapshot.file() + " in place on " + uri(), e);
+    }
+    // Started with appendonly no: with appendonly yes and no AOF, Redis would ignore dump.rdb.
+    launch(mode == Persistence.RDB ? Persistence.RDB : Persistence.NONE);
+    if (mode == Persistence.AOF || mode == Persistence.AOF_EVERYSEC) {
+      switchToAof(mode == Persistence.AOF ? "always" : "everysec");
+    }
+  }
+
+  /** {@code CONFIG SET appendonly yes} on a running node, waiting until its AOF is written. */
+  private void switchToAof(String fsync) {
+    try (Jedis jedis = jedis()) {
+      jedis.configSet("appendfsync", fsync);
+      jedis.configSet("appendonly", "yes");
+      long deadline = System.nanoTime() + AOF_SWITCH_TIMEOUT.toNanos();
+      while (!aofWritten(jedis)) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException(
+              uri() + " did not finish writing its AOF in " + AOF_SWITCH_TIMEOUT);
+        }
+        pauseBriefly();
+      }
+    }
+  }
+
+  private static boolean aofWritten(Jedis jedis) {
+    String info = jedis.info("persistence");
+    return field(info, "aof_enabled").equals("1")
+        && field(info, "aof_rewrite_in_progress").equals("0")
+        && field(info, "aof_rewrite_scheduled").equals("0");
+  }
+
+  /**
+   * Marks where the AOF that receives new writes ends now, so that {@link
+   * #restartLosingAofTail(AofMark)} can lose every write after it. Every write this node
+   * acknowledged before the call is within the mark: Redis writes the AOF before it replies.
+   *
+   * @throws IllegalStateException if the node is not an {@link Persistence#AOF_EVERYSEC} node (with
+   *     {@code appendfsync always} no acknowledged write can be lost), is not running, or has no
+   *     AOF file
+   */
+  public AofMark markAof() {
+    if (persistence != Persistence.AOF_EVERYSEC) {
+      throw new IllegalStateException(
+          "markAof needs an AOF_EVERYSEC node; "
+              + uri()
+              + " is "
+              + persistence
+              + (persistence == Persistence.AOF
+                  ? " (appendfsync always: no acknowledged write is ever lost)"
+                  : " (no AOF)"));
+    }
+    requireAnswering("mark its AOF");
+    Path file = currentAof();
+    try {
+      BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class);
+      return new AofMark(
+          uri(), file, String.valueOf(attributes.fileKey()), attributes.size(), Instant.now());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + file, e);
+    }
+  }
+
+  /**
+   * Restarts this node as after a crash of its machine that lost the AOF's last writes: SIGKILL,
+   * the AOF cut back to {@code mark}, and a new process started with {@link
+   * Persistence#AOF_EVERYSEC} that loads what is left ({@code aof-load-truncated} is on by
+   * default). Every write acknowledged after the mark is gone; every one before it is kept.
+   *
+   * @throws IllegalArgumentException if the mark is of another node
+   * @throws IllegalStateException if the file was replaced (an AOF rewrite) or cut since the mark,
+   *     or the node does not start from what is left
+   */
+  public void restartLosingAofTail(AofMark mark) {
+    Objects.requireNonNull(mark, "mark");
+    if (!mark.node().equals(uri())) {
+      throw new IllegalArgumentException("the mark is of " + mark.node() + ", not of " + uri());
+    }
+    stopProcess();
+    try {
+      if (!Files.exists(mark.file())) {
+        throw new IllegalStateException(
+            mark.file() + " is gone: the AOF was rewritten since the mark; mark again");
+      }
+      BasicFileAttributes attributes = Files.readAttributes(mark.file(), BasicFileAttributes.class);
+      if (!String.valueOf(attributes.fileKey()).equals(mark.fileId())
+          || attributes.size() < mark.size()) {
+        throw new IllegalStateException(
+            mark.file() + " was replaced or cut since the mark (an AOF rewrite?); mark again");
+      }
+      try (FileChannel channel = FileChannel.open(mark.file(), StandardOpenOption.WRITE)) {
+        channel.truncate(mark.size());
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot cut " + mark.file(), e);
+    }
+    this.persistence = Persistence.AOF_EVERYSEC;
     launch();
+  }
+
+  /**
+   * The AOF file that receives new writes: on Redis 7 the last {@code type i} file of {@code
+   * appendonlydir/*.manifest}, on Redis 6.2 {@code appendonly.aof} in the data directory.
+   */
+  private Path currentAof() {
+    Path aofDir = dir.resolve("appendonlydir");
+    if (Files.isDirectory(aofDir)) {
+      try (Stream<Path> files = Files.list(aofDir)) {
+        Path manifest =
+            files
+                .filter(p -> p.getFileName().toString().endsWith(".manifest"))
+                .findFirst()
+                .orElseThrow(() -> new IllegalStateException("no AOF manifest in " + aofDir));
+        String incr = null;
+        long seq = -1;
+        for (String line : Files.readAllLines(manifest)) {
+          // file appendonly.aof.1.incr.aof seq 1 type i
+          String[] words = line.trim().split("\\s+");
+          String name = null;
+          String type = null;
+          long lineSeq = -1;
+          for (int i = 0; i + 1 < words.length; i += 2) {
+            switch (words[i]) {
+              case "file" -> name = words[i + 1];
+              case "seq" -> lineSeq = Long.parseLong(words[i + 1]);
+              case "type" -> type = words[i + 1];
+              default -> {}
+            }
+          }
+          if ("i".equals(type) && name != null && lineSeq > seq) {
+            incr = name;
+            seq = lineSeq;
+          }
+        }
+        if (incr == null) {
+          throw new IllegalStateException("no incremental AOF in " + manifest);
+        }
+        return aofDir.resolve(incr);
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot read the AOF manifest in " + aofDir, e);
+      }
+    }
+    Path single = dir.resolve("appendonly.aof");
+    if (!Files.exists(single)) {
+      throw new IllegalStateException("no AOF in " + dir);
+    }
+    return single;
+  }
+
+  private void requireAnswering(String what) {
+    if (!isRunning() || paused) {
+      throw new IllegalStateException(
+          "cannot " + what + ": node " + uri() + " is " + (paused ? "paused" : "not running"));
+    }
+  }
+
+  private Jedis jedis() {
+    return new Jedis("127.0.0.1", port, 10_000);
+  }
+
+  private static String infoField(Jedis jedis, String section, String name) {
+    return field(jedis.info(section), name);
+  }
+
+  /** A field of an INFO reply ({@code name:value} lines); "" when absent. */
+  private static String field(String info, String name) {
+    for (String line : info.split("\r?\n")) {
+      if (line.startsWith(name + ":")) {
+        return line.substring(name.length() + 1).trim();
+      }
+    }
+    return "";
   }
 
   private void wipeData() {
     try (Stream<Path> files = Files.walk(dir)) {
       files
           .sorted(Comparator.reverseOrder())
-          .filter(p -> !p.equals(dir) && !p.getFileName().toString().equals("redis.log"))
+          .filter(p -> !p.equals(dir) && !p.getFileName().toString().equals(LOG))
+          .filter(p -> !p.startsWith(dir.resolve(SNAPSHOTS)))
           .forEach(p -> p.toFile().delete());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
@@ -278,9 +663,19 @@ public final class RedisNode implements AutoCloseable {
     paused = false;
   }
 
+  private String logSince(long offset) {
+    try {
+      byte[] all = Files.readAllBytes(dir.resolve(LOG));
+      int from = (int) Math.min(offset, all.length);
+      return new String(all, from, all.length - from, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return "";
+    }
+  }
+
   private String logTail() {
     try {
-      List<String> lines = Files.readAllLines(dir.resolve("redis.log"));
+      List<String> lines = Files.readAllLines(dir.resolve(LOG));
       return String.join(" | ", lines.subList(Math.max(0, lines.size() - 5), lines.size()));
     } catch (IOException e) {
       return "(no log)";
@@ -313,6 +708,7 @@ public final class RedisNode implements AutoCloseable {
         + (isRunning() ? (paused ? " (paused)" : "") : " (down)")
         + " redis "
         + binary.version()
-        + (binary.clockRate() == 1.0 ? "" : " clock x" + binary.clockRate());
+        + (binary.clockRate() == 1.0 ? "" : " clock x" + binary.clockRate())
+        + (clockOffset.isZero() ? "" : " clock " + clockOffset);
   }
 }

@@ -167,7 +167,16 @@ class FaultSuitesIT {
   // ---- 1. Minority faults: zero violations, acquisitions keep succeeding.
 
   @ParameterizedTest
-  @EnumSource(Fault.class)
+  @EnumSource(
+      value = Fault.class,
+      names = {
+        "FREEZE_PROCESS",
+        "KILL_RESTART",
+        "CUT_LINK",
+        "FREEZE_LINK",
+        "SLOW_LINK",
+        "PARTITION"
+      })
   void suite1MinorityFaultsKeepSafetyAndProgress(Fault fault) throws Exception {
     try (FaultyNodes nodes = start(FaultyNodes.builder().nodes(5).persistence(Persistence.AOF));
         Workload workload = workload(nodes).start();
