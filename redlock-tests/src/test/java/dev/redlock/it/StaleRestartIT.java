@@ -1,0 +1,256 @@
+package dev.redlock.it;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.Lease;
+import dev.redlock.LockUnavailableException;
+import dev.redlock.Redlock;
+import dev.redlock.RedlockConfig;
+import dev.redlock.testkit.AofMark;
+import dev.redlock.testkit.NodeData;
+import dev.redlock.testkit.Persistence;
+import dev.redlock.testkit.RedisBinary;
+import dev.redlock.testkit.RedisNode;
+import dev.redlock.testkit.RedisNodes;
+import dev.redlock.testkit.Snapshot;
+import dev.redlock.testkit.Tools;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Issue 12's scenarios on real nodes: A holds a lock; a majority of the nodes comes back with data
+ * older than A's grant (a restart from an earlier RDB snapshot, the lost tail of an {@code
+ * appendfsync everysec} AOF, a backup restored from another node, a clock stepped back at boot);
+ * while A's lease is valid, B must not win; once B wins, its token exceeds A's; and B wins within
+ * maxTtl and a round of the restart. With the guard off, the same run grants the lock twice (and,
+ * with clocks stepped back past maxTtl, hands out a smaller token): the test can fail.
+ */
+class StaleRestartIT {
+  static final Duration MAX_TTL = Duration.ofSeconds(3);
+  static final String RESOURCE = "rdb";
+
+  RedisNodes nodes;
+  final List<Redlock> clients = new ArrayList<>();
+
+  @AfterEach
+  void stop() {
+    clients.forEach(Redlock::close);
+    clients.clear();
+    if (nodes != null) {
+      nodes.close();
+    }
+  }
+
+  static Stream<Arguments> topologies() {
+    return Stream.of(
+        Arguments.of("redis-7", 3), Arguments.of("redis-7", 5),
+        Arguments.of("redis-6.2", 3), Arguments.of("redis-6.2", 5));
+  }
+
+  static RedisBinary binary(String name) {
+    return name.equals("redis-6.2") ? RedisBinary.embedded() : RedisBinary.locate();
+  }
+
+  void start(String binary, int count, Persistence persistence) {
+    nodes = Tools.requireOrSkip(() -> RedisNodes.start(count, binary(binary), persistence));
+    NodeData.vouchForNewNodes(nodes);
+  }
+
+  Redlock client(boolean guard) {
+    RedlockConfig.Builder config =
+        RedlockConfig.builder()
+            .nodes(nodes.uris())
+            .nodeTimeout(Duration.ofMillis(200))
+            .retryDelay(Duration.ofMillis(20))
+            .retryJitter(Duration.ofMillis(20))
+            .maxTtl(MAX_TTL);
+    if (!guard) {
+      config.unsafeDisableRestartGuardForTesting();
+    }
+    Redlock redlock = Redlock.create(config.build());
+    clients.add(redlock);
+    return redlock;
+  }
+
+  /** The nodes that come back with old data: a bare majority, the last ones. */
+  List<RedisNode> majority() {
+    int n = nodes.size();
+    return nodes.all().subList(n - (n / 2 + 1), n);
+  }
+
+  /** What B saw while it tried, until it won. */
+  record Outcome(long tokenA, long tokenB, boolean bWonWhileAValid, long restartToWinMillis) {}
+
+  /**
+   * A holds {@link #RESOURCE}; {@code before} runs first (snapshot, mark), then {@code fault} on
+   * every node of the majority; then B tries every 20 ms until it wins.
+   */
+  Outcome run(boolean guard, Consumer<RedisNode> before, Consumer<RedisNode> fault)
+      throws InterruptedException {
+    Redlock a = client(true);
+    a.acquire(RESOURCE, MAX_TTL, Duration.ofSeconds(5)).release(); // markers and counters written
+    majority().forEach(before);
+    Lease lease = a.acquire(RESOURCE, MAX_TTL, Duration.ofSeconds(5));
+    long tokenA = lease.fencingToken();
+    majority().forEach(fault);
+    long restarted = System.nanoTime();
+    assertTrue(lease.isValid(), "A is still valid after the restarts: the test means something");
+    Redlock b = client(guard);
+    boolean[] overlap = {false};
+    Lease won =
+        await()
+            .atMost(MAX_TTL.multipliedBy(3))
+            .pollInterval(Duration.ofMillis(20))
+            .until(
+                () -> {
+                  Optional<Lease> attempt;
+                  try {
+                    attempt = b.tryAcquire(RESOURCE, MAX_TTL);
+                  } catch (LockUnavailableException e) {
+                    return null; // quarantined nodes: an outage, not a grant
+                  }
+                  if (attempt.isPresent() && lease.isValid()) {
+                    overlap[0] = true;
+                  }
+                  return attempt.orElse(null);
+                },
+                l -> l != null);
+    long took = (System.nanoTime() - restarted) / 1_000_000;
+    Outcome outcome = new Outcome(tokenA, won.fencingToken(), overlap[0], took);
+    won.release();
+    return outcome;
+  }
+
+  static void assertSafe(Outcome o) {
+    assertFalse(o.bWonWhileAValid(), "B was granted the lock while A still held it: " + o);
+    assertTrue(o.tokenB() > o.tokenA(), "tokens must grow: " + o);
+    assertTrue(
+        o.restartToWinMillis() <= MAX_TTL.toMillis() + 1_500,
+        "the service came back within maxTtl and a round of the restart: " + o);
+  }
+
+  @ParameterizedTest(name = "{0}, {1} nodes")
+  @MethodSource("topologies")
+  void restartFromAnOlderSnapshot(String binary, int count) throws Exception {
+    start(binary, count, Persistence.RDB);
+    List<Snapshot> snapshots = new ArrayList<>();
+    Outcome o =
+        run(
+            true,
+            node -> snapshots.add(node.snapshot()),
+            node -> node.restartFrom(snapshots.get(majority().indexOf(node))));
+    assertSafe(o);
+  }
+
+  @ParameterizedTest(name = "{0}, {1} nodes")
+  @MethodSource("topologies")
+  void restartFromAnOlderSnapshotWithTheGuardOffGrantsTwice(String binary, int count)
+      throws Exception {
+    start(binary, count, Persistence.RDB);
+    List<Snapshot> snapshots = new ArrayList<>();
+    Outcome o =
+        run(
+            false,
+            node -> snapshots.add(node.snapshot()),
+            node -> node.restartFrom(snapshots.get(majority().indexOf(node))));
+    assertTrue(o.bWonWhileAValid(), "without the guard the stale majority grants again: " + o);
+  }
+
+  @ParameterizedTest(name = "{0}, {1} nodes")
+  @MethodSource("topologies")
+  void anEverysecAofThatLostItsLastWrites(String binary, int count) throws Exception {
+    start(binary, count, Persistence.AOF_EVERYSEC);
+    List<AofMark> marks = new ArrayList<>();
+    Outcome o =
+        run(
+            true,
+            node -> marks.add(node.markAof()),
+            node -> node.restartLosingAofTail(marks.get(majority().indexOf(node))));
+    assertSafe(o);
+  }
+
+  @ParameterizedTest(name = "{0}, {1} nodes")
+  @MethodSource("topologies")
+  void aBackupOfAnotherNodeRestored(String binary, int count) throws Exception {
+    start(binary, count, Persistence.RDB);
+    Snapshot[] backup = new Snapshot[1];
+    Outcome o =
+        run(
+            true,
+            node -> {
+              if (backup[0] == null) {
+                backup[0] = nodes.node(0).snapshot(); // taken before A's grant, on a minority node
+              }
+            },
+            node -> node.restoreBackup(backup[0]));
+    assertSafe(o);
+  }
+
+  /** A durable node restarted from its own AOF keeps its vote: B is refused at once, as busy. */
+  @ParameterizedTest(name = "{0}, {1} nodes")
+  @MethodSource("topologies")
+  void aRestartFromAnAofFsyncedOnEveryWriteLosesNothingAndKeepsItsVote(String binary, int count)
+      throws Exception {
+    start(binary, count, Persistence.AOF);
+    Redlock a = client(true);
+    Lease lease = a.acquire(RESOURCE, MAX_TTL, Duration.ofSeconds(5));
+    majority().forEach(node -> node.restart(Persistence.AOF));
+    long restarted = System.nanoTime();
+    // Refused as busy (held elsewhere) rather than failing as quarantined: the nodes vote.
+    assertEquals(Optional.empty(), client(true).tryAcquire(RESOURCE, MAX_TTL), "held, not down");
+    lease.release(); // A's connections to the restarted nodes broke: those releases are re-sent
+    String key = RedlockConfig.DEFAULT_KEY_PREFIX + RESOURCE;
+    await()
+        .atMost(Duration.ofSeconds(2))
+        .until(() -> nodes.all().stream().allMatch(n -> Admin.get(n, key) == null));
+    assertTrue(client(true).tryAcquire(RESOURCE, MAX_TTL).isPresent(), "the nodes vote yes");
+    assertTrue(
+        System.nanoTime() - restarted < MAX_TTL.toNanos(), "sooner than any quarantine could end");
+  }
+
+  /**
+   * Clocks stepped back at boot by less than maxTtl (libfaketime; the 6.2 binary): the guard and
+   * the clock floor still hold. Stepped back by more, with the guard off, both the double grant and
+   * a smaller token show.
+   */
+  @ParameterizedTest(name = "{1} nodes")
+  @MethodSource("sixTwo")
+  void aSnapshotRestartWithTheClockSteppedBack(String binary, int count) throws Exception {
+    start(binary, count, Persistence.RDB);
+    Outcome o =
+        run(
+            true,
+            RedisNode::snapshot,
+            node -> node.restart(Persistence.RDB, Duration.ofMillis(-1_000)));
+    assertSafe(o);
+  }
+
+  @ParameterizedTest(name = "{1} nodes")
+  @MethodSource("sixTwo")
+  void withTheGuardOffAndClocksSteppedBackPastMaxTtlTokensGoBack(String binary, int count)
+      throws Exception {
+    start(binary, count, Persistence.RDB);
+    Outcome o =
+        run(
+            false,
+            RedisNode::snapshot,
+            node -> node.restart(Persistence.RDB, MAX_TTL.multipliedBy(-10)));
+    assertTrue(o.bWonWhileAValid(), "double grant: " + o);
+    assertTrue(o.tokenB() < o.tokenA(), "a smaller token after a stale restart: " + o);
+  }
+
+  static Stream<Arguments> sixTwo() {
+    return Stream.of(Arguments.of("redis-6.2", 3), Arguments.of("redis-6.2", 5));
+  }
+}
