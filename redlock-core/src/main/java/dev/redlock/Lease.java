@@ -108,6 +108,10 @@ public interface Lease extends AutoCloseable {
    * previous validity, which still bounds how long it is safe to act. A lease that is no longer
    * valid is never extended: this returns false without contacting the nodes.
    *
+   * <p>On Redis nodes an extend never shortens a key: a {@code ttl} shorter than what a node's key
+   * has left leaves that key as it is (the validity still becomes {@code ttl} from now, the safe
+   * side), so a key always lives at least as long as any validity computed from it.
+   *
    * @param ttl the new time to live, counted from now
    * @return true if the lease was extended; false if it could not be (lost, expired, or too few
    *     nodes answered in time). If the calling thread is interrupted while waiting, the interrupt
