@@ -250,6 +250,36 @@ class StaleRestartIT {
     assertTrue(o.tokenB() < o.tokenA(), "a smaller token after a stale restart: " + o);
   }
 
+  /**
+   * A node whose clock runs 1 s ahead gives A its token; the others lag by that second, less than
+   * the ttl, so they are not raised before the grant. A releases, which raises their counters; B,
+   * on the other two nodes only, must still get a larger token. (Without the release's raise, B's
+   * token would be the lagging clocks', a second smaller.)
+   */
+  @ParameterizedTest(name = "{1} nodes")
+  @MethodSource("sixTwo")
+  void aNodeWhoseClockIsAheadCannotMakeALaterTokenSmaller(String binary, int count)
+      throws Exception {
+    start(binary, count, Persistence.AOF);
+    RedisNode fast = nodes.node(count - 1);
+    fast.restart(
+        Persistence.AOF, Duration.ofSeconds(1)); // ahead by less than the ttl: no eager raise
+    // A wins on a bare majority that includes the fast node, so its token is the fast clock's.
+    List<RedisNode> others = nodes.all().subList(0, count / 2);
+    others.forEach(RedisNode::pause);
+    long tokenA;
+    try (Lease lease = client(true).acquire(RESOURCE, MAX_TTL, Duration.ofSeconds(5))) {
+      tokenA = lease.fencingToken();
+    }
+    others.forEach(RedisNode::resume);
+    fast.pause();
+    try (Lease lease = client(true).acquire(RESOURCE, MAX_TTL, Duration.ofSeconds(5))) {
+      assertTrue(lease.fencingToken() > tokenA, lease.fencingToken() + " after " + tokenA);
+    } finally {
+      fast.resume();
+    }
+  }
+
   static Stream<Arguments> sixTwo() {
     return Stream.of(Arguments.of("redis-6.2", 3), Arguments.of("redis-6.2", 5));
   }
