@@ -41,7 +41,8 @@ public record LockStatus(String resource, int quorum, List<Node> nodes) {
    *     log); null when not held
    * @param fencingCounter the node's fencing counter for the resource; 0 when it has none yet
    * @param quarantine how long the restart guard keeps this node out of votes: zero when it votes;
-   *     {@code maxTtl} when its data has no epoch yet (the next acquisition starts the quarantine)
+   *     {@code maxTtl} when its life marker is missing or was stamped by another process life (the
+   *     next acquisition starts the quarantine, unless it adopts a durable node's marker)
    */
   public record Node(
       String node,
