@@ -222,7 +222,8 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       max = Math.max(max, replies[i] >>> 1);
     }
     long fence = max;
-    long lagBudget = ttlMillis * 1000;
+    // A ttl in µs, less 2 ms for where in the script a node reads its clock and sets the key.
+    long lagBudget = ttlMillis * 1000 - 2000;
     int safe = 0;
     boolean[] skip = new boolean[n];
     for (int i = 0; i < n; i++) {

@@ -61,7 +61,11 @@ public final class Redlock implements LockService {
     Objects.requireNonNull(config, "config must not be null");
     List<LockNode> nodes = new ArrayList<>();
     NodeKeys keys =
-        NodeKeys.of(config.keyPrefix(), config.maxTtl().toMillis(), config.restartGuard());
+        NodeKeys.of(
+            config.keyPrefix(),
+            config.maxTtl().toMillis(),
+            config.restartGuard(),
+            config.trustFsyncedAofRestarts());
     config
         .nodeUris()
         .forEach(

@@ -159,15 +159,11 @@ public final class RedlockAdmin implements AutoCloseable {
     Objects.requireNonNull(operator, "operator must not be null");
     String key = key(resource);
     LockStatus before = status(resource);
-    // The holder's token may exceed a lagging node's counter by up to a ttl (docs/fencing.md), and
-    // only its release would have raised them: raise every node past the largest counter by
-    // maxTtl instead, so the next grant's token is larger than the broken lease's.
+    // The holder's token may exceed a lagging node's counter by up to a ttl, and only its release
+    // would have raised them: the script raises every node past its clock by maxTtl as well.
     long fence = 0;
     for (LockStatus.Node node : before.nodes()) {
       fence = Math.max(fence, node.fencingCounter());
-    }
-    if (fence > 0) {
-      fence += config.maxTtl().toNanos() / 1000;
     }
     List<String> results = new ArrayList<>();
     for (NodeUri uri : config.nodeUris()) {

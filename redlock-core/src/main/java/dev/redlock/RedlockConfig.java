@@ -67,6 +67,7 @@ public final class RedlockConfig {
   private final String keyPrefix;
   private final int maxConnectionsPerNode;
   private final boolean restartGuard;
+  private final boolean trustFsyncedAofRestarts;
   private final LockSettings settings;
 
   private RedlockConfig(Builder b, List<NodeUri> nodes, int quorum) {
@@ -75,6 +76,7 @@ public final class RedlockConfig {
     this.keyPrefix = b.keyPrefix;
     this.maxConnectionsPerNode = b.maxConnectionsPerNode;
     this.restartGuard = b.restartGuard;
+    this.trustFsyncedAofRestarts = b.trustFsyncedAofRestarts;
     this.settings = b.settings.build();
   }
 
@@ -184,6 +186,14 @@ public final class RedlockConfig {
   }
 
   /**
+   * Whether a node restarted from an AOF fsynced on every write keeps its vote (off by default):
+   * see {@link Builder#trustFsyncedAofRestarts(boolean)}.
+   */
+  public boolean trustFsyncedAofRestarts() {
+    return trustFsyncedAofRestarts;
+  }
+
+  /**
    * The store-independent settings (timeout = {@code nodeTimeout}), as the lease engine reads them.
    */
   LockSettings settings() {
@@ -216,6 +226,7 @@ public final class RedlockConfig {
         + settings.taskInterruption()
         + ", maxTtl="
         + settings.maxTtl()
+        + (trustFsyncedAofRestarts ? ", trustFsyncedAofRestarts" : "")
         + (restartGuard ? "" : ", RESTART GUARD OFF")
         + "}";
   }
@@ -230,6 +241,7 @@ public final class RedlockConfig {
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private int maxConnectionsPerNode = DEFAULT_MAX_CONNECTIONS_PER_NODE;
     private boolean restartGuard = true;
+    private boolean trustFsyncedAofRestarts;
     // The settings every lease store shares: their rules and messages live in LockSettings.
     private final LockSettings.Builder settings = LockSettings.builder().timeoutName("nodeTimeout");
 
@@ -406,6 +418,26 @@ public final class RedlockConfig {
      */
     public Builder listener(RedlockListener listener) {
       settings.listener(listener);
+      return this;
+    }
+
+    /**
+     * Lets a restarted node keep its vote when it lost nothing: its process runs with {@code
+     * appendonly yes}, {@code appendfsync always} and {@code no-appendfsync-on-rewrite no}, is a
+     * master that was never a replica in this life, loaded its data from its AOF when it started
+     * (no AOF rewrite since), was stamped by a process that was as durable, and a client reaches it
+     * within {@code maxTtl} of its start. Off by default: every restart then keeps the node out of
+     * votes for {@code maxTtl}, which is always safe.
+     *
+     * <p>Turn it on only if the nodes' persistence is never changed at runtime ({@code CONFIG SET
+     * appendonly} / {@code appendfsync}: a client cannot see such a change on its open connections,
+     * and an AOF switched off and on again at a restart lacks what was written meanwhile), and if
+     * no one restores a node's AOF files from a backup or a disk snapshot without quarantining it
+     * first ({@code redlock quarantine}): such data looks exactly like the node's own. See
+     * docs/fencing.md.
+     */
+    public Builder trustFsyncedAofRestarts(boolean trust) {
+      this.trustFsyncedAofRestarts = trust;
       return this;
     }
 

@@ -177,8 +177,10 @@ class RedlockConfigTest {
     p.setProperty("redlock.retryDelay", "PT0.5S");
     p.setProperty("redlock.retryJitter", "1s");
     p.setProperty("redlock.maxConnectionsPerNode", "8");
+    p.setProperty("redlock.trustFsyncedAofRestarts", " TRUE ");
     p.setProperty("other.key", "ignored");
     RedlockConfig config = RedlockConfig.fromProperties(p);
+    assertTrue(config.trustFsyncedAofRestarts());
     assertEquals(List.of("redis://h:1", "redis://h:2", "redis://h:3"), config.nodes());
     assertEquals(3, config.quorum());
     assertEquals("locks/", config.keyPrefix());
@@ -187,6 +189,18 @@ class RedlockConfigTest {
     assertEquals(Duration.ofMillis(500), config.retryDelay());
     assertEquals(Duration.ofSeconds(1), config.retryJitter());
     assertEquals(8, config.maxConnectionsPerNode());
+  }
+
+  @Test
+  void fsyncedAofRestartsAreNotTrustedUnlessAskedAndABadValueNamesTheKey() {
+    Properties p = new Properties();
+    p.setProperty("redlock.nodes", "redis://h:1");
+    assertFalse(RedlockConfig.fromProperties(p).trustFsyncedAofRestarts());
+    p.setProperty("redlock.trustFsyncedAofRestarts", "yes");
+    rejects(
+        IllegalArgumentException.class,
+        "redlock.trustFsyncedAofRestarts must be true or false, was 'yes'",
+        () -> RedlockConfig.fromProperties(p));
   }
 
   @Test

@@ -273,6 +273,14 @@ final class DoctorCommand extends CliCommand {
     return jedis.configGet(name).get(name);
   }
 
+  private static String configGetOrNull(Jedis jedis, String name) {
+    try {
+      return configGet(jedis, name);
+    } catch (JedisDataException e) {
+      return null;
+    }
+  }
+
   /**
    * Reports what the node's persistence means for the restart guard (the guard sees every restart
    * by run_id; only appendonly yes + appendfsync always lets it keep the node's vote across one).
@@ -312,13 +320,30 @@ final class DoctorCommand extends CliCommand {
     String consequence;
     String detected = "the restart guard sees each restart by run_id";
     String fix = "appendonly yes and appendfsync always (CONFIG SET, and in redis.conf)";
+    String noFsyncOnRewrite = durable ? configGetOrNull(jedis, "no-appendfsync-on-rewrite") : null;
+    if (durable && "yes".equals(noFsyncOnRewrite)) {
+      add(
+          Verdict.WARN,
+          node,
+          "persistence",
+          "appendonly yes, appendfsync always, but no-appendfsync-on-rewrite yes: no fsync while a"
+              + " save or rewrite runs, so a crash can lose acknowledged writes; clients treat the"
+              + " node as not durable, and each restart keeps it out of votes for "
+              + maxTtl,
+          "no-appendfsync-on-rewrite no (CONFIG SET, and in redis.conf)");
+      return true;
+    }
     if (durable) {
       add(
           Verdict.OK,
           node,
           "persistence",
-          "appendonly yes, appendfsync always: a restart keeps every acknowledged write, and the"
-              + " restart guard lets the node keep its vote",
+          "appendonly yes, appendfsync always: a restart keeps every acknowledged write"
+              + (config.trustFsyncedAofRestarts()
+                  ? ", and with trustFsyncedAofRestarts the node keeps its vote"
+                  : "; without trustFsyncedAofRestarts (off by default) each restart still keeps"
+                      + " the node out of votes for "
+                      + maxTtl),
           null);
       return true;
     } else if (aof) {
@@ -351,7 +376,7 @@ final class DoctorCommand extends CliCommand {
               + " and keeps the node out of votes for "
               + maxTtl
               + " after it: safe, but the node's vote is lost that long",
-          fix + ": then a restart keeps the node's vote");
+          fix + ": then, with trustFsyncedAofRestarts, a restart keeps the node's vote");
     } else {
       add(
           Verdict.FAIL,
@@ -468,7 +493,14 @@ final class DoctorCommand extends CliCommand {
       // not a number: the guard cannot adopt it either
     }
     NodeLife.GuardView view =
-        NodeLife.guard(parsed, runId, durable, nowMicros, startedMicros, legacy, config.maxTtl());
+        NodeLife.guard(
+            parsed,
+            runId,
+            durable && config.trustFsyncedAofRestarts(),
+            nowMicros,
+            startedMicros,
+            legacy,
+            config.maxTtl());
     add(view.verdict(), node, "restart guard", view.detail(), null);
   }
 

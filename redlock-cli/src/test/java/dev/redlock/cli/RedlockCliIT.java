@@ -374,7 +374,7 @@ class RedlockCliIT {
           assertTrue(
               line.startsWith("ok    ")
                   && line.contains("appendonly yes, appendfsync always")
-                  && line.contains("keep its vote")
+                  && line.contains("without trustFsyncedAofRestarts (off by default) each restart")
                   && !line.contains("fix:"),
               line + "\n" + r);
         }

@@ -123,7 +123,7 @@ public final class Ballot implements Tally {
       record(
           node,
           NodeOutcome.Status.QUARANTINED,
-          "data younger than maxTtl (restarted or flushed?): no vote for another "
+          "data not trusted yet (restarted, restored, flushed or new): no vote for another "
               + (-reply - 1)
               + " ms",
           latency,

@@ -38,6 +38,9 @@ public final class JedisNode implements LockNode {
   private final NodeKeys keys;
   private final Duration borrowWait;
 
+  /** The run_id the newest connection read: connections to another process are dropped. */
+  private volatile String latestRunId;
+
   public JedisNode(NodeUri uri, Duration timeout, int maxConnections, NodeKeys keys) {
     this.uri = uri;
     this.keys = keys;
@@ -53,7 +56,11 @@ public final class JedisNode implements LockNode {
     poolConfig.setJmxEnabled(false);
     this.pool =
         new ConnectionPool(
-            new Factory(new HostAndPort(uri.host(), uri.port()), client.build()), poolConfig);
+            new Factory(
+                new HostAndPort(uri.host(), uri.port()),
+                client.build(),
+                runId -> latestRunId = runId),
+            poolConfig);
   }
 
   /** How we connect to a node: its database, TLS, credentials, timeouts and a client name. */
@@ -88,9 +95,27 @@ public final class JedisNode implements LockNode {
   @Override
   public Exchange begin(NodeRequest request) {
     FlushableConnection connection = borrow();
-    if (request.verb() == NodeRequest.Verb.ACQUIRE && connection.life.unknown() != null) {
-      connection.close(); // healthy: back to the pool; only its vote is refused
-      throw new NodeLifeUnknownException(connection.life.unknown());
+    for (int stale = 0; stale < 3 && !connection.life.isOf(latestRunId); stale++) {
+      // A connection to an earlier process (or, behind a name that moved, to another server):
+      // drop it, so that one node is one process.
+      connection.setBroken();
+      connection.close();
+      connection = borrow();
+    }
+    if (request.verb() == NodeRequest.Verb.ACQUIRE
+        && (connection.life.unknown() != null || !connection.life.isOf(latestRunId))) {
+      String why =
+          connection.life.unknown() != null
+              ? connection.life.unknown()
+              : "its connections reach more than one process (run_id changed)";
+      // Dropped, so that the next connection reads the node again (an error reply may pass, an
+      // ACL may be fixed); only this vote is refused.
+      connection.setBroken();
+      connection.close();
+      throw new NodeLifeUnknownException(why);
+    }
+    if (connection.life.unknown() != null) {
+      connection.setBroken(); // serves this release or extend, then goes: the next one reads again
     }
     try {
       connection.send(command(connection.life, request, false));
@@ -145,7 +170,7 @@ public final class JedisNode implements LockNode {
               .add(life.runId())
               .add(life.durableFlag())
               .add(life.startedAtMicros())
-              .add(life.aofLoadedFlag());
+              .add(keys.trustDurable() && life.aofLoaded() ? "1" : "0");
       case RAISE_FENCE, RELEASE -> call.add(r.argument()).add(keys.maxTtlMillisText());
       case EXTEND -> call.add(r.argument());
     }
@@ -228,14 +253,21 @@ public final class JedisNode implements LockNode {
      * failure breaks the connection (thrown); a refused command is part of the answer.
      */
     void readLife() {
-      sendCommand(Protocol.Command.INFO, "server");
-      sendCommand(Protocol.Command.INFO, "persistence");
-      sendCommand(Protocol.Command.CONFIG, "GET", "appendfsync");
+      for (String[] command : NodeLife.COMMANDS) {
+        CommandArguments args =
+            new CommandArguments(
+                command[0].equals("INFO") ? Protocol.Command.INFO : Protocol.Command.CONFIG);
+        for (int i = 1; i < command.length; i++) {
+          args.add(command[i]);
+        }
+        sendCommand(args);
+      }
       flush();
-      Object server = replyOrError();
-      Object persistence = replyOrError();
-      Object appendfsync = replyOrError();
-      life = NodeLife.of(server, persistence, appendfsync);
+      Object[] replies = new Object[NodeLife.COMMANDS.length];
+      for (int i = 0; i < replies.length; i++) {
+        replies[i] = replyOrError();
+      }
+      life = NodeLife.of(replies);
     }
 
     private Object replyOrError() {
@@ -309,10 +341,15 @@ public final class JedisNode implements LockNode {
   private static final class Factory implements PooledObjectFactory<Connection> {
     private final HostAndPort address;
     private final JedisClientConfig config;
+    private final java.util.function.Consumer<String> onRunId;
 
-    Factory(HostAndPort address, JedisClientConfig config) {
+    Factory(
+        HostAndPort address,
+        JedisClientConfig config,
+        java.util.function.Consumer<String> onRunId) {
       this.address = address;
       this.config = config;
+      this.onRunId = onRunId;
     }
 
     @Override
@@ -324,6 +361,9 @@ public final class JedisNode implements LockNode {
       } catch (RuntimeException e) {
         connection.disconnect();
         throw e;
+      }
+      if (connection.life.runId() != null) {
+        onRunId.accept(connection.life.runId());
       }
       return new DefaultPooledObject<>(connection);
     }

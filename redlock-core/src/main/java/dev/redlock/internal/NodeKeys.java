@@ -11,21 +11,33 @@ package dev.redlock.internal;
  * @param maxTtlMillis the longest ttl any client may use: how long a node with untrusted data stays
  *     out, and how long a fencing counter outlives the node clock
  * @param guard whether the restart guard is on (off only in tests that show what it prevents)
+ * @param trustDurable whether a node restarted from its fsynced AOF keeps its vote
  */
 public record NodeKeys(
-    String keyPrefix, String lifeKey, String legacyEpochKey, long maxTtlMillis, boolean guard) {
+    String keyPrefix,
+    String lifeKey,
+    String legacyEpochKey,
+    long maxTtlMillis,
+    boolean guard,
+    boolean trustDurable) {
   /** The reserved first character of names that are not resources. */
   public static final char RESERVED = '@';
 
   private static final String FENCE = RESERVED + "fence:";
 
   public static NodeKeys of(String keyPrefix, long maxTtlMillis, boolean guard) {
+    return of(keyPrefix, maxTtlMillis, guard, false);
+  }
+
+  public static NodeKeys of(
+      String keyPrefix, long maxTtlMillis, boolean guard, boolean trustDurable) {
     return new NodeKeys(
         keyPrefix,
         keyPrefix + RESERVED + "life",
         keyPrefix + RESERVED + "epoch",
         maxTtlMillis,
-        guard);
+        guard,
+        trustDurable);
   }
 
   /** The fencing counter of {@code resource}: a string key with a ttl, one per resource. */

@@ -9,10 +9,12 @@ import java.util.List;
  * way that matters), in one pipelined round trip, never on the acquire path.
  *
  * @param runId the process's {@code run_id}: a new one after every restart
- * @param durable whether the process keeps every write it acknowledged ({@code appendonly yes} and
- *     {@code appendfsync always}); false when {@code CONFIG GET} is refused
- * @param aofLoaded durable, and its data came from its AOF at start: no AOF rewrite has run or is
- *     due since (a node switched to AOF at runtime, after loading an RDB, rewrites at once)
+ * @param durable whether the process keeps every write it acknowledged ({@code appendonly yes},
+ *     {@code appendfsync always}, {@code no-appendfsync-on-rewrite no}); false when {@code CONFIG
+ *     GET} is refused
+ * @param aofLoaded durable, a master that was not a replica in this life, and its data came from
+ *     its AOF at start: no AOF rewrite has run or is due since (a node switched to AOF at runtime
+ *     after loading an RDB rewrites at once, and so does a replica's full sync)
  * @param startedAtMicros when the process started, on the node's clock; -1 if unknown
  * @param unknown why the guard cannot trust this node at all (INFO refused), or null
  */
@@ -24,19 +26,38 @@ record NodeLife(
     return new NodeLife(null, false, false, -1, why);
   }
 
+  /** The commands whose replies {@link #of} reads, in order (one pipelined round trip). */
+  static final String[][] COMMANDS = {
+    {"INFO", "server"},
+    {"INFO", "persistence"},
+    {"INFO", "replication"},
+    {"CONFIG", "GET", "appendfsync"},
+    {"CONFIG", "GET", "no-appendfsync-on-rewrite"}
+  };
+
   /**
-   * Reads the replies to {@code INFO server}, {@code INFO persistence} and {@code CONFIG GET
-   * appendfsync}, each either the reply or the error it raised.
+   * Reads the replies to {@link #COMMANDS}, each either the reply or the error it raised. INFO
+   * refused by the ACL: the node cannot vote. Any other error reply (BUSY, LOADING): unknown for
+   * now, and the connection is dropped so that the next one reads again. CONFIG refused by the ACL:
+   * not durable.
    */
-  static NodeLife of(Object server, Object persistence, Object appendfsync) {
-    if (server instanceof RuntimeException e) {
-      return unknown(
-          "INFO is refused ("
-              + e.getMessage()
-              + "), so this client cannot tell whether the node restarted and does not count its"
-              + " vote; grant its user +info (and +config|get for the appendfsync check)");
+  static NodeLife of(Object... replies) {
+    for (int i = 0; i < replies.length; i++) {
+      if (replies[i] instanceof RuntimeException e && !(i >= 3 && refused(e))) {
+        return unknown(
+            refused(e)
+                ? "INFO is refused ("
+                    + e.getMessage()
+                    + "), so this client cannot tell whether the node restarted and does not count"
+                    + " its vote; grant its user +info (and +config|get for the durability check)"
+                : String.join(" ", COMMANDS[i])
+                    + " failed ("
+                    + e.getMessage()
+                    + "): this client cannot tell yet whether the node restarted; it asks again on"
+                    + " its next connection");
+      }
     }
-    String info = text(server);
+    String info = text(replies[0]);
     String runId = field(info, "run_id");
     if (runId == null || runId.length() != RUN_ID_LENGTH) {
       return unknown("INFO server has no run_id, so this client cannot tell whether it restarted");
@@ -48,18 +69,29 @@ record NodeLife(
       // uptime is rounded down: the start we compute is at or after the real one.
       started = Long.parseLong(time) - Long.parseLong(uptime) * 1_000_000;
     }
-    String aof = persistence instanceof RuntimeException ? "" : text(persistence);
-    boolean always =
-        appendfsync instanceof List<?> pair
-            && pair.size() == 2
-            && "always".equals(text(pair.get(1)));
-    boolean durable = "1".equals(field(aof, "aof_enabled")) && always;
+    String aof = text(replies[1]);
+    String replication = text(replies[2]);
+    boolean durable =
+        "1".equals(field(aof, "aof_enabled"))
+            && "always".equals(configValue(replies[3]))
+            && "no".equals(configValue(replies[4]));
     boolean loaded =
         durable
             && "-1".equals(field(aof, "aof_last_rewrite_time_sec"))
             && "0".equals(field(aof, "aof_rewrite_in_progress"))
-            && "0".equals(field(aof, "aof_rewrite_scheduled"));
+            && "0".equals(field(aof, "aof_rewrite_scheduled"))
+            && "master".equals(field(replication, "role"))
+            && "-1".equals(field(replication, "second_repl_offset"));
     return new NodeLife(runId, durable, loaded, started, null);
+  }
+
+  private static boolean refused(RuntimeException e) {
+    return String.valueOf(e.getMessage()).startsWith("NOPERM");
+  }
+
+  /** The value of a {@code CONFIG GET} reply for one parameter, or null (refused, unknown). */
+  private static String configValue(Object reply) {
+    return reply instanceof List<?> pair && pair.size() == 2 ? text(pair.get(1)) : null;
   }
 
   private static String text(Object reply) {
@@ -86,7 +118,11 @@ record NodeLife(
     return durable ? "1" : "0";
   }
 
-  String aofLoadedFlag() {
-    return aofLoaded ? "1" : "0";
+  /**
+   * Whether this connection reached the process that {@code latestRunId} names (true while no
+   * connection has read a run_id, or when this one could not).
+   */
+  boolean isOf(String latestRunId) {
+    return runId == null || latestRunId == null || runId.equals(latestRunId);
   }
 }

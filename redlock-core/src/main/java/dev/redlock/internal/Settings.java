@@ -32,6 +32,7 @@ public final class Settings {
           "redlock.maxHold",
           "redlock.taskInterruption",
           "redlock.maxTtl",
+          "redlock.trustFsyncedAofRestarts",
           "redlock.auditLog");
   private static final Pattern SHORT_DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h)");
 
@@ -106,7 +107,19 @@ public final class Settings {
     if ((v = p.getProperty("redlock.maxConnectionsPerNode")) != null) {
       builder.maxConnectionsPerNode(integer("redlock.maxConnectionsPerNode", v));
     }
+    if ((v = p.getProperty("redlock.trustFsyncedAofRestarts")) != null) {
+      builder.trustFsyncedAofRestarts(bool("redlock.trustFsyncedAofRestarts", v));
+    }
     return builder.build();
+  }
+
+  private static boolean bool(String key, String value) {
+    return switch (value.trim().toLowerCase(Locale.ROOT)) {
+      case "true" -> true;
+      case "false" -> false;
+      default ->
+          throw new IllegalArgumentException(key + " must be true or false, was '" + value + "'");
+    };
   }
 
   private static double number(String key, String value) {

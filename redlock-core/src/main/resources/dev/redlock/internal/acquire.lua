@@ -5,8 +5,9 @@
 -- ARGV[5] = run_id of the process this connection reached (read once per connection, INFO server),
 -- ARGV[6] = '1' if that process keeps every acknowledged write (appendonly yes, appendfsync always),
 -- ARGV[7] = when that process started, node clock in µs (server_time_usec - uptime), or -1 if unknown,
--- ARGV[8] = '1' if it is durable and its data came from its AOF at start (no AOF rewrite since: not
---           an RDB loaded before AOF was switched on at runtime)
+-- ARGV[8] = '1' if this client trusts fsynced AOF restarts and the process is durable, a master
+--           that was never a replica in this life, and loaded its data from its AOF at start (no
+--           AOF rewrite since: not an RDB loaded before AOF was switched on at runtime)
 -- Returns: token * 2 + ahead (> 0) if the lock was taken, where ahead = 1 when the token came from
 --          the counter rather than this node's clock; 0 if the key is held;
 --          -(ms of quarantine left + 1) if the node may have forgotten leases (docs/fencing.md).
@@ -33,8 +34,9 @@ if epoch then
   end
 else
   local started = tonumber(ARGV[7])
+  -- (started is computed from a whole-second uptime: up to 1 s late, hence the second here)
   if life and string.sub(life, 42, 42) == '1' and ARGV[8] == '1' and started >= 0
-      and now - started < max_ttl then
+      and now - started + 1000000 < max_ttl then
     -- Both the life that stamped it and this one keep every acknowledged write (AOF, fsync
     -- always), this one loaded it from its AOF at start, and this is its first acquire since:
     -- a restart that lost nothing, so the old epoch still holds. Later in a life, a marker of
@@ -64,10 +66,11 @@ end
 -- cannot make it go back (docs/fencing.md). The counter is kept for maxTtl past the clock: it
 -- guards against the clock stepping back, and then goes away by itself.
 local counter = tonumber(redis.call('GET', KEYS[3]))
-local token, ahead = now, 0
 if counter and counter >= now then
-  token, ahead = counter + 1, 1
+  local token = counter + 1
+  redis.call('SET', KEYS[3], string.format('%.0f', token),
+    'PX', string.format('%.0f', tonumber(ARGV[3]) + math.ceil((token - now) / 1000)))
+  return token * 2 + 1
 end
-redis.call('SET', KEYS[3], string.format('%.0f', token),
-  'PX', string.format('%.0f', tonumber(ARGV[3]) + math.ceil((token - now) / 1000)))
-return token * 2 + ahead
+redis.call('SET', KEYS[3], string.format('%.0f', now), 'PX', ARGV[3])
+return now * 2

@@ -2,18 +2,24 @@
 -- resource's fencing counter to the token handed out, so the next grant here gets a larger one.
 -- KEYS[1] = lock key, KEYS[2] = its fencing counter
 -- ARGV[1] = owner token, ARGV[2] = fencing token handed out ('0' for a rolled-back attempt),
--- ARGV[3] = maxTtl in ms. Returns 1 if deleted, 0 otherwise.
+-- ARGV[3] = maxTtl in ms. Returns 1 if deleted, 0 otherwise. Deterministic (no TIME): cheap.
 -- Compare-then-act in one script, so a key that expired and was taken by another owner
 -- between our GET and DEL can never be deleted by us (the seeds' "blind DEL" mistake).
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 local fence = tonumber(ARGV[2])
-if fence > 0 and (tonumber(redis.call('GET', KEYS[2])) or 0) < fence then
-  if redis.replicate_commands then redis.replicate_commands() end
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  redis.call('SET', KEYS[2], ARGV[2],
-    'PX', string.format('%.0f', tonumber(ARGV[3]) + math.max(0, math.ceil((fence - now) / 1000))))
+if fence > 0 then
+  local stored = tonumber(redis.call('GET', KEYS[2]))
+  if not stored then
+    -- Gone: it expired maxTtl after this node's own token, so this node's clock is past the
+    -- fence (or the lease outlived maxTtl through renewals); keep it for maxTtl from now.
+    redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+  elseif stored < fence then
+    -- Keeps its expiry: maxTtl past this node's own token, which lags the fence by less than a
+    -- ttl (larger lags were raised before the grant), so the counter still outlives the fence by
+    -- maxTtl - ttl on this node's clock, and any later vote here exceeds it (docs/fencing.md).
+    redis.call('SET', KEYS[2], ARGV[2], 'KEEPTTL')
+  end
 end
 return redis.call('DEL', KEYS[1])

@@ -40,8 +40,15 @@ class RestartGuardIT extends RealNodesTest {
     return Persistence.AOF;
   }
 
-  /** A client of the three nodes; node 0 reached as {@code node0} (a URI) says. */
+  /**
+   * A client of the three nodes that trusts fsynced AOF restarts; node 0 reached as {@code node0}
+   * (a URI) says.
+   */
   Redlock client(String node0) {
+    return client(node0, true);
+  }
+
+  Redlock client(String node0, boolean trustFsyncedAofRestarts) {
     List<String> uris = new ArrayList<>(nodes.uris());
     uris.set(0, node0);
     return client(
@@ -51,6 +58,7 @@ class RestartGuardIT extends RealNodesTest {
             .retryDelay(Duration.ofMillis(20))
             .retryJitter(Duration.ofMillis(20))
             .maxTtl(MAX_TTL)
+            .trustFsyncedAofRestarts(trustFsyncedAofRestarts)
             .build());
   }
 
@@ -101,6 +109,70 @@ class RestartGuardIT extends RealNodesTest {
     assertEquals(NodeOutcome.Status.OK, zero.status(), zero.toString());
     String after = lifeOn(nodes.node(0));
     assertEquals(runIdOf(nodes.node(0)) + before.substring(40), after, "re-stamped, same epoch");
+  }
+
+  /** The default: a restart is a restart, whatever the persistence; always safe. */
+  @Test
+  void withoutTheOptInEvenAnAofFsyncedOnEveryWriteRestartIsQuarantined() throws Exception {
+    stampMarkers(client3());
+    nodes.node(0).restart(Persistence.AOF);
+    NodeOutcome zero = nodeZeroAloneDecides(client(nodes.uris().get(0), false));
+    assertEquals(NodeOutcome.Status.QUARANTINED, zero.status(), zero.toString());
+  }
+
+  /** A reply of BUSY to the connection's INFO costs that vote only, not the connection's life. */
+  @Test
+  void aNodeBusyWhenAConnectionReadsItsLifeVotesAgainOnceItAnswers() throws Exception {
+    RedisNode zero = nodes.node(0);
+    try (Jedis admin = Admin.on(zero)) {
+      admin.configSet("lua-time-limit", "50"); // BUSY replies after 50 ms of a running script
+    }
+    Thread busy =
+        new Thread(
+            () -> {
+              try (Jedis jedis = Admin.on(zero)) {
+                jedis.eval("local t = redis.call('TIME') while true do end", 0);
+              } catch (RuntimeException expected) {
+                // killed below
+              }
+            });
+    busy.start();
+    try {
+      await()
+          .atMost(NO_HANG)
+          .ignoreExceptions()
+          .until(
+              () -> {
+                try (Jedis probe = new Jedis("127.0.0.1", zero.port(), 2000)) {
+                  probe.ping();
+                  return false;
+                } catch (redis.clients.jedis.exceptions.JedisBusyException e) {
+                  return true;
+                }
+              });
+      Redlock redlock = client3();
+      NodeOutcome during = nodeZeroAloneDecides(redlock);
+      assertEquals(NodeOutcome.Status.FAILED, during.status(), during.toString());
+      assertTrue(during.detail().contains("asks again"), during.detail());
+      killScript(zero);
+      busy.join(10_000);
+      NodeOutcome after = nodeZeroAloneDecides(redlock);
+      assertEquals(NodeOutcome.Status.OK, after.status(), after.toString());
+    } finally {
+      killScript(zero);
+      try (Jedis admin = Admin.on(zero)) {
+        admin.configSet("lua-time-limit", "5000");
+      }
+    }
+  }
+
+  /** SCRIPT KILL on a plain connection: a busy node refuses everything else, CLIENT SETNAME too. */
+  private static void killScript(RedisNode node) {
+    try (Jedis jedis = new Jedis("127.0.0.1", node.port(), 2000)) {
+      jedis.scriptKill();
+    } catch (redis.clients.jedis.exceptions.JedisDataException notBusy) {
+      // NOTBUSY: nothing runs
+    }
   }
 
   @Test

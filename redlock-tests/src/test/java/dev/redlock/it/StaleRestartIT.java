@@ -68,8 +68,13 @@ class StaleRestartIT {
   }
 
   Redlock client(boolean guard) {
+    return client(guard, false);
+  }
+
+  Redlock client(boolean guard, boolean trustFsyncedAofRestarts) {
     RedlockConfig.Builder config =
         RedlockConfig.builder()
+            .trustFsyncedAofRestarts(trustFsyncedAofRestarts)
             .nodes(nodes.uris())
             .nodeTimeout(Duration.ofMillis(200))
             .retryDelay(Duration.ofMillis(20))
@@ -197,24 +202,28 @@ class StaleRestartIT {
     assertSafe(o);
   }
 
-  /** A durable node restarted from its own AOF keeps its vote: B is refused at once, as busy. */
+  /**
+   * With {@code trustFsyncedAofRestarts}, a durable node restarted from its own AOF keeps its vote:
+   * B is refused at once, as busy.
+   */
   @ParameterizedTest(name = "{0}, {1} nodes")
   @MethodSource("topologies")
   void aRestartFromAnAofFsyncedOnEveryWriteLosesNothingAndKeepsItsVote(String binary, int count)
       throws Exception {
     start(binary, count, Persistence.AOF);
-    Redlock a = client(true);
+    Redlock a = client(true, true);
     Lease lease = a.acquire(RESOURCE, MAX_TTL, Duration.ofSeconds(5));
     majority().forEach(node -> node.restart(Persistence.AOF));
     long restarted = System.nanoTime();
     // Refused as busy (held elsewhere) rather than failing as quarantined: the nodes vote.
-    assertEquals(Optional.empty(), client(true).tryAcquire(RESOURCE, MAX_TTL), "held, not down");
+    assertEquals(
+        Optional.empty(), client(true, true).tryAcquire(RESOURCE, MAX_TTL), "held, not down");
     lease.release(); // A's connections to the restarted nodes broke: those releases are re-sent
     String key = RedlockConfig.DEFAULT_KEY_PREFIX + RESOURCE;
     await()
         .atMost(Duration.ofSeconds(2))
         .until(() -> nodes.all().stream().allMatch(n -> Admin.get(n, key) == null));
-    assertTrue(client(true).tryAcquire(RESOURCE, MAX_TTL).isPresent(), "the nodes vote yes");
+    assertTrue(client(true, true).tryAcquire(RESOURCE, MAX_TTL).isPresent(), "the nodes vote yes");
     assertTrue(
         System.nanoTime() - restarted < MAX_TTL.toNanos(), "sooner than any quarantine could end");
   }
@@ -275,6 +284,42 @@ class StaleRestartIT {
     fast.pause();
     try (Lease lease = client(true).acquire(RESOURCE, MAX_TTL, Duration.ofSeconds(5))) {
       assertTrue(lease.fencingToken() > tokenA, lease.fencingToken() + " after " + tokenA);
+    } finally {
+      fast.resume();
+    }
+  }
+
+  /**
+   * {@code release --force} while the node that gave the holder its token (its clock 1 s ahead)
+   * cannot be read: the others lag by that second, and only the force release can raise them. The
+   * next token must still be larger.
+   */
+  @ParameterizedTest(name = "{1} nodes")
+  @MethodSource("sixTwo")
+  void aForceReleaseThatCannotReadTheHoldersNodeStillKeepsTokensGrowing(String binary, int count)
+      throws Exception {
+    start(binary, count, Persistence.AOF);
+    RedisNode fast = nodes.node(count - 1);
+    fast.restart(Persistence.AOF, Duration.ofSeconds(1));
+    List<RedisNode> others = nodes.all().subList(0, count / 2);
+    others.forEach(RedisNode::pause);
+    Lease held = client(true).acquire(RESOURCE, MAX_TTL, Duration.ofSeconds(5));
+    long tokenA = held.fencingToken();
+    others.forEach(RedisNode::resume);
+    fast.pause();
+    try {
+      try (dev.redlock.RedlockAdmin admin =
+          dev.redlock.RedlockAdmin.create(
+              RedlockConfig.builder()
+                  .nodes(nodes.uris())
+                  .nodeTimeout(Duration.ofMillis(200))
+                  .maxTtl(MAX_TTL)
+                  .build())) {
+        admin.forceRelease(RESOURCE, "StaleRestartIT");
+      }
+      try (Lease next = client(true).acquire(RESOURCE, MAX_TTL, Duration.ofSeconds(5))) {
+        assertTrue(next.fencingToken() > tokenA, next.fencingToken() + " after " + tokenA);
+      }
     } finally {
       fast.resume();
     }
