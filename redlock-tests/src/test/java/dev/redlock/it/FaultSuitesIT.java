@@ -708,6 +708,12 @@ class FaultSuitesIT {
         history.granted("a", first);
         history.released("a", first);
         first.release();
+        // The release returns once a quorum confirmed it: wait until every node deleted the key,
+        // or a snapshot taken meanwhile would bring it back and refuse B until it expires.
+        String key = RedlockConfig.DEFAULT_KEY_PREFIX + resource;
+        await()
+            .atMost(NO_HANG)
+            .until(() -> nodes.nodes().all().stream().allMatch(n -> Admin.get(n, key) == null));
         // Before A's grant: what the majority will come back with.
         Map<Integer, Snapshot> snapshots = new java.util.HashMap<>();
         Map<Integer, AofMark> marks = new java.util.HashMap<>();
