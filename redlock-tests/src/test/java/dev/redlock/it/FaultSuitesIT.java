@@ -591,8 +591,8 @@ class FaultSuitesIT {
 
   /**
    * A nemesis brings two of five nodes at a time back with older data or an older clock; the guard
-   * keeps each out of votes for maxTtl, so the lock is safe, and it is granted while a majority has
-   * not been restarted.
+   * keeps each out of votes for maxTtl, so the lock is safe (and granted while a majority has not
+   * been restarted within maxTtl).
    */
   @Test
   void suite7aStaleDataOnAMinorityWithTheGuardOn() throws Exception {
@@ -604,7 +604,7 @@ class FaultSuitesIT {
       report.add(
           "7 stale data",
           STALE_FAULTS + ", ≤ 2 of 5, guard on",
-          "0 violations, grants continue",
+          "0 violations; grants pause while a majority sits out maxTtl",
           result,
           nemesis.applied()
               + " faults: "
@@ -612,7 +612,8 @@ class FaultSuitesIT {
               + "; restarted nodes sit out maxTtl (3 s)");
       assertEquals(Optional.empty(), nemesis.failure(), "the nemesis ran its schedule");
       assertEquals(List.of(), result.violations(), "seed " + SEED);
-      assertTrue(result.grants() > 0, "acquisitions kept succeeding");
+      // Not asserted: grants. Each restart keeps its node out for maxTtl (3 s), so two at a time
+      // soon have three of five in quarantine (as in suite 3); on a busy machine, from the start.
       assertTrue(
           restarts.values().stream().mapToInt(Integer::intValue).sum() > 0, restarts.toString());
     }
