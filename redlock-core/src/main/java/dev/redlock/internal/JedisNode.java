@@ -23,6 +23,7 @@ import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 import redis.clients.jedis.util.IOUtils;
+import redis.clients.jedis.util.SafeEncoder;
 
 /**
  * A {@link LockNode} over a Jedis connection pool: one pool per node, bounded, no JMX, no evictor
@@ -37,6 +38,9 @@ public final class JedisNode implements LockNode {
   private final ConnectionPool pool;
   private final NodeKeys keys;
   private final Duration borrowWait;
+  // Encoded once: they go with every request.
+  private final byte[] maxTtlArg;
+  private final byte[] guardArg;
 
   /** The run_id the newest connection read: connections to another process are dropped. */
   private volatile String latestRunId;
@@ -45,6 +49,8 @@ public final class JedisNode implements LockNode {
     this.uri = uri;
     this.keys = keys;
     this.borrowWait = timeout;
+    this.maxTtlArg = SafeEncoder.encode(keys.maxTtlMillisText());
+    this.guardArg = SafeEncoder.encode(keys.guardFlag());
     DefaultJedisClientConfig.Builder client = clientConfig(uri, timeout, CLIENT_NAME);
     GenericObjectPoolConfig<Connection> poolConfig = new GenericObjectPoolConfig<>();
     poolConfig.setMaxTotal(maxConnections);
@@ -118,7 +124,7 @@ public final class JedisNode implements LockNode {
       connection.setBroken(); // serves this release or extend, then goes: the next one reads again
     }
     try {
-      connection.send(command(connection.life, request, false));
+      connection.send(command(connection, request, false));
       return new JedisExchange(connection, request);
     } catch (RuntimeException e) {
       connection.setBroken();
@@ -139,7 +145,8 @@ public final class JedisNode implements LockNode {
     }
   }
 
-  private CommandArguments command(NodeLife life, NodeRequest r, boolean withSource) {
+  private CommandArguments command(
+      FlushableConnection connection, NodeRequest r, boolean withSource) {
     Script script =
         switch (r.verb()) {
           case ACQUIRE -> Script.ACQUIRE;
@@ -163,15 +170,16 @@ public final class JedisNode implements LockNode {
     }
     call.add(r.token());
     switch (r.verb()) {
-      case ACQUIRE ->
-          call.add(r.argument())
-              .add(keys.maxTtlMillisText())
-              .add(keys.guardFlag())
-              .add(life.runId())
-              .add(life.durableFlag())
-              .add(life.startedAtMicros())
-              .add(keys.trustDurable() && life.aofLoaded() ? "1" : "0");
-      case RAISE_FENCE, RELEASE -> call.add(r.argument()).add(keys.maxTtlMillisText());
+      case ACQUIRE -> {
+        call.add(r.argument()).add(maxTtlArg).add(guardArg);
+        if (connection.scriptArgs == null) { // once per connection: they go with every acquire
+          connection.scriptArgs = connection.life.scriptArgs(keys.trustDurable());
+        }
+        for (byte[] arg : connection.scriptArgs) {
+          call.add(arg);
+        }
+      }
+      case RAISE_FENCE, RELEASE -> call.add(r.argument()).add(maxTtlArg);
       case EXTEND -> call.add(r.argument());
     }
     return call;
@@ -223,7 +231,7 @@ public final class JedisNode implements LockNode {
           return toReply(request, connection.getOne());
         } catch (JedisNoScriptException e) {
           // The node restarted or ran SCRIPT FLUSH: EVAL sends the source and caches it again.
-          connection.send(command(connection.life, request, true));
+          connection.send(command(connection, request, true));
           return toReply(request, connection.getOne());
         }
       } catch (RuntimeException e) {
@@ -242,6 +250,7 @@ public final class JedisNode implements LockNode {
   static final class FlushableConnection extends Connection {
     private final CapturingSocketFactory sockets;
     NodeLife life = NodeLife.unknown("not read yet");
+    byte[][] scriptArgs; // the acquire script's per-process arguments, encoded on first use
 
     FlushableConnection(CapturingSocketFactory sockets, JedisClientConfig config) {
       super(sockets, config);

@@ -2,6 +2,7 @@ package dev.redlock.internal;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import redis.clients.jedis.util.SafeEncoder;
 
 /**
  * What one connection learned, once, about the process it reached: the restart guard's inputs. Read
@@ -114,8 +115,14 @@ record NodeLife(
     return (end < 0 ? info.substring(from) : info.substring(from, end)).trim();
   }
 
-  String durableFlag() {
-    return durable ? "1" : "0";
+  /** The acquire script's ARGV[5..8] for this process (acquire.lua), encoded. */
+  byte[][] scriptArgs(boolean trustDurable) {
+    return new byte[][] {
+      SafeEncoder.encode(runId),
+      SafeEncoder.encode(durable ? "1" : "0"),
+      SafeEncoder.encode(Long.toString(startedAtMicros)),
+      SafeEncoder.encode(trustDurable && aofLoaded ? "1" : "0")
+    };
   }
 
   /**

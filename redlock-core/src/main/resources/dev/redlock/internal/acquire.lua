@@ -25,7 +25,7 @@ local max_ttl = tonumber(ARGV[3]) * 1000
 -- from an RDB or AOF, a copied dump.rdb) or restored from another life: it may lack leases this
 -- node granted, so it is trusted only from now, unless both lives keep every acknowledged write.
 local life = redis.call('GET', KEYS[2])
-local epoch = life and string.sub(life, 1, 40) == ARGV[5] and tonumber(string.sub(life, 44))
+local epoch = life and string.find(life, ARGV[5], 1, true) == 1 and tonumber(string.sub(life, 44))
 if epoch then
   if ARGV[6] == '0' and string.sub(life, 42, 42) == '1' then
     -- This life stopped promising durability (or this client cannot confirm it): a restart
@@ -72,5 +72,6 @@ if counter and counter >= now then
     'PX', string.format('%.0f', tonumber(ARGV[3]) + math.ceil((token - now) / 1000)))
   return token * 2 + 1
 end
-redis.call('SET', KEYS[3], string.format('%.0f', now), 'PX', ARGV[3])
+-- The clock as text without string.format (the cheapest exact way): seconds, then 6 digits of µs.
+redis.call('SET', KEYS[3], t[1] .. string.sub('00000' .. t[2], -6), 'PX', ARGV[3])
 return now * 2
