@@ -10,6 +10,12 @@ package dev.redlock.internal;
  * @param argument the ttl in ms (acquire, extend) or the fencing token to reach (raise); else 0
  */
 public record NodeRequest(Verb verb, String key, String token, long argument) {
+  /** Names the owner by its {@link TokenHash}: the token itself must never reach a log. */
+  @Override
+  public String toString() {
+    return verb + " " + key + " owner=" + TokenHash.of(token) + " argument=" + argument;
+  }
+
   /** What a request asks, and what its reply means. */
   public enum Verb {
     /**
