@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 
 /**
  * How leases behave, whatever store keeps them: the store's timeout per request, the clock drift
@@ -204,7 +205,28 @@ public final class LockSettings {
       return this;
     }
 
+    /**
+     * Checks the rule between fields, and returns the settings.
+     *
+     * @throws IllegalArgumentException if no ttl would be accepted: the largest, {@code maxTtl},
+     *     must exceed the timeout plus its own clock drift
+     */
     public LockSettings build() {
+      long largestMillis = maxTtl.toMillis(); // the largest whole-millisecond ttl allowed
+      long drift = dev.redlock.internal.Validity.driftNanos(largestMillis, clockDriftFactor);
+      if (TimeUnit.MILLISECONDS.toNanos(largestMillis) <= timeout.toNanos() + drift) {
+        throw new IllegalArgumentException(
+            "maxTtl leaves no valid ttl: a ttl must be > "
+                + timeoutName
+                + " + clock drift ("
+                + timeout.toMillis()
+                + "ms + "
+                + TimeUnit.NANOSECONDS.toMillis(drift)
+                + "ms) and <= maxTtl, was "
+                + maxTtl
+                + "; raise maxTtl or lower "
+                + timeoutName);
+      }
       return new LockSettings(this);
     }
   }

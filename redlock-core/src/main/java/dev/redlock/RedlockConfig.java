@@ -483,11 +483,7 @@ public final class RedlockConfig {
                 + ", was "
                 + q);
       }
-      LockSettings checked = settings.build();
-      if (checked.maxTtl().compareTo(checked.timeout()) <= 0) {
-        throw new IllegalArgumentException(
-            "maxTtl must be > nodeTimeout (" + checked.timeout() + "), was " + checked.maxTtl());
-      }
+      settings.build(); // its rules between fields (maxTtl must leave a valid ttl) fail here
       return new RedlockConfig(this, nodes, q);
     }
   }

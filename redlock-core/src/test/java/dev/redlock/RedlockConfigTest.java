@@ -191,6 +191,30 @@ class RedlockConfigTest {
     assertEquals(8, config.maxConnectionsPerNode());
   }
 
+  /** Issue 13, item 5: settings under which every ttl would be rejected fail when built. */
+  @Test
+  void settingsThatLeaveNoValidTtlAreRejectedWhenBuilt() {
+    rejects(
+        IllegalArgumentException.class,
+        "maxTtl leaves no valid ttl: a ttl must be > timeout + clock drift (50ms + 2ms) and <="
+            + " maxTtl, was PT0.051S; raise maxTtl or lower timeout",
+        () ->
+            LockSettings.builder()
+                .timeout(Duration.ofMillis(50))
+                .maxTtl(Duration.ofMillis(51))
+                .build());
+    rejects(
+        IllegalArgumentException.class,
+        "maxTtl leaves no valid ttl: a ttl must be > nodeTimeout",
+        () ->
+            RedlockConfig.builder()
+                .node("redis://h:1")
+                .nodeTimeout(Duration.ofMillis(100))
+                .maxTtl(Duration.ofMillis(100))
+                .build());
+    LockSettings.builder().timeout(Duration.ofMillis(50)).maxTtl(Duration.ofMillis(53)).build();
+  }
+
   @Test
   void fsyncedAofRestartsAreNotTrustedUnlessAskedAndABadValueNamesTheKey() {
     Properties p = new Properties();
