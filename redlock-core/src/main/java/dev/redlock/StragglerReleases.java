@@ -13,6 +13,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import redis.clients.jedis.exceptions.JedisDataException;
 
 /**
  * Releases a node did not confirm, sent again until it does.
@@ -100,6 +101,7 @@ final class StragglerReleases {
     boolean scheduled;
     long backoff = baseDelay();
     long droppedSinceLastWarn;
+    boolean warnedErrorReply;
 
     PerNode(int node) {
       this.node = node;
@@ -167,6 +169,23 @@ final class StragglerReleases {
           if (++p.confirmations >= 2) {
             done.add(p);
           }
+        } catch (JedisDataException e) {
+          if (transientReply(e)) {
+            silent = true; // BUSY, LOADING: the node is there, just not now
+            break;
+          }
+          // An error reply (NOPERM, WRONGTYPE, ...): sending it again cannot help, and it must not
+          // hold up the releases queued behind it.
+          done.add(p);
+          if (!warnedErrorReply) {
+            warnedErrorReply = true;
+            log.warn(
+                "node {} answers a re-sent release of {} with an error ({}); dropped, so its key"
+                    + " there waits out its ttl (logged once per node)",
+                nodes.get(node).name(),
+                p.key,
+                e.getMessage());
+          }
         } catch (RuntimeException e) {
           silent = true;
           break;
@@ -182,6 +201,11 @@ final class StragglerReleases {
         scheduleLocked();
       }
     }
+  }
+
+  private static boolean transientReply(JedisDataException e) {
+    String message = String.valueOf(e.getMessage());
+    return message.startsWith("BUSY") || message.startsWith("LOADING");
   }
 
   private long baseDelay() {

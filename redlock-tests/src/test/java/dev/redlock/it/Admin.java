@@ -1,8 +1,11 @@
 package dev.redlock.it;
 
+import static org.awaitility.Awaitility.await;
+
 import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.NodeData;
 import dev.redlock.testkit.RedisNode;
+import java.time.Duration;
 import java.util.Arrays;
 import redis.clients.jedis.Jedis;
 
@@ -51,6 +54,45 @@ final class Admin {
       return Arrays.stream(jedis.clientList().split("\n"))
           .filter(line -> line.contains(" name=redlock "))
           .count();
+    }
+  }
+
+  /** Runs a script that never ends on {@code node}, until it answers BUSY to everyone else. */
+  static Thread busyScript(RedisNode node) {
+    try (Jedis admin = Admin.on(node)) {
+      admin.configSet("lua-time-limit", "50");
+    }
+    Thread busy =
+        new Thread(
+            () -> {
+              try (Jedis jedis = new Jedis("127.0.0.1", node.port(), 30_000)) {
+                jedis.eval("local t = redis.call('TIME') while true do end", 0);
+              } catch (RuntimeException expected) {
+                // killed
+              }
+            });
+    busy.start();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .ignoreExceptions()
+        .until(
+            () -> {
+              try (Jedis probe = new Jedis("127.0.0.1", node.port(), 2000)) {
+                probe.ping();
+                return false;
+              } catch (redis.clients.jedis.exceptions.JedisBusyException e) {
+                return true;
+              }
+            });
+    return busy;
+  }
+
+  static void killScript(RedisNode node) {
+    try (Jedis jedis = new Jedis("127.0.0.1", node.port(), 2000)) {
+      jedis.scriptKill();
+      jedis.configSet("lua-time-limit", "5000");
+    } catch (redis.clients.jedis.exceptions.JedisDataException notBusy) {
+      // NOTBUSY: nothing runs
     }
   }
 }

@@ -124,54 +124,18 @@ class RestartGuardIT extends RealNodesTest {
   @Test
   void aNodeBusyWhenAConnectionReadsItsLifeVotesAgainOnceItAnswers() throws Exception {
     RedisNode zero = nodes.node(0);
-    try (Jedis admin = Admin.on(zero)) {
-      admin.configSet("lua-time-limit", "50"); // BUSY replies after 50 ms of a running script
-    }
-    Thread busy =
-        new Thread(
-            () -> {
-              try (Jedis jedis = Admin.on(zero)) {
-                jedis.eval("local t = redis.call('TIME') while true do end", 0);
-              } catch (RuntimeException expected) {
-                // killed below
-              }
-            });
-    busy.start();
+    Thread busy = Admin.busyScript(zero);
     try {
-      await()
-          .atMost(NO_HANG)
-          .ignoreExceptions()
-          .until(
-              () -> {
-                try (Jedis probe = new Jedis("127.0.0.1", zero.port(), 2000)) {
-                  probe.ping();
-                  return false;
-                } catch (redis.clients.jedis.exceptions.JedisBusyException e) {
-                  return true;
-                }
-              });
       Redlock redlock = client3();
       NodeOutcome during = nodeZeroAloneDecides(redlock);
       assertEquals(NodeOutcome.Status.FAILED, during.status(), during.toString());
       assertTrue(during.detail().contains("asks again"), during.detail());
-      killScript(zero);
+      Admin.killScript(zero);
       busy.join(10_000);
       NodeOutcome after = nodeZeroAloneDecides(redlock);
       assertEquals(NodeOutcome.Status.OK, after.status(), after.toString());
     } finally {
-      killScript(zero);
-      try (Jedis admin = Admin.on(zero)) {
-        admin.configSet("lua-time-limit", "5000");
-      }
-    }
-  }
-
-  /** SCRIPT KILL on a plain connection: a busy node refuses everything else, CLIENT SETNAME too. */
-  private static void killScript(RedisNode node) {
-    try (Jedis jedis = new Jedis("127.0.0.1", node.port(), 2000)) {
-      jedis.scriptKill();
-    } catch (redis.clients.jedis.exceptions.JedisDataException notBusy) {
-      // NOTBUSY: nothing runs
+      Admin.killScript(zero);
     }
   }
 
