@@ -103,6 +103,20 @@ final class RunCommand extends CliCommand {
   }
 
   private int runUnder(Lease lease) throws InterruptedException {
+    // Renewal first: a ttl too short to renew, or a lease already lost, must stop us before the
+    // command runs, never leave it running unguarded.
+    try {
+      lease.keepAlive();
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+    } catch (LeaseLostException e) {
+      cli.err.println(
+          "redlock: lost the lease on '"
+              + resource
+              + "' before starting the command: "
+              + e.getMessage());
+      return ExitCodes.LEASE_LOST;
+    }
     ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
     builder.environment().put("REDLOCK_RESOURCE", resource);
     builder.environment().put("REDLOCK_FENCING_TOKEN", Long.toString(lease.fencingToken()));
@@ -135,12 +149,6 @@ final class RunCommand extends CliCommand {
     Thread onExit = new Thread(() -> terminate(child), "redlock-run-exit");
     Runtime.getRuntime().addShutdownHook(onExit);
     try {
-      try {
-        lease.keepAlive();
-      } catch (IllegalArgumentException e) {
-        terminate(child);
-        throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
-      }
       int status = child.waitFor();
       return lost.get() != null ? ExitCodes.LEASE_LOST : status;
     } finally {

@@ -152,6 +152,16 @@ class RedlockCliIT {
 
   // ---- run
 
+  /** Issue 13, item 5: a ttl that cannot be renewed stops run before the command starts. */
+  @Test
+  void runWithATtlTooShortToRenewNeverStartsTheCommand() {
+    Path ran = dir.resolve("ran");
+    Result r = redlock("run", "--ttl", "60ms", "cli:short", "--", "touch", ran.toString());
+    assertEquals(ExitCodes.USAGE, r.status(), r.toString());
+    assertTrue(r.err().contains("ttl too short to renew"), r.toString());
+    assertFalse(Files.exists(ran), "the command ran without a lease that could be kept");
+  }
+
   @Test
   void runHoldsTheLockPassesTheTokenAndExitsWithTheCommandsStatus() throws Exception {
     Path token = dir.resolve("token");
