@@ -100,28 +100,16 @@ public final class JedisNode implements LockNode {
 
   @Override
   public Exchange begin(NodeRequest request) {
-    FlushableConnection connection = borrow();
-    for (int stale = 0; stale < 3 && !connection.life.isOf(latestRunId); stale++) {
-      // A connection to an earlier process (or, behind a name that moved, to another server):
-      // drop it, so that one node is one process.
-      connection.setBroken();
-      connection.close();
-      connection = borrow();
-    }
+    FlushableConnection connection = borrowCurrent();
     if (request.verb() == NodeRequest.Verb.ACQUIRE
         && (connection.life.unknown() != null || !connection.life.isOf(latestRunId))) {
       String why =
           connection.life.unknown() != null
               ? connection.life.unknown()
               : "its connections reach more than one process (run_id changed)";
-      // Dropped, so that the next connection reads the node again (an error reply may pass, an
-      // ACL may be fixed); only this vote is refused.
-      connection.setBroken();
+      connection.setBroken(); // dropped: the next connection reads the node again
       connection.close();
       throw new NodeLifeUnknownException(why);
-    }
-    if (connection.life.unknown() != null) {
-      connection.setBroken(); // serves this release or extend, then goes: the next one reads again
     }
     try {
       connection.send(command(connection, request, false));
@@ -131,6 +119,20 @@ public final class JedisNode implements LockNode {
       giveBack(connection, e);
       throw e;
     }
+  }
+
+  /**
+   * Borrows a connection to the newest process seen, dropping (a few) pooled ones to an earlier
+   * process, or, behind a name that moved, to another server: one node is one process.
+   */
+  private FlushableConnection borrowCurrent() {
+    FlushableConnection connection = borrow();
+    for (int stale = 0; stale < 3 && !connection.life.isOf(latestRunId); stale++) {
+      connection.setBroken();
+      connection.close();
+      connection = borrow();
+    }
+    return connection;
   }
 
   private FlushableConnection borrow() {
@@ -193,6 +195,9 @@ public final class JedisNode implements LockNode {
   }
 
   private void giveBack(FlushableConnection connection, RuntimeException failure) {
+    if (connection.dropAfterUse) {
+      connection.setBroken();
+    }
     if (failure instanceof JedisConnectionException) {
       // One broken connection usually means the node restarted or the network dropped: the idle
       // ones are broken too. Drop them now rather than fail one vote per stale connection.
@@ -251,6 +256,7 @@ public final class JedisNode implements LockNode {
     private final CapturingSocketFactory sockets;
     NodeLife life = NodeLife.unknown("not read yet");
     byte[][] scriptArgs; // the acquire script's per-process arguments, encoded on first use
+    boolean dropAfterUse; // destroyed, not pooled, once its request is done
 
     FlushableConnection(CapturingSocketFactory sockets, JedisClientConfig config) {
       super(sockets, config);
@@ -374,6 +380,9 @@ public final class JedisNode implements LockNode {
       if (connection.life.runId() != null) {
         onRunId.accept(connection.life.runId());
       }
+      // Serves one request at most, then goes, so the next connection reads the node again (an
+      // error reply may pass, an ACL may be fixed). Not broken now: a broken one cannot read.
+      connection.dropAfterUse = connection.life.unknown() != null;
       return new DefaultPooledObject<>(connection);
     }
 
