@@ -70,12 +70,18 @@ class FaultSuitesIT {
     report.write(Path.of("target", "faults.md"));
   }
 
-  /** Short timeouts and a short maxTtl, so emptied nodes come back within a run. */
+  /**
+   * Short timeouts and a short maxTtl, so emptied nodes come back within a run. The suites' AOF
+   * nodes fsync every write and keep their configuration: a restart of one loses nothing, so it
+   * keeps its vote (trustFsyncedAofRestarts). Without it each restart quarantines its node for
+   * maxTtl, and a nemesis that restarts a minority at a time soon has a majority sitting out.
+   */
   static RedlockConfig.Builder settings(RedlockConfig.Builder b) {
     return b.nodeTimeout(Duration.ofMillis(100))
         .retryDelay(Duration.ofMillis(5))
         .retryJitter(Duration.ofMillis(10))
-        .maxTtl(Duration.ofSeconds(3));
+        .maxTtl(Duration.ofSeconds(3))
+        .trustFsyncedAofRestarts(true);
   }
 
   static FaultyNodes start(FaultyNodes.Builder builder) {

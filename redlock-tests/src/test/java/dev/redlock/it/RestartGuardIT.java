@@ -69,6 +69,11 @@ class RestartGuardIT extends RealNodesTest {
   /** Takes the lock once so every node's marker is stamped by its connections, then releases. */
   void stampMarkers(Redlock redlock) throws InterruptedException {
     redlock.acquire(resource, MAX_TTL, Duration.ofSeconds(5)).release();
+    // A release returns once a quorum confirmed it: wait for the rest, so that a restart next
+    // does not bring the key back from the AOF.
+    await()
+        .atMost(NO_HANG)
+        .until(() -> nodes.all().stream().allMatch(n -> Admin.get(n, key()) == null));
   }
 
   /** Node 1 frozen: a grant now needs node 0's vote. Returns what node 0 answered. */
