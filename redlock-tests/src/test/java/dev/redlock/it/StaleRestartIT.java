@@ -105,6 +105,15 @@ class StaleRestartIT {
       throws InterruptedException {
     Redlock a = client(true);
     a.acquire(RESOURCE, MAX_TTL, Duration.ofSeconds(5)).release(); // markers and counters written
+    // A release returns once a quorum confirmed it: wait for the rest, or a snapshot taken next
+    // can hold this first lease's key, which a clock stepped back then keeps alive for longer.
+    await()
+        .atMost(MAX_TTL)
+        .until(
+            () ->
+                nodes.all().stream()
+                    .allMatch(
+                        n -> Admin.get(n, RedlockConfig.DEFAULT_KEY_PREFIX + RESOURCE) == null));
     majority().forEach(before);
     Lease lease = a.acquire(RESOURCE, MAX_TTL, Duration.ofSeconds(5));
     long tokenA = lease.fencingToken();
