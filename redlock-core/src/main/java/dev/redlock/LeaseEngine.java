@@ -154,6 +154,9 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
 
   /** One attempt: a token, a start time, the store's vote, the validity left. */
   private Attempt attempt(String resource, long ttlMillis) throws InterruptedException {
+    if (Thread.interrupted()) {
+      throw new InterruptedException(); // interrupted already: send nothing we would roll back
+    }
     String token = tokens.next();
     long start = ticker.read();
     emitAttempt(LockEvent.Kind.ATTEMPT, resource, 0, 0, null, null);

@@ -190,13 +190,19 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       throws InterruptedException {
     Ballot rollback =
         fanOut.send(new NodeRequest(Verb.RELEASE, key, token, 0), NOT_OWNER, last, votes::refused);
-    if (wait) {
-      rollback.awaitAll(ticker.read() + nodeTimeoutNanos);
-      if (rollback.definite() == rollback.size()) {
-        return; // every node answered: nothing to send again
+    boolean confirmed = false;
+    try {
+      if (wait) {
+        rollback.awaitAll(ticker.read() + nodeTimeoutNanos);
+        confirmed = rollback.definite() == rollback.size(); // then nothing to send again
+      } else {
+        rollback.readInBackground(); // an interrupted caller: nobody will read these replies
+      }
+    } finally {
+      if (!confirmed) { // also when interrupted while waiting: the roll-back is still owed
+        rollback.whenAllSettled(() -> stragglers.keepUnconfirmed(rollback, key, token, 0));
       }
     }
-    rollback.whenAllSettled(() -> stragglers.keepUnconfirmed(rollback, key, token, 0));
   }
 
   /**

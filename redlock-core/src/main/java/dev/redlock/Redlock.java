@@ -8,7 +8,10 @@ import dev.redlock.internal.NodeKeys;
 import dev.redlock.internal.Ticker;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
@@ -38,9 +41,11 @@ import java.util.concurrent.ExecutorService;
 public final class Redlock implements LockService {
   private final RedlockConfig config;
   private final LeaseEngine<QuorumStore.QuorumHeld> engine;
+  private final List<LockNode> nodes;
 
   Redlock(RedlockConfig config, List<LockNode> nodes, ExecutorService io, Ticker ticker) {
     this.config = config;
+    this.nodes = List.copyOf(nodes);
     Watchdog watchdog = new Watchdog(ticker);
     this.engine =
         new LeaseEngine<>(
@@ -164,6 +169,22 @@ public final class Redlock implements LockService {
   @Override
   public void close() {
     engine.close();
+  }
+
+  /**
+   * How many connections to each node are in use right now: a request written and its reply not yet
+   * read. For monitoring (a gauge that should fall back to 0 when the application is idle) and for
+   * tests that check nothing was left behind after interrupts, cancellations or faults. A frozen
+   * node holds its connections for up to {@code nodeTimeout}; then they come back.
+   *
+   * @return node URI (without credentials) to connections in use, in the configured node order
+   */
+  public Map<String, Integer> connectionsInUse() {
+    Map<String, Integer> inUse = new LinkedHashMap<>();
+    for (LockNode node : nodes) {
+      inUse.put(node.name(), node.connectionsInUse());
+    }
+    return Collections.unmodifiableMap(inUse);
   }
 
   @Override

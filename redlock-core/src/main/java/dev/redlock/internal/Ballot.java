@@ -209,7 +209,10 @@ public final class Ballot implements Tally {
           // that node's next one and sends the thread to the other nodes first.
           long slice =
               Math.max(MIN_SLICE_NANOS, 2 * latencies.expected(next)) << silentSlices[next];
-          if (onlyOneLeft()) {
+          int last = lastReplyLeft(done);
+          if (last < 0) {
+            continue; // an I/O thread's answer decided it meanwhile: do not block on this node
+          } else if (last > 0) {
             read(next, left); // the only reply left anywhere: nothing to turn to, so no slices
           } else if (exchanges[next].awaitReady(Math.min(left, slice))) {
             read(next, Math.max(1, deadline - ticker.read()));
@@ -260,21 +263,25 @@ public final class Ballot implements Tally {
 
   /**
    * Whether one reply is all that is left: one read by this thread and none coming from an I/O
-   * thread (a node's answer there could decide the outcome while this thread waited).
+   * thread (a node's answer there could decide the outcome while this thread waited). Checked with
+   * the outcome under one lock, or an answer recorded just before would leave this thread blocked
+   * on a silent node after the outcome was decided.
+   *
+   * @return 1 if so, 0 if other replies may still come, -1 if the outcome is decided
    */
-  private boolean onlyOneLeft() {
+  private int lastReplyLeft(BooleanSupplier done) {
     int mine = 0;
     for (Exchange e : exchanges) {
       if (e != null) {
         mine++;
       }
     }
-    if (mine != 1) {
-      return false;
-    }
     lock.lock();
     try {
-      return answered == nodes.size() - 1;
+      if (done.getAsBoolean()) {
+        return -1;
+      }
+      return mine == 1 && answered == nodes.size() - 1 ? 1 : 0;
     } finally {
       lock.unlock();
     }
@@ -322,15 +329,31 @@ public final class Ballot implements Tally {
     try {
       long reply = exchange.finish(timeoutNanos);
       long took = ticker.read() - startedAt[node];
-      latencies.observe(node, took);
+      latencies.answered(node, took);
       answer(node, reply, took);
     } catch (Throwable e) {
       long took = ticker.read() - startedAt[node];
-      latencies.observe(
+      latencies.failed(
           node, Math.max(took, nodeTimeoutNanos)); // a failing node is asked last next time
       fail(node, e, took);
       if (e instanceof Error error) {
         throw error;
+      }
+    }
+  }
+
+  /**
+   * For a ballot nobody will await (a roll-back sent by an interrupted caller): reads the replies
+   * that have arrived and hands the rest to I/O threads, so every connection goes back and every
+   * node's request settles. Without it the requests this thread wrote would hold their connections
+   * forever.
+   */
+  public void readInBackground() {
+    if (driving.compareAndSet(false, true)) {
+      try {
+        handOffRemaining();
+      } finally {
+        driving.set(false);
       }
     }
   }

@@ -51,20 +51,27 @@ public final class FanOut {
       CompletableFuture<Void> before = after == null ? null : after.settled(node);
       if (skip != null && skip.test(node)) {
         ballot.skip(node, before);
-      } else if ((before == null || before.isDone())
-          && latencies.expected(node) < nodeTimeoutNanos / 2
-          && nodes.get(node).hasIdleConnection()) {
-        begin(ballot, node, request);
       } else if (before == null || before.isDone()) {
-        // A node that has been timing out lately, or that we have no connection to: even writing
-        // may wait on it (a new connection waits for its handshake), so an I/O thread does it.
-        dispatch(ballot, node, () -> runToEnd(ballot, node, request));
+        start(ballot, node, request, true);
       } else {
-        before.whenComplete(
-            (ignored, error) -> dispatch(ballot, node, () -> runToEnd(ballot, node, request)));
+        before.whenComplete((ignored, error) -> start(ballot, node, request, false));
       }
     }
     return ballot;
+  }
+
+  /**
+   * Starts one node's request: written on this thread if the node is quick and has an idle
+   * connection (the awaiting thread reads the reply), else run by an I/O thread.
+   */
+  private void start(Ballot ballot, int node, NodeRequest request, boolean mayWriteHere) {
+    if (mayWriteHere && !lagging(node) && nodes.get(node).hasIdleConnection()) {
+      begin(ballot, node, request);
+    } else {
+      // A node that has been timing out lately, or that we have no connection to: even writing
+      // may wait on it (a new connection waits for its handshake), so an I/O thread does it.
+      dispatch(ballot, node, () -> runToEnd(ballot, node, request));
+    }
   }
 
   /** Writes the request now, on this thread; the awaiting thread reads the reply. */
@@ -74,20 +81,29 @@ public final class FanOut {
       ballot.inFlight(node, nodes.get(node).begin(request), start);
     } catch (RuntimeException e) {
       long took = ticker.read() - start;
-      latencies.observe(
+      latencies.failed(
           node, Math.max(took, nodeTimeoutNanos)); // a node we cannot write to goes last
       ballot.fail(node, e, took);
     }
   }
 
-  /** A chained request: written and read on an I/O thread once the previous one has settled. */
+  /** Whether the node has been timing out lately. */
+  private boolean lagging(int node) {
+    return latencies.expected(node) >= nodeTimeoutNanos / 2;
+  }
+
+  /** A request written and read on an I/O thread (or, if none is free, the caller's). */
   private void runToEnd(Ballot ballot, int node, NodeRequest request) {
     long start = ticker.read();
     try {
       long reply = nodes.get(node).begin(request).finish(nodeTimeoutNanos);
-      ballot.answer(node, reply, ticker.read() - start);
+      long took = ticker.read() - start;
+      latencies.answered(node, took);
+      ballot.answer(node, reply, took);
     } catch (Throwable e) {
-      ballot.fail(node, e, ticker.read() - start);
+      long took = ticker.read() - start;
+      latencies.failed(node, Math.max(took, nodeTimeoutNanos));
+      ballot.fail(node, e, took);
       if (e instanceof Error error) {
         throw error;
       }

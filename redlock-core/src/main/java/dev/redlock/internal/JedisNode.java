@@ -99,6 +99,11 @@ public final class JedisNode implements LockNode {
   }
 
   @Override
+  public int connectionsInUse() {
+    return pool.getNumActive();
+  }
+
+  @Override
   public Exchange begin(NodeRequest request) {
     FlushableConnection connection = borrowCurrent();
     if (request.verb() == NodeRequest.Verb.ACQUIRE
@@ -135,15 +140,28 @@ public final class JedisNode implements LockNode {
     return connection;
   }
 
+  /**
+   * Borrows a connection. An interrupt from before the call does not stop the request (a release
+   * from an interrupted thread is still owed; the caller stops at its next wait for replies); one
+   * that comes while waiting for a connection ends that wait. Either way the flag is kept.
+   */
   private FlushableConnection borrow() {
+    boolean interrupted = Thread.interrupted(); // the pool's wait would throw at once
     try {
       FlushableConnection connection = (FlushableConnection) pool.borrowObject(borrowWait);
       connection.setHandlingPool(pool);
       return connection;
     } catch (RuntimeException e) {
       throw e;
+    } catch (InterruptedException e) {
+      interrupted = true; // the pool's wait took the flag: the caller must still see it
+      throw new JedisConnectionException("interrupted while waiting for a connection", e);
     } catch (Exception e) {
       throw new JedisConnectionException("Could not get a resource from the pool", e);
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 

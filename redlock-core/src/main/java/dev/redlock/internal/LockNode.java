@@ -30,6 +30,11 @@ public interface LockNode extends AutoCloseable {
     return true;
   }
 
+  /** How many connections are in use now (a request in flight, or its reply being read). */
+  default int connectionsInUse() {
+    return 0;
+  }
+
   /** Closes the node's connections. Idempotent. */
   @Override
   void close();

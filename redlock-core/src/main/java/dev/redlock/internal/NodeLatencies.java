@@ -18,7 +18,21 @@ final class NodeLatencies {
     return expected.get(node);
   }
 
-  void observe(int node, long nanos) {
+  /** A started request to {@code node} was answered after {@code nanos}. */
+  void answered(int node, long nanos) {
+    observe(node, nanos);
+  }
+
+  /**
+   * A started request to {@code node} failed after {@code nanos} (at least the node timeout, so a
+   * failing node goes last). Every request, whoever reads its reply, must report here: a node whose
+   * failures went unseen would keep being written to by callers.
+   */
+  void failed(int node, long nanos) {
+    observe(node, nanos);
+  }
+
+  private void observe(int node, long nanos) {
     long old = expected.get(node);
     expected.set(node, old == 0 ? nanos : old + (nanos - old) / 8);
   }
