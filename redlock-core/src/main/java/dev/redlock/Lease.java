@@ -100,17 +100,20 @@ public interface Lease extends AutoCloseable {
   void onLost(java.util.function.Consumer<? super LeaseLostException> callback);
 
   /**
-   * Extends the lease so that it stays valid for {@code ttl} from now (less elapsed time and
-   * drift), by an owner-checked update on every node that may hold it.
+   * Extends the lease so that it stays valid for at least {@code ttl} from now (less elapsed time
+   * and drift), by an owner-checked update on every node that may hold it.
    *
    * <p>Succeeds only if a quorum of nodes still held this lease's key and extended it, and the new
    * validity is positive; then the validity is moved forward. On failure the lease keeps its
    * previous validity, which still bounds how long it is safe to act. A lease that is no longer
    * valid is never extended: this returns false without contacting the nodes.
    *
-   * <p>On Redis nodes an extend never shortens a key: a {@code ttl} shorter than what a node's key
-   * has left leaves that key as it is (the validity still becomes {@code ttl} from now, the safe
-   * side), so a key always lives at least as long as any validity computed from it.
+   * <p><b>An extend never shortens.</b> A {@code ttl} shorter than what the lease has left changes
+   * nothing: the stores keep the longer life (a node's key, a table's row), the lease keeps its
+   * validity, and this returns true if a quorum confirmed it still holds the lease. To give the
+   * lock up sooner, release it. So an extend and a {@link #keepAlive() renewal} that cross, or an
+   * extend whose reply was lost, can never leave a key shorter-lived than a validity computed from
+   * it.
    *
    * @param ttl the new time to live, counted from now
    * @return true if the lease was extended; false if it could not be (lost, expired, or too few

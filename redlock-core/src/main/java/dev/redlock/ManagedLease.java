@@ -216,14 +216,19 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
 
   /**
    * Applies a successful extend or renewal that started at {@code start}; false if the lease ended
-   * meanwhile.
+   * meanwhile. The validity only moves forward: a store never shortens a lease's life, so every
+   * validity a quorum confirmed still holds, and the latest of them is the one to keep, whatever
+   * order the replies of a user's extend and a renewal arrive in. The renewal schedule follows the
+   * validity kept.
    */
   synchronized boolean extended(long start, long newValidUntil) {
     if (released || lost != null) {
       return false;
     }
-    validUntil = newValidUntil;
-    renewedFrom = start;
+    if (newValidUntil - validUntil > 0) {
+      validUntil = newValidUntil;
+      renewedFrom = start;
+    }
     return true;
   }
 

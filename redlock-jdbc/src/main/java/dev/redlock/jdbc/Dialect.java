@@ -27,7 +27,9 @@ enum Dialect {
           + " WHERE %1$s.expires_at <= clock_timestamp()"
           + " RETURNING fencing_token",
       null,
-      "UPDATE %1$s SET expires_at = clock_timestamp() + ? * interval '1 millisecond'"
+      // GREATEST: an extend never shortens a lease (Lease.extend).
+      "UPDATE %1$s SET expires_at ="
+          + " GREATEST(expires_at, clock_timestamp() + ? * interval '1 millisecond')"
           + " WHERE resource = ? AND owner = ? AND expires_at > clock_timestamp()",
       "DELETE FROM %1$s WHERE resource IN (SELECT resource FROM %1$s"
           + " WHERE expires_at <= clock_timestamp() LIMIT ? FOR UPDATE SKIP LOCKED)"
@@ -48,7 +50,8 @@ enum Dialect {
           + " fencing_token),"
           + " expires_at = IF(expires_at <= UTC_TIMESTAMP(6), VALUES(expires_at), expires_at)",
       "SELECT fencing_token FROM %1$s WHERE resource = ? AND owner = ?",
-      "UPDATE %1$s SET expires_at = UTC_TIMESTAMP(6) + INTERVAL ? * 1000 MICROSECOND"
+      "UPDATE %1$s SET expires_at ="
+          + " GREATEST(expires_at, UTC_TIMESTAMP(6) + INTERVAL ? * 1000 MICROSECOND)"
           + " WHERE resource = ? AND owner = ? AND expires_at > UTC_TIMESTAMP(6)",
       "DELETE FROM %1$s WHERE expires_at <= UTC_TIMESTAMP(6) LIMIT ?");
 

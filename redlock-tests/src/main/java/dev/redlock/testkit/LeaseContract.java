@@ -120,6 +120,33 @@ public abstract class LeaseContract {
     next.release();
   }
 
+  /**
+   * {@code extend(ttl)} with less than the lease has left shortens neither the lease nor the
+   * store's copy: another client still cannot take the lock once that shorter ttl has passed.
+   */
+  @Test
+  void anExtendShorterThanWhatIsLeftShortensNothing() throws Exception {
+    LockService a = client();
+    LockService b = client();
+    String r = resource("shorter");
+    Duration longTtl = shortTtl().multipliedBy(3);
+    Lease lease = a.acquire(r, longTtl, NO_HANG);
+    assertTrue(lease.extend(shortTtl()), "a quorum still holds the lease");
+    assertTrue(
+        lease.remainingValidity().compareTo(shortTtl().multipliedBy(2)) > 0,
+        "the lease kept its longer validity: " + lease.remainingValidity());
+    // Past the shorter ttl (and a margin for clocks), the store must still hold it.
+    long until = System.nanoTime() + shortTtl().plusMillis(500).toNanos();
+    while (System.nanoTime() < until) {
+      Optional<Lease> other = b.tryAcquire(r, shortTtl());
+      other.ifPresent(Lease::release);
+      assertTrue(other.isEmpty(), "the store shortened the lease: another client took it");
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+    }
+    assertTrue(lease.isValid());
+    lease.release();
+  }
+
   @Test
   void anExpiredHolderCanNeitherReleaseNorExtendTheNextOwnersLock() throws Exception {
     LockService a = client();

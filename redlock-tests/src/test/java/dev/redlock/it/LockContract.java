@@ -231,6 +231,23 @@ abstract class LockContract extends RealNodesTest {
         "a released lease cannot be extended");
   }
 
+  /**
+   * A kept-alive lease given a short extend keeps its validity and its renewal schedule: before,
+   * the extend's shorter validity replaced the renewal's, and the lease was lost before its next
+   * renewal fell due.
+   */
+  @Test
+  void aKeptAliveLeaseSurvivesAShorterExtend() {
+    Redlock redlock = client();
+    Lease lease = redlock.tryAcquire(resource, Duration.ofSeconds(3)).orElseThrow().keepAlive();
+    assertTrue(lease.extend(Duration.ofMillis(500)));
+    await()
+        .during(Duration.ofSeconds(4)) // past the shorter validity and more than a renewal
+        .atMost(NO_HANG)
+        .until(lease::isValid);
+    lease.release();
+  }
+
   @Test
   void releaseIsIdempotentAndSurvivesAScriptFlush() {
     Redlock redlock = client();
