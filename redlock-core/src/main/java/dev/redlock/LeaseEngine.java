@@ -233,30 +233,45 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
   }
 
   /**
-   * One renewal of a kept-alive lease: the same extend, run on a renewal thread (the timer threads
-   * never wait on a store). A renewal that does not win with validity left loses the lease at once,
-   * never "maybe"; a renewal that hangs is overtaken by the lease's deadline timer.
+   * One renewal of a kept-alive lease, called by its timer. The store sends it without any thread
+   * waiting ({@link LeaseStore#extendAsync}) where it can, else it runs on a renewal thread. A
+   * renewal that does not win with validity left loses the lease at once, never "maybe"; one that
+   * is never answered is decided at the store's timeout, and the lease's deadline timer stands
+   * behind both.
    */
   void renew(ManagedLease<H> lease) {
-    watchdog.renewal(
-        () -> {
-          long start = ticker.read();
-          if (!lease.readyToRenew(start)) {
-            return;
-          }
-          Tally votes;
-          try {
-            votes = store.extend(lease.held(), lease.ttlMillis());
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt(); // closing: the lease is released or expires
-            return;
-          }
-          if (applyExtend(lease, votes, start, lease.ttlMillis())) {
-            lease.scheduleRenewal(renewalIntervalNanos(lease.ttlMillis()));
-          } else {
-            lease.lose(LeaseLostException.Reason.RENEWAL_FAILED, votes.outcomes());
-          }
-        });
+    long start = ticker.read();
+    if (!lease.readyToRenew(start)) {
+      return;
+    }
+    if (!store.extendAsync(
+        lease.held(), lease.ttlMillis(), votes -> renewed(lease, votes, start))) {
+      watchdog.renewal(() -> renewWaiting(lease));
+    }
+  }
+
+  /** A renewal for a store that can only wait: on a renewal thread, never a timer thread. */
+  private void renewWaiting(ManagedLease<H> lease) {
+    long start = ticker.read();
+    if (!lease.readyToRenew(start)) {
+      return;
+    }
+    Tally votes;
+    try {
+      votes = store.extend(lease.held(), lease.ttlMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // closing: the lease is released or expires
+      return;
+    }
+    renewed(lease, votes, start);
+  }
+
+  private void renewed(ManagedLease<H> lease, Tally votes, long start) {
+    if (applyExtend(lease, votes, start, lease.ttlMillis())) {
+      lease.scheduleRenewal(renewalIntervalNanos(lease.ttlMillis()));
+    } else {
+      lease.lose(LeaseLostException.Reason.RENEWAL_FAILED, votes.outcomes());
+    }
   }
 
   private boolean applyExtend(ManagedLease<H> lease, Tally votes, long start, long ttlMillis) {

@@ -37,6 +37,7 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   private final long nodeTimeoutNanos;
   private final StragglerReleases stragglers;
   private final long[] quarantineLoggedAt;
+  private final Watchdog timer;
 
   /**
    * A lease held on a quorum of nodes.
@@ -118,6 +119,7 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     this.fanOut = new FanOut(nodes, io, ticker, nodeTimeoutNanos);
     this.stragglers = new StragglerReleases(nodes, timer, io, ticker, nodeTimeoutNanos);
     this.quarantineLoggedAt = new long[nodes.size()];
+    this.timer = timer;
   }
 
   @Override
@@ -289,6 +291,33 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     held.lastBallot(votes);
     votes.awaitQuorum(config.quorum(), start + nodeTimeoutNanos);
     return votes;
+  }
+
+  /**
+   * A renewal: the same owner-checked extend, pipelined with the other leases' renewals on each
+   * node; {@code decided} runs on the thread that records the deciding answer, or on the timer at
+   * the node timeout.
+   */
+  @Override
+  public boolean extendAsync(
+      QuorumHeld held, long ttlMillis, java.util.function.Consumer<Tally> decided) {
+    long deadline = ticker.read() + nodeTimeoutNanos;
+    Ballot votes =
+        fanOut.sendPipelined(
+            new NodeRequest(Verb.EXTEND, held.key(), held.token(), ttlMillis),
+            NOT_OWNER,
+            held.lastBallot(),
+            held.setBallot()::refused);
+    held.lastBallot(votes);
+    java.util.concurrent.ScheduledFuture<?> timeout = timer.at(deadline, votes::decideAtDeadline);
+    votes.whenDecided(
+        config.quorum(),
+        deadline,
+        () -> {
+          timeout.cancel(false);
+          decided.accept(votes);
+        });
+    return true;
   }
 
   /** Sends the owner-checked release to every node that may hold the lease. */

@@ -48,7 +48,12 @@ class LeaseRenewalTest {
     nodes.get(1).mode = FakeNode.Mode.HANG;
     long hungAt = System.nanoTime();
     LeaseLostException loss = assertTimeoutPreemptively(Duration.ofSeconds(5), () -> lost.get());
-    assertEquals(LeaseLostException.Reason.EXPIRED, loss.reason(), loss.getMessage());
+    // Decided at the node timeout (a renewal nobody waits on has a timer of its own) or, should
+    // that be missed, at the lease's deadline: either way by the end of validity.
+    assertTrue(
+        loss.reason() == LeaseLostException.Reason.RENEWAL_FAILED
+            || loss.reason() == LeaseLostException.Reason.EXPIRED,
+        loss.getMessage());
     assertFalse(lease.isValid());
     assertTrue(
         System.nanoTime() - hungAt < TTL.plusMillis(400).toNanos(),

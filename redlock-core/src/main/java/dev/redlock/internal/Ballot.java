@@ -49,6 +49,8 @@ public final class Ballot implements Tally {
   private int ok;
   private int answered;
   private long awaitedUntil = Long.MIN_VALUE;
+  private Runnable onDecided; // whenDecided's action, run once
+  private int decidingQuorum;
 
   // The replies the awaiting thread reads itself. Confined to the thread that holds `driving`.
   private final Exchange[] exchanges;
@@ -138,6 +140,7 @@ public final class Ballot implements Tally {
 
   private void record(
       int node, NodeOutcome.Status s, String text, long latency, Throwable error, long value) {
+    Runnable decided = null;
     lock.lock();
     try {
       status[node] = s;
@@ -150,10 +153,55 @@ public final class Ballot implements Tally {
         ok++;
       }
       changed.signalAll();
+      if (onDecided != null && isDecided(decidingQuorum)) {
+        decided = onDecided;
+        onDecided = null;
+      }
     } finally {
       lock.unlock();
     }
     settled.get(node).complete(null);
+    if (decided != null) {
+      decided.run();
+    }
+  }
+
+  /**
+   * Runs {@code action} once, without any thread waiting: on the thread that records the deciding
+   * answer (a quorum said yes, or a quorum is out of reach, or every node answered), or at {@code
+   * deadline} by {@link #decideAtDeadline()}, whichever comes first.
+   */
+  public void whenDecided(int quorum, long deadline, Runnable action) {
+    boolean now;
+    lock.lock();
+    try {
+      awaitedUntil = Math.max(awaitedUntil, deadline);
+      now = isDecided(quorum);
+      if (!now) {
+        decidingQuorum = quorum;
+        onDecided = action;
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (now) {
+      action.run();
+    }
+  }
+
+  /** The deadline of {@link #whenDecided}: runs its action now if no answer has yet. */
+  public void decideAtDeadline() {
+    Runnable decided;
+    lock.lock();
+    try {
+      decided = onDecided;
+      onDecided = null;
+    } finally {
+      lock.unlock();
+    }
+    if (decided != null) {
+      decided.run();
+    }
   }
 
   private boolean isDecided(int quorum) {

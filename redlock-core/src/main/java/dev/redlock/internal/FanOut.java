@@ -22,6 +22,7 @@ public final class FanOut {
   private final Ticker ticker;
   private final long nodeTimeoutNanos;
   private final NodeLatencies latencies;
+  private final NodePipeline[] pipelines;
 
   public FanOut(List<LockNode> nodes, Executor io, Ticker ticker, long nodeTimeoutNanos) {
     this.nodes = List.copyOf(nodes);
@@ -29,6 +30,11 @@ public final class FanOut {
     this.ticker = ticker;
     this.nodeTimeoutNanos = nodeTimeoutNanos;
     this.latencies = new NodeLatencies(nodes.size());
+    this.pipelines = new NodePipeline[this.nodes.size()];
+    for (int i = 0; i < pipelines.length; i++) {
+      pipelines[i] =
+          new NodePipeline(i, this.nodes.get(i), io, ticker, nodeTimeoutNanos, latencies);
+    }
   }
 
   public List<LockNode> nodes() {
@@ -55,6 +61,29 @@ public final class FanOut {
         start(ballot, node, request, true);
       } else {
         before.whenComplete((ignored, error) -> start(ballot, node, request, false));
+      }
+    }
+    return ballot;
+  }
+
+  /**
+   * Sends {@code request} to every node without any thread waiting on it (parameters as {@link
+   * #send}): each node's request joins that node's {@link NodePipeline}, and goes out with the
+   * others gathered there in one pipelined write. For requests nobody waits on (renewals); pair
+   * with {@link Ballot#whenDecided}.
+   */
+  public Ballot sendPipelined(
+      NodeRequest request, String refusal, Ballot after, IntPredicate skip) {
+    Ballot ballot = new Ballot(nodes, ticker, refusal, latencies, io, nodeTimeoutNanos);
+    for (int node = 0; node < nodes.size(); node++) {
+      CompletableFuture<Void> before = after == null ? null : after.settled(node);
+      NodePipeline pipeline = pipelines[node];
+      if (skip != null && skip.test(node)) {
+        ballot.skip(node, before);
+      } else if (before == null || before.isDone()) {
+        pipeline.add(ballot, request);
+      } else {
+        before.whenComplete((ignored, error) -> pipeline.add(ballot, request));
       }
     }
     return ballot;

@@ -127,6 +127,92 @@ public final class JedisNode implements LockNode {
   }
 
   /**
+   * Pipelines {@code requests} on one connection: every request is written, then one flush, then
+   * the replies are read in order. An error reply fails its own request only (the stream stays in
+   * step); a {@code NOSCRIPT} is answered by sending those requests again with their source; a
+   * transport failure fails every request not answered yet. Acquisitions, which need the
+   * per-connection life check of {@link #begin}, run one by one.
+   */
+  @Override
+  public void runAll(List<NodeRequest> requests, long timeoutNanos, Replies replies) {
+    if (requests.stream().anyMatch(r -> r.verb() == NodeRequest.Verb.ACQUIRE)) {
+      LockNode.super.runAll(requests, timeoutNanos, replies);
+      return;
+    }
+    FlushableConnection connection;
+    try {
+      connection = borrowCurrent();
+    } catch (RuntimeException e) {
+      for (int i = 0; i < requests.size(); i++) {
+        replies.failed(i, e);
+      }
+      return;
+    }
+    long deadline = System.nanoTime() + timeoutNanos;
+    boolean[] reported = new boolean[requests.size()];
+    RuntimeException transport = null;
+    try {
+      List<Integer> all = new java.util.ArrayList<>(requests.size());
+      for (int i = 0; i < requests.size(); i++) {
+        all.add(i);
+      }
+      List<Integer> noScript =
+          pipeline(connection, requests, all, false, deadline, replies, reported);
+      if (!noScript.isEmpty()) { // the node restarted or ran SCRIPT FLUSH
+        pipeline(connection, requests, noScript, true, deadline, replies, reported);
+      }
+    } catch (RuntimeException e) {
+      transport = e;
+      connection.setBroken(); // replies may still be on their way: the stream is out of step
+      for (int i = 0; i < requests.size(); i++) {
+        if (!reported[i]) {
+          reported[i] = true;
+          replies.failed(i, e);
+        }
+      }
+    } finally {
+      giveBack(connection, transport);
+    }
+  }
+
+  /** Writes the chosen requests, flushes once, reads their replies; returns those NOSCRIPT hit. */
+  private List<Integer> pipeline(
+      FlushableConnection connection,
+      List<NodeRequest> requests,
+      List<Integer> chosen,
+      boolean withSource,
+      long deadline,
+      Replies replies,
+      boolean[] reported) {
+    for (int i : chosen) {
+      connection.sendCommand(command(connection, requests.get(i), withSource));
+    }
+    connection.flushWrites();
+    List<Integer> noScript = new java.util.ArrayList<>(0);
+    for (int i : chosen) {
+      long left = deadline - System.nanoTime();
+      connection.setSoTimeout(
+          (int) Math.max(1, Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000)));
+      try {
+        long reply = toReply(requests.get(i), connection.getOne());
+        reported[i] = true;
+        replies.answered(i, reply);
+      } catch (JedisNoScriptException e) {
+        if (withSource) {
+          reported[i] = true;
+          replies.failed(i, e);
+        } else {
+          noScript.add(i);
+        }
+      } catch (JedisDataException | IllegalStateException e) {
+        reported[i] = true; // an error reply, or an unexpected one: complete, the stream in step
+        replies.failed(i, e);
+      }
+    }
+    return noScript;
+  }
+
+  /**
    * Borrows a connection to the newest process seen, dropping (a few) pooled ones to an earlier
    * process, or, behind a name that moved, to another server: one node is one process.
    */
@@ -313,6 +399,10 @@ public final class JedisNode implements LockNode {
 
     void send(CommandArguments command) {
       sendCommand(command);
+      flush();
+    }
+
+    void flushWrites() {
       flush();
     }
 

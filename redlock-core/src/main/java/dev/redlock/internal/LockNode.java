@@ -1,5 +1,7 @@
 package dev.redlock.internal;
 
+import java.util.List;
+
 /**
  * The narrow seam between the algorithm and one Redis node: start a request, read its reply later.
  * Starting writes the request and returns at once, so one thread can have a request in flight on
@@ -33,6 +35,28 @@ public interface LockNode extends AutoCloseable {
   /** How many connections are in use now (a request in flight, or its reply being read). */
   default int connectionsInUse() {
     return 0;
+  }
+
+  /** Where {@link #runAll} reports each request's outcome, by index. */
+  interface Replies {
+    void answered(int index, long reply);
+
+    void failed(int index, RuntimeException error);
+  }
+
+  /**
+   * Runs {@code requests} and reports every one's outcome to {@code replies} exactly once, waiting
+   * at most about {@code timeoutNanos} in all. A node that can pipeline writes them all before it
+   * reads any reply, on one connection; this default runs them one after another.
+   */
+  default void runAll(List<NodeRequest> requests, long timeoutNanos, Replies replies) {
+    for (int i = 0; i < requests.size(); i++) {
+      try {
+        replies.answered(i, begin(requests.get(i)).finish(timeoutNanos));
+      } catch (RuntimeException e) {
+        replies.failed(i, e);
+      }
+    }
   }
 
   /** Closes the node's connections. Idempotent. */

@@ -72,6 +72,19 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
    */
   Tally extend(H held, long ttlMillis) throws InterruptedException;
 
+  /**
+   * Extends {@code held} like {@link #extend} without any thread waiting for the outcome: {@code
+   * decided} runs once, on a library thread, when the outcome is decided (a quorum, out of reach,
+   * or the store's timeout). Renewals use it so that thousands of leases renew on a few threads. A
+   * store that can only wait returns false and does nothing; the engine then calls {@link #extend}
+   * on a renewal thread.
+   *
+   * @return true if the extend was sent and {@code decided} will run
+   */
+  default boolean extendAsync(H held, long ttlMillis, java.util.function.Consumer<Tally> decided) {
+    return false;
+  }
+
   /** Gives {@code held} back, waiting (bounded) until enough of the store has let it go. */
   void release(H held);
 

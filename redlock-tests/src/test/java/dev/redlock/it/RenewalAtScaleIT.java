@@ -1,0 +1,75 @@
+package dev.redlock.it;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.Lease;
+import dev.redlock.Redlock;
+import dev.redlock.RedlockConfig;
+import dev.redlock.testkit.FaultyNodes;
+import dev.redlock.testkit.Tools;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Renewals never wait in line (issue 13, item 3): 2,000 kept-alive leases of 2 s survive three of
+ * five nodes answering 20 ms late, on a bounded number of library threads.
+ */
+class RenewalAtScaleIT {
+  static final int LEASES = 2_000;
+  static final Duration TTL = Duration.ofSeconds(2);
+
+  static long libraryThreads() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.getName().startsWith("redlock-"))
+        .count();
+  }
+
+  @Test
+  void twoThousandLeasesSurviveAQuorumOfSlowNodes() throws Exception {
+    try (FaultyNodes nodes = Tools.requireOrSkip(() -> FaultyNodes.builder().nodes(5).start());
+        Redlock redlock =
+            Redlock.create(
+                RedlockConfig.builder()
+                    .nodes(nodes.uris())
+                    .nodeTimeout(Duration.ofMillis(200))
+                    .build())) {
+      AtomicInteger lost = new AtomicInteger();
+      List<Lease> leases = new ArrayList<>();
+      for (int i = 0; i < LEASES; i++) {
+        Lease lease = redlock.acquire("scale:" + i, TTL, Duration.ofSeconds(5)).keepAlive();
+        lease.onLost(loss -> lost.incrementAndGet());
+        leases.add(lease);
+      }
+      for (int i = 0; i < 3; i++) {
+        nodes.latency(i, Duration.ofMillis(20));
+      }
+      long atStart = libraryThreads();
+      long peakThreads = atStart;
+      // Three ttls: every lease renews several times on the slow quorum.
+      long until = System.nanoTime() + TTL.multipliedBy(3).toNanos();
+      while (System.nanoTime() < until) {
+        assertEquals(0, lost.get(), "leases lost while the nodes answered, only late");
+        peakThreads = Math.max(peakThreads, libraryThreads());
+        java.util.concurrent.locks.LockSupport.parkNanos(50_000_000);
+      }
+      assertEquals(0, lost.get());
+      assertTrue(leases.stream().allMatch(Lease::isValid));
+      // Renewals add no threads however many leases renew (one pipeline per node at most), and the
+      // whole library stays within its I/O bound plus its timers.
+      assertTrue(
+          peakThreads - atStart <= 5, atStart + " threads before, " + peakThreads + " after");
+      assertTrue(
+          peakThreads <= 5L * RedlockConfig.DEFAULT_MAX_CONNECTIONS_PER_NODE + 4,
+          "library threads: " + peakThreads);
+      System.out.println("library threads: " + atStart + " at the start, peak " + peakThreads);
+      nodes.heal();
+      leases.forEach(Lease::release);
+      await().atMost(Duration.ofSeconds(10)).until(() -> lost.get() == 0);
+    }
+  }
+}
