@@ -267,14 +267,23 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
   }
 
   private void renewed(ManagedLease<H> lease, Tally votes, long start) {
-    if (applyExtend(lease, votes, start, lease.ttlMillis())) {
+    if (applyExtend(lease, votes, start, lease.ttlMillis(), true)) {
       lease.scheduleRenewal(renewalIntervalNanos(lease.ttlMillis()));
     } else {
-      lease.lose(LeaseLostException.Reason.RENEWAL_FAILED, votes.outcomes());
+      lease.loseOnLibraryThread(LeaseLostException.Reason.RENEWAL_FAILED, votes.outcomes());
     }
   }
 
   private boolean applyExtend(ManagedLease<H> lease, Tally votes, long start, long ttlMillis) {
+    return applyExtend(lease, votes, start, ttlMillis, false);
+  }
+
+  /**
+   * Applies an extend's outcome; true if the lease was extended. {@code onLibraryThread}: the event
+   * goes to the listeners on a callback thread, never the timer or I/O thread applying it.
+   */
+  private boolean applyExtend(
+      ManagedLease<H> lease, Tally votes, long start, long ttlMillis, boolean onLibraryThread) {
     long validUntil = Validity.validUntil(start, ttlMillis, settings.clockDriftFactor());
     int yes = votes.yes();
     boolean won =
@@ -284,14 +293,21 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
     if (won) {
       log.debug("extended '{}' by {} ms on {} nodes", lease.resource(), ttlMillis, yes);
       long now = ticker.read();
-      emitLease(
-          LockEvent.Kind.EXTENDED,
-          lease,
-          Math.max(0, validUntil - now),
-          now - start,
-          yes,
-          null,
-          votes::outcomes);
+      Runnable event =
+          () ->
+              emitLease(
+                  LockEvent.Kind.EXTENDED,
+                  lease,
+                  Math.max(0, validUntil - now),
+                  now - start,
+                  yes,
+                  null,
+                  votes::outcomes);
+      if (!onLibraryThread) {
+        event.run();
+      } else if (!listeners.isEmpty()) {
+        watchdog.callback(event);
+      }
     }
     return won;
   }

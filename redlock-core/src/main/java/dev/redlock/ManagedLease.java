@@ -207,9 +207,9 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
       }
     }
     if (now - validUntil >= 0) {
-      lose(LeaseLostException.Reason.EXPIRED, List.of());
+      loseOnLibraryThread(LeaseLostException.Reason.EXPIRED, List.of());
     } else {
-      lose(LeaseLostException.Reason.MAX_HOLD_REACHED, List.of());
+      loseOnLibraryThread(LeaseLostException.Reason.MAX_HOLD_REACHED, List.of());
     }
     return false;
   }
@@ -266,7 +266,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
         return;
       }
     }
-    lose(
+    loseOnLibraryThread(
         now - validUntil >= 0
             ? LeaseLostException.Reason.EXPIRED
             : LeaseLostException.Reason.MAX_HOLD_REACHED,
@@ -278,6 +278,20 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
    * (if so configured), callbacks run. Returns the loss (the first one, if it was lost already).
    */
   LeaseLostException lose(LeaseLostException.Reason reason, List<NodeOutcome> outcomes) {
+    return lose(reason, outcomes, false);
+  }
+
+  /**
+   * Declares the lease lost from a library thread (a timer, a renewal's outcome): the state changes
+   * at once, the callbacks, the event and the interrupt run on a callback thread, so a slow
+   * callback cannot hold up another lease's renewal or loss.
+   */
+  void loseOnLibraryThread(LeaseLostException.Reason reason, List<NodeOutcome> outcomes) {
+    lose(reason, outcomes, true);
+  }
+
+  private LeaseLostException lose(
+      LeaseLostException.Reason reason, List<NodeOutcome> outcomes, boolean onLibraryThread) {
     List<Consumer<? super LeaseLostException>> callbacks;
     LeaseLostException loss;
     boolean wasRenewing;
@@ -303,15 +317,23 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     } else {
       log.debug(loss.getMessage());
     }
-    engine.lost(this, loss);
-    // Callbacks first, then the interrupt: whatever the task does on being interrupted, the
-    // callbacks have seen the loss by then (interrupt() happens-before its detection).
-    callbacks.forEach(callback -> notify(callback, loss));
-    synchronized (this) {
-      if (taskThread != null) {
-        taskThread.interrupt(); // under the monitor: never after the task has finished
-        taskThread = null;
-      }
+    Runnable signal =
+        () -> {
+          engine.lost(this, loss);
+          // Callbacks first, then the interrupt: whatever the task does on being interrupted, the
+          // callbacks have seen the loss by then (interrupt() happens-before its detection).
+          callbacks.forEach(callback -> notify(callback, loss));
+          synchronized (this) {
+            if (taskThread != null) {
+              taskThread.interrupt(); // under the monitor: never after the task has finished
+              taskThread = null;
+            }
+          }
+        };
+    if (onLibraryThread) {
+      engine.watchdog().callback(signal);
+    } else {
+      signal.run();
     }
     return loss;
   }

@@ -12,9 +12,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The timers of one Redlock's leases: when to renew, and when a lease's time is up. Two daemon
- * threads serve every lease; they never wait on a node (a renewal only sends, and its outcome is
- * applied by the I/O thread that records the deciding vote), so a frozen node cannot delay another
- * lease's deadline. 10,000 leases are 10,000 entries in a timer queue, not threads.
+ * threads serve every lease; they never wait on a node (a renewal only sends, pipelined with the
+ * others, and its outcome is applied by the thread that records the deciding answer, or by a timer
+ * at the node timeout) and never run user code (onLost callbacks and listener events about what a
+ * timer or renewal found run on up to {@value #CALLBACK_THREADS} callback threads), so neither a
+ * frozen node nor a slow callback can delay another lease's renewal or deadline. 10,000 leases are
+ * 10,000 entries in a timer queue, not threads. Stores that can only wait renew on two renewal
+ * threads of their own.
  */
 final class Watchdog {
   /** Every watchdog thread's name starts with this. */
@@ -24,6 +28,11 @@ final class Watchdog {
 
   private final ScheduledThreadPoolExecutor timer;
   private final ThreadPoolExecutor renewals;
+  private final ThreadPoolExecutor callbacks;
+
+  /** How many callbacks may block at once before the next one waits for a thread. */
+  static final int CALLBACK_THREADS = 8;
+
   private final Ticker ticker;
 
   Watchdog(Ticker ticker) {
@@ -43,6 +52,30 @@ final class Watchdog {
             new LinkedBlockingQueue<>(),
             IoThreads.daemonThreads("redlock-renewal-"));
     renewals.allowCoreThreadTimeOut(true);
+    // User code (onLost callbacks, listeners) never runs on a timer or I/O thread: a callback that
+    // blocks would hold up every other lease's renewal and loss. Here one that blocks holds one of
+    // these threads; the others go on.
+    this.callbacks =
+        new ThreadPoolExecutor(
+            CALLBACK_THREADS,
+            CALLBACK_THREADS,
+            30,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            IoThreads.daemonThreads("redlock-callback-"));
+    callbacks.allowCoreThreadTimeOut(true);
+  }
+
+  /**
+   * Runs user code the library calls from its own threads (a loss found by a timer or a renewal, an
+   * event about it) on a callback thread; after close, drops it.
+   */
+  void callback(Runnable userCode) {
+    try {
+      callbacks.execute(() -> runSafely(userCode));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      log.debug("callback dropped: the Redlock is closed");
+    }
   }
 
   /**
@@ -75,5 +108,6 @@ final class Watchdog {
   void close() {
     timer.shutdownNow();
     renewals.shutdownNow();
+    callbacks.shutdown(); // what is queued still runs: a loss found before close is still told
   }
 }

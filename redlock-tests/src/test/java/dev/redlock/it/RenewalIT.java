@@ -49,6 +49,45 @@ class RenewalIT extends RealNodesTest {
     return Duration.ofMillis(100);
   }
 
+  /**
+   * Two onLost callbacks that block (as many as there are timer threads) hold up neither another
+   * lease's renewal nor another lease's loss signal: user code runs on callback threads. Before,
+   * the callbacks ran on the two timer threads, the kept-alive lease was never renewed and the
+   * doomed lease's loss never told.
+   */
+  @Test
+  void slowLossCallbacksHoldUpNoOtherLeasesRenewalOrLoss() throws Exception {
+    Redlock redlock = client();
+    CountDownLatch unblock = new CountDownLatch(1);
+    CountDownLatch blocking = new CountDownLatch(2);
+    try {
+      for (int i = 0; i < 2; i++) {
+        Lease slow = redlock.tryAcquire(resource + ":slow" + i, TTL).orElseThrow();
+        slow.onLost(
+            loss -> {
+              blocking.countDown();
+              try {
+                unblock.await(30, java.util.concurrent.TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+      }
+      assertTrue(blocking.await(10, java.util.concurrent.TimeUnit.SECONDS), "both callbacks run");
+      Lease kept = redlock.tryAcquire(resource + ":kept", TTL).orElseThrow().keepAlive();
+      Lease doomed = redlock.tryAcquire(resource + ":doomed", TTL).orElseThrow();
+      CompletableFuture<LeaseLostException> told = new CompletableFuture<>();
+      doomed.onLost(told::complete);
+      assertNotNull(
+          told.get(TTL.multipliedBy(3).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS),
+          "the doomed lease's loss was told while the slow callbacks blocked");
+      await().during(TTL.multipliedBy(3)).atMost(NO_HANG).until(kept::isValid);
+      kept.release();
+    } finally {
+      unblock.countDown();
+    }
+  }
+
   @Test
   void aTaskRunningThreeTtlsKeepsTheLockThroughout() throws Exception {
     Redlock holder = client();
