@@ -134,14 +134,7 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
 
   @Override
   public void checkResource(String resource) {
-    if (resource.charAt(0) == NodeKeys.RESERVED) {
-      throw new IllegalArgumentException(
-          "resource must not start with '"
-              + NodeKeys.RESERVED
-              + "' (reserved for the nodes' own keys), was '"
-              + resource
-              + "'");
-    }
+    NodeKeys.checkResource(resource);
   }
 
   /** One vote: ask every node, count, fence, keep or roll back. */

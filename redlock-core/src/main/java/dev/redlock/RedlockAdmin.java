@@ -193,10 +193,7 @@ public final class RedlockAdmin implements AutoCloseable {
     if (resource.isBlank()) {
       throw new IllegalArgumentException("resource must not be blank, was '" + resource + "'");
     }
-    if (resource.charAt(0) == NodeKeys.RESERVED) {
-      throw new IllegalArgumentException(
-          "resource must not start with '" + NodeKeys.RESERVED + "', was '" + resource + "'");
-    }
+    NodeKeys.checkResource(resource);
     return config.keyPrefix() + resource;
   }
 

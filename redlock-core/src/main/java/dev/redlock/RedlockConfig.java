@@ -1,5 +1,6 @@
 package dev.redlock;
 
+import dev.redlock.internal.NodeKeys;
 import dev.redlock.internal.NodeUri;
 import dev.redlock.internal.Settings;
 import java.time.Duration;
@@ -289,12 +290,17 @@ public final class RedlockConfig {
 
     /**
      * Sets the prefix put before every resource name to form the key. Default {@value
-     * #DEFAULT_KEY_PREFIX}. All clients that lock the same resources must use the same prefix.
+     * #DEFAULT_KEY_PREFIX}. All clients that lock the same resources must use the same prefix; two
+     * prefixes on the same nodes must not be prefixes of one another ({@code app:} and {@code
+     * app:lock:} could name one key two ways, with two fencing counters).
      *
      * @throws NullPointerException if {@code keyPrefix} is null
+     * @throws IllegalArgumentException if it contains {@code @}, which marks the nodes' own keys
+     *     (the life marker, fencing counters)
      */
     public Builder keyPrefix(String keyPrefix) {
-      this.keyPrefix = Objects.requireNonNull(keyPrefix, "keyPrefix must not be null");
+      this.keyPrefix =
+          NodeKeys.checkKeyPrefix(Objects.requireNonNull(keyPrefix, "keyPrefix must not be null"));
       return this;
     }
 

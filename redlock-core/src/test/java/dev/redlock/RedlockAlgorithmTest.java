@@ -254,6 +254,16 @@ class RedlockAlgorithmTest {
         assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire("@epoch", TTL))
             .getMessage()
             .startsWith("resource must not start with '@'"));
+    // With an empty (or shorter) prefix, these would be another prefix's life marker, legacy
+    // marker and fencing counter: "redlock:" + "@life", ... (issue 13, item 5).
+    for (String other : List.of("redlock:@life", "redlock:@epoch", "redlock:@fence:ledger")) {
+      assertTrue(
+          assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire(other, TTL))
+              .getMessage()
+              .contains("or end with '@life' or '@epoch' (the nodes' own keys), was '" + other),
+          other);
+    }
+    lock.tryAcquire("payout:user@example.com", TTL).orElseThrow().release(); // other '@'s are fine
     assertEquals(
         "maxWait must be >= 0, was PT-1S",
         assertThrows(

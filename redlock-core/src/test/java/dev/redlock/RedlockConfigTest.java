@@ -164,6 +164,10 @@ class RedlockConfigTest {
         "maxConnectionsPerNode must be >= 1, was 0",
         () -> b.maxConnectionsPerNode(0));
     rejects(NullPointerException.class, "keyPrefix must not be null", () -> b.keyPrefix(null));
+    rejects(
+        IllegalArgumentException.class,
+        "keyPrefix must not contain '@' (it marks the nodes' own keys), was 'a@b:'",
+        () -> b.keyPrefix("a@b:"));
   }
 
   @Test

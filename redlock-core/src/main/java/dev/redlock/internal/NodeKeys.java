@@ -40,6 +40,53 @@ public record NodeKeys(
         trustDurable);
   }
 
+  /**
+   * Refuses a key prefix that could make one prefix's lock key another's reserved key: it must not
+   * contain {@code @}, so that the first {@code @} of a reserved key ends its prefix.
+   *
+   * @throws IllegalArgumentException naming the rule
+   */
+  public static String checkKeyPrefix(String keyPrefix) {
+    if (keyPrefix.indexOf(RESERVED) >= 0) {
+      throw new IllegalArgumentException(
+          "keyPrefix must not contain '"
+              + RESERVED
+              + "' (it marks the nodes' own keys), was '"
+              + keyPrefix
+              + "'");
+    }
+    return keyPrefix;
+  }
+
+  /**
+   * Refuses a resource whose key could be a reserved key, of this prefix or of any other: it must
+   * not start with {@code @}, contain {@code @fence:}, or end with {@code @life} or {@code @epoch}.
+   * (With no {@code @} in any prefix, a reserved key's first {@code @} ends its prefix; so a lock
+   * key can equal one only if its resource holds that key's reserved tail.) Other {@code @}s, as in
+   * {@code user@example.com}, are fine.
+   *
+   * @throws IllegalArgumentException naming the rule
+   */
+  public static void checkResource(String resource) {
+    if (resource.charAt(0) == RESERVED
+        || resource.contains(FENCE)
+        || resource.endsWith(RESERVED + "life")
+        || resource.endsWith(RESERVED + "epoch")) {
+      throw new IllegalArgumentException(
+          "resource must not start with '"
+              + RESERVED
+              + "', contain '"
+              + FENCE
+              + "', or end with '"
+              + RESERVED
+              + "life' or '"
+              + RESERVED
+              + "epoch' (the nodes' own keys), was '"
+              + resource
+              + "'");
+    }
+  }
+
   /** The fencing counter of {@code resource}: a string key with a ttl, one per resource. */
   public String fenceKey(String resource) {
     return keyPrefix + FENCE + resource;
