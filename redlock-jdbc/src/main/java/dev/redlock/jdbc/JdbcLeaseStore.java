@@ -17,9 +17,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Leases in one SQL table: a row per lease (resource, owner token, fencing token, expiry on the
- * database's clock), tokens from a sequence. Every operation is one short explicit transaction on a
- * connection borrowed for it, whatever the pool's autocommit setting, and every statement is
- * bounded by the query timeout.
+ * database's clock), tokens from a sequence, drawn once the row is won. Every operation is one
+ * short explicit transaction on a connection borrowed for it, whatever the pool's autocommit
+ * setting, and every statement is bounded by the query timeout.
  */
 final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
   private static final Logger log = LoggerFactory.getLogger(JdbcLeaseStore.class);
@@ -92,7 +92,10 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     }
   }
 
-  /** Runs the upsert; returns our fencing token if we hold the row now, else 0. */
+  /**
+   * Takes the row, then draws our fencing token into it (see {@link Dialect#draw}): our token if we
+   * hold the row now, else 0.
+   */
   private long take(Connection c, String resource, String token, long ttlMillis)
       throws SQLException {
     try (PreparedStatement take = c.prepareStatement(dialect.acquire(table))) {
@@ -100,13 +103,23 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
       take.setString(1, resource);
       take.setString(2, token);
       take.setLong(3, ttlMillis);
+      if (take.executeUpdate() == 0) {
+        return 0; // no row touched: held (MariaDB counts a row it found, so the draw decides there)
+      }
+    }
+    try (PreparedStatement draw = c.prepareStatement(dialect.draw(table))) {
+      draw.setQueryTimeout(timeoutSeconds);
+      draw.setString(1, resource);
+      draw.setString(2, token);
       String readBack = dialect.readBack(table);
-      if (readBack == null) { // the upsert returns the token when it took the row
-        try (ResultSet rs = take.executeQuery()) {
+      if (readBack == null) { // the draw returns the token
+        try (ResultSet rs = draw.executeQuery()) {
           return rs.next() ? rs.getLong(1) : 0;
         }
       }
-      take.executeUpdate();
+      if (draw.executeUpdate() == 0) {
+        return 0; // the row is another owner's
+      }
       try (PreparedStatement read = c.prepareStatement(readBack)) {
         read.setQueryTimeout(timeoutSeconds);
         read.setString(1, resource);

@@ -25,6 +25,10 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -197,6 +201,120 @@ abstract class JdbcLeasesContract extends LeaseContract {
     }
     for (int i = 1; i < tokens.size(); i++) {
       assertTrue(tokens.get(i) > tokens.get(i - 1), tokens.toString());
+    }
+  }
+
+  /**
+   * The fencing token is drawn once the row is won, not in the upsert's {@code VALUES} (issue 13,
+   * item 4). Attempt A is stopped inside its upsert after the {@code VALUES} were computed and
+   * before the conflict check, by a {@code BEFORE INSERT} trigger of this test's own that waits for
+   * a lock the test holds (an advisory lock on PostgreSQL, a user lock on MariaDB); meanwhile B is
+   * granted the resource and releases it, then A goes on and wins the free row. A token drawn in
+   * the {@code VALUES} came from the sequence before B's and is smaller; a token drawn once the row
+   * is won is larger. The order is forced, not timed: A is seen waiting on the lock (in {@code
+   * pg_locks}, in the process list) before B starts, only attempts made while the gate is up stop
+   * at it (B's is made after it is down), B has released before the lock is let go, and A's 30 s
+   * statement timeout only bounds the wait.
+   */
+  @Test
+  void aTokenIsDrawnOnceTheRowIsWonSoAStalledUpsertNeverWinsWithAnOlderOne() throws Exception {
+    boolean pg = kind() == Database.Kind.POSTGRESQL;
+    String t = db.table("stalled");
+    JdbcLeases.createTableIfAbsent(db.dataSource(), t);
+    String r = resource("stalled");
+    int key = db.schema.hashCode(); // advisory keys and user-lock names are server-wide
+    String armed = db.schema + "_armed";
+    String hold = db.schema + "_hold";
+    LockSettings patient = LockSettings.builder().timeout(Duration.ofSeconds(30)).build();
+    ExecutorService background = Executors.newSingleThreadExecutor();
+    try (Connection lock = db.directDataSource().getConnection();
+        Statement s = lock.createStatement();
+        LockService a = JdbcLeases.create(closeAfterClients(db.newPool()), t, patient);
+        LockService b = JdbcLeases.create(closeAfterClients(db.newPool()), t, SETTINGS)) {
+      if (pg) {
+        s.execute("CREATE TABLE " + t + "_gate (up BOOLEAN)");
+        s.execute(
+            "CREATE FUNCTION "
+                + t
+                + "_stall() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                + " IF EXISTS (SELECT 1 FROM "
+                + t
+                + "_gate) THEN PERFORM pg_advisory_xact_lock_shared(4242, "
+                + key
+                + "); END IF; RETURN NEW; END $$");
+        s.execute(
+            "CREATE TRIGGER stall BEFORE INSERT ON "
+                + t
+                + " FOR EACH ROW EXECUTE FUNCTION "
+                + t
+                + "_stall()");
+        s.execute("INSERT INTO " + t + "_gate VALUES (true)");
+        s.execute("SELECT pg_advisory_lock(4242, " + key + ")");
+      } else {
+        // A user lock, not a gate row: reads in a trigger take InnoDB row locks, and would
+        // block B's attempt behind A's.
+        s.execute(
+            "CREATE TRIGGER "
+                + t
+                + "_stall BEFORE INSERT ON "
+                + t
+                + " FOR EACH ROW BEGIN IF IS_USED_LOCK('"
+                + armed
+                + "') IS NOT NULL THEN SET @held = GET_LOCK('"
+                + hold
+                + "', 60); SET @held = RELEASE_LOCK('"
+                + hold
+                + "'); END IF; END");
+        s.execute("SELECT GET_LOCK('" + armed + "', 10), GET_LOCK('" + hold + "', 10)");
+      }
+      try {
+        Future<Optional<Lease>> stalled =
+            background.submit(() -> a.tryAcquire(r, Duration.ofSeconds(50)));
+        String waiting =
+            pg
+                ? "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                    + " AND classid = 4242 AND objid = "
+                    + Integer.toUnsignedString(key)
+                : "SELECT COUNT(*) FROM information_schema.PROCESSLIST"
+                    + " WHERE STATE = 'User lock' AND INFO LIKE '%"
+                    + hold
+                    + "%'";
+        await().atMost(NO_HANG).until(() -> count(waiting) == 1);
+        s.execute(pg ? "DELETE FROM " + t + "_gate" : "SELECT RELEASE_LOCK('" + armed + "')");
+        long granted;
+        try (Lease meanwhile = b.acquire(r, Duration.ofSeconds(10), NO_HANG)) {
+          granted = meanwhile.fencingToken();
+        }
+        s.execute(
+            pg
+                ? "SELECT pg_advisory_unlock(4242, " + key + ")"
+                : "SELECT RELEASE_LOCK('" + hold + "')");
+        Lease late =
+            stalled
+                .get(NO_HANG.toSeconds(), TimeUnit.SECONDS)
+                .orElseThrow(() -> new AssertionError("the row was free when A went on"));
+        long token = late.fencingToken();
+        late.release();
+        assertTrue(
+            token > granted,
+            "the stalled attempt won with token "
+                + token
+                + ", after a lease granted meanwhile with "
+                + granted);
+      } finally {
+        s.execute(pg ? "SELECT pg_advisory_unlock_all()" : "SELECT RELEASE_ALL_LOCKS()");
+      }
+    } finally {
+      background.shutdownNow();
+    }
+  }
+
+  private long count(String query) throws SQLException {
+    try (Connection c = db.directDataSource().getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(query)) {
+      rs.next();
+      return rs.getLong(1);
     }
   }
 
