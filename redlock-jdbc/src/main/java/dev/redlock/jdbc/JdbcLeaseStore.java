@@ -86,6 +86,12 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
       }
       NodeOutcome no = new NodeOutcome(name, NodeOutcome.Status.REFUSED, HELD, took);
       return new Vote<>(null, Reason.HELD_ELSEWHERE, 0, new SingleAnswer(false, no, null));
+    } catch (UnknownCommit e) {
+      if (e.result > 0) { // we had won: the row may be committed, ours, and unknown to the engine
+        forget(resource, token, ttlMillis, e);
+      }
+      NodeOutcome failed = failure(e, began);
+      return new Vote<>(null, Reason.QUORUM_UNREACHABLE, 0, new SingleAnswer(false, failed, e));
     } catch (SQLException e) {
       NodeOutcome failed = failure(e, began);
       return new Vote<>(null, Reason.QUORUM_UNREACHABLE, 0, new SingleAnswer(false, failed, e));
@@ -157,19 +163,46 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     }
   }
 
+  /**
+   * After a won acquisition whose commit went unanswered: the row may be committed, held by nobody
+   * the engine knows until its ttl ends. Deletes it (owner-checked) on another connection and says
+   * so at WARN, naming the resource, never the owner token.
+   */
+  private void forget(String resource, String token, long ttlMillis, UnknownCommit lost) {
+    long deleted;
+    try (Connection c = dataSource.getConnection()) {
+      deleted = inTransaction(c, () -> delete(c, resource, token));
+    } catch (SQLException e) {
+      log.warn(
+          "acquire of '{}' counts as failed: {}; its row may be held until its ttl ({} ms) ends,"
+              + " as deleting it failed too: {}",
+          resource,
+          lost.getMessage(),
+          ttlMillis,
+          e.toString());
+      return;
+    }
+    log.warn(
+        "acquire of '{}' counts as failed: {}; {}",
+        resource,
+        lost.getMessage(),
+        deleted > 0 ? "the row it wrote is deleted" : "no row of it is left");
+  }
+
+  /** Deletes our row, if it is still ours: the count deleted. */
+  private long delete(Connection c, String resource, String token) throws SQLException {
+    try (PreparedStatement s = c.prepareStatement(dialect.release(table))) {
+      s.setQueryTimeout(timeoutSeconds);
+      s.setString(1, resource);
+      s.setString(2, token);
+      return s.executeUpdate();
+    }
+  }
+
   @Override
   public void release(Row row) {
     try (Connection c = dataSource.getConnection()) {
-      inTransaction(
-          c,
-          () -> {
-            try (PreparedStatement s = c.prepareStatement(dialect.release(table))) {
-              s.setQueryTimeout(timeoutSeconds);
-              s.setString(1, row.resource());
-              s.setString(2, row.token());
-              return s.executeUpdate();
-            }
-          });
+      inTransaction(c, () -> delete(c, row.resource(), row.token()));
     } catch (SQLException e) {
       // The row expires on its own; nobody else's row can be touched (owner-checked).
       log.warn(
@@ -199,6 +232,20 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     long run() throws SQLException;
   }
 
+  /**
+   * A commit that failed or whose answer never came (the link broke after it was sent): it may have
+   * taken effect or not. {@code result} is what the work had returned.
+   */
+  static final class UnknownCommit extends SQLException {
+    private static final long serialVersionUID = 1L;
+    final long result;
+
+    UnknownCommit(long result, SQLException cause) {
+      super("its commit failed or went unanswered (" + cause + ")", cause.getSQLState(), cause);
+      this.result = result;
+    }
+  }
+
   static long inTransaction(Connection c, Work work) throws SQLException {
     boolean autoCommit = c.getAutoCommit();
     if (autoCommit) {
@@ -206,7 +253,11 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     }
     try {
       long result = work.run();
-      c.commit();
+      try {
+        c.commit();
+      } catch (SQLException e) {
+        throw new UnknownCommit(result, e);
+      }
       return result;
     } catch (SQLException | RuntimeException e) {
       try {
@@ -217,7 +268,14 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
       throw e;
     } finally {
       if (autoCommit) {
-        c.setAutoCommit(true);
+        try {
+          c.setAutoCommit(true);
+        } catch (SQLException e) {
+          // Only a broken connection refuses, and the outcome is decided: it must not be replaced
+          // (an acquisition committed, then reported failed, would leave a row nobody owns).
+          log.debug(
+              "could not restore autocommit; the pool drops a broken connection: {}", e.toString());
+        }
       }
     }
   }

@@ -43,6 +43,7 @@ final class Database implements AutoCloseable {
   private final HikariDataSource direct;
   private final HikariDataSource proxied;
   private final String viaProxy;
+  private final URI server;
   private final boolean autoCommit;
 
   private static String env(String name, String fallback) {
@@ -59,6 +60,7 @@ final class Database implements AutoCloseable {
     this.kind = kind;
     this.schema = "redlock_t" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 4);
     URI uri = URI.create(kind.url.substring("jdbc:".length()));
+    this.server = uri;
     try {
       this.direct = pool(kind.url, true);
       try (Connection c = direct.getConnection();
@@ -91,7 +93,7 @@ final class Database implements AutoCloseable {
             .withBindAddress("127.0.0.1", port)
             .withConnectAddress(uri.getHost(), uri.getPort())
             .buildAndOpen();
-    this.viaProxy = kind.url.replace(":" + uri.getPort() + "/", ":" + port + "/");
+    this.viaProxy = through(port);
     this.autoCommit = autoCommit;
     this.proxied = pool(viaProxy, autoCommit);
   }
@@ -122,6 +124,28 @@ final class Database implements AutoCloseable {
   /** A new pool through the proxy, as another service would have; the caller closes it. */
   HikariDataSource newPool() {
     return pool(viaProxy, autoCommit);
+  }
+
+  /** The server's host, for a proxy of a test's own. */
+  String host() {
+    return server.getHost();
+  }
+
+  /** The server's port, for a proxy of a test's own. */
+  int port() {
+    return server.getPort();
+  }
+
+  /**
+   * A new pool reaching the server through a proxy of the test's own on loopback {@code port}; the
+   * caller closes it.
+   */
+  HikariDataSource newPoolThrough(int port) {
+    return pool(through(port), autoCommit);
+  }
+
+  private String through(int port) {
+    return kind.url.replace(":" + server.getPort() + "/", ":" + port + "/");
   }
 
   /** A pool straight to the server, for the test's own looks. */

@@ -10,6 +10,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.redlock.Lease;
 import dev.redlock.LockService;
 import dev.redlock.LockSettings;
+import dev.redlock.LockUnavailableException;
 import dev.redlock.testkit.LeaseContract;
 import dev.redlock.testkit.Tools;
 import java.io.BufferedReader;
@@ -19,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -26,6 +28,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -315,6 +318,105 @@ abstract class JdbcLeasesContract extends LeaseContract {
         ResultSet rs = s.executeQuery(query)) {
       rs.next();
       return rs.getLong(1);
+    }
+  }
+
+  /**
+   * A won acquisition whose commit goes unanswered (issue 13, item 4): the server commits the row,
+   * the proxy withholds the answer and then cuts the link. The attempt counts as failed, so the row
+   * is deleted (owner-checked) on another connection at once, and the log says so, naming the
+   * resource and never the owner token.
+   */
+  @Test
+  void anUnansweredCommitDeletesTheRowItMayHaveWrittenAndSaysSo() throws Exception {
+    String r = resource("unanswered");
+    try (CommitProxy proxy = new CommitProxy(db.host(), db.port());
+        HikariDataSource pool = db.newPoolThrough(proxy.port());
+        LockService a = JdbcLeases.create(pool, table, SETTINGS);
+        CapturedLog log = new CapturedLog()) {
+      String owner = loseTheAnswerToACommit(proxy, a, r, false);
+      assertEquals(null, owner(r), "the row it wrote is deleted before the attempt returns");
+      List<String> warnings = warnings(log, r);
+      assertEquals(1, warnings.size(), warnings.toString());
+      assertTrue(warnings.get(0).endsWith("; the row it wrote is deleted"), warnings.toString());
+      assertTrue(!log.text().contains(owner), "the owner token never reaches the log");
+      await().atMost(NO_HANG).until(() -> pool.getHikariPoolMXBean().getActiveConnections() == 0);
+      client().tryAcquire(r, Duration.ofSeconds(10)).orElseThrow().release();
+    }
+  }
+
+  /**
+   * The same, with the database gone for good once the commit went unanswered: the row cannot be
+   * deleted, so the log says it may be held until its ttl, and it is, then it expires.
+   */
+  @Test
+  void anUnansweredCommitWhoseRowCannotBeDeletedSaysItMayBeHeldUntilItsTtl() throws Exception {
+    String r = resource("unanswered-gone");
+    try (CommitProxy proxy = new CommitProxy(db.host(), db.port());
+        HikariDataSource pool = db.newPoolThrough(proxy.port());
+        LockService a = JdbcLeases.create(pool, table, SETTINGS);
+        CapturedLog log = new CapturedLog()) {
+      String owner = loseTheAnswerToACommit(proxy, a, r, true);
+      assertEquals(owner, owner(r), "nobody could delete the row");
+      List<String> warnings = warnings(log, r);
+      assertEquals(1, warnings.size(), warnings.toString());
+      assertTrue(
+          warnings.get(0).contains("; its row may be held until its ttl (4000 ms) ends"),
+          warnings.toString());
+      assertTrue(!log.text().contains(owner), "the owner token never reaches the log");
+      await().atMost(NO_HANG).until(() -> pool.getHikariPoolMXBean().getActiveConnections() == 0);
+      LockService b = client();
+      assertTrue(b.tryAcquire(r, Duration.ofSeconds(10)).isEmpty(), "held until its ttl");
+      b.acquire(r, Duration.ofSeconds(10), NO_HANG).release(); // then it expires
+    }
+  }
+
+  /**
+   * Makes {@code a} try {@code r} with the proxy armed: waits until the server has committed the
+   * row (seen from a direct connection) while the answer is withheld, then cuts the link (or, with
+   * {@code gone}, every link for good). Returns the owner token the row was committed with, after
+   * checking that the attempt failed.
+   */
+  private String loseTheAnswerToACommit(CommitProxy proxy, LockService a, String r, boolean gone)
+      throws Exception {
+    ExecutorService background = Executors.newSingleThreadExecutor();
+    try {
+      proxy.arm();
+      Future<Optional<Lease>> attempt = background.submit(() -> a.tryAcquire(r, shortTtl()));
+      CommitProxy.Link link = proxy.withheld(NO_HANG);
+      await().atMost(NO_HANG).until(() -> owner(r) != null);
+      String owner = owner(r);
+      assertTrue(!attempt.isDone(), "the client has not heard back");
+      if (gone) {
+        proxy.cutAll();
+      } else {
+        link.cut();
+      }
+      ExecutionException failed =
+          assertThrows(
+              ExecutionException.class, () -> attempt.get(NO_HANG.toSeconds(), TimeUnit.SECONDS));
+      LockUnavailableException e = (LockUnavailableException) failed.getCause();
+      assertEquals(LockUnavailableException.Reason.QUORUM_UNREACHABLE, e.reason(), e.toString());
+      return owner;
+    } finally {
+      background.shutdownNow();
+    }
+  }
+
+  private static List<String> warnings(CapturedLog log, String r) {
+    return log.lines(
+        "WARN dev.redlock.jdbc.JdbcLeaseStore - acquire of '" + r + "' counts as failed");
+  }
+
+  /** The owner of {@code r}'s row in the contract's table, or null. */
+  private String owner(String r) throws SQLException {
+    try (Connection c = db.directDataSource().getConnection();
+        PreparedStatement s =
+            c.prepareStatement("SELECT owner FROM " + table + " WHERE resource = ?")) {
+      s.setString(1, r);
+      try (ResultSet rs = s.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
     }
   }
 
