@@ -11,6 +11,14 @@ import java.sql.SQLException;
 import java.sql.SQLTimeoutException;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,17 +27,22 @@ import org.slf4j.LoggerFactory;
  * Leases in one SQL table: a row per lease (resource, owner token, fencing token, expiry on the
  * database's clock), tokens from a sequence, drawn once the row is won. Every operation is one
  * short explicit transaction on a connection borrowed for it, whatever the pool's autocommit
- * setting, and every statement is bounded by the query timeout.
+ * setting; the wait for that connection and every statement are bounded by the timeout.
  */
 final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
   private static final Logger log = LoggerFactory.getLogger(JdbcLeaseStore.class);
   private static final String HELD = "held by another owner";
   private static final String NOT_OWNER = "not the owner: expired or taken";
 
+  /** Threads that may wait on the DataSource at once; more requests queue behind them. */
+  private static final int CONNECTORS = 16;
+
   private final DataSource dataSource;
   private final Table table;
   private final Dialect dialect;
+  private final Duration timeout;
   private final int timeoutSeconds;
+  private final ThreadPoolExecutor connector;
   private final String name;
 
   /** A lease held in the table. */
@@ -50,8 +63,22 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     this.dataSource = dataSource;
     this.table = table;
     this.dialect = dialect;
+    this.timeout = timeout;
     this.timeoutSeconds = (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
     this.name = dialect.name().toLowerCase(java.util.Locale.ROOT) + ":" + table.name();
+    this.connector =
+        new ThreadPoolExecutor(
+            CONNECTORS,
+            CONNECTORS,
+            30,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            task -> {
+              Thread t = new Thread(task, "redlock-jdbc-connect-" + name);
+              t.setDaemon(true);
+              return t;
+            });
+    connector.allowCoreThreadTimeOut(true);
   }
 
   @Override
@@ -74,9 +101,10 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
 
   @Override
   public Vote<Row> acquire(
-      String resource, String token, long ttlMillis, long start, long validUntil) {
+      String resource, String token, long ttlMillis, long start, long validUntil)
+      throws InterruptedException {
     long began = System.nanoTime();
-    try (Connection c = dataSource.getConnection()) {
+    try (Connection c = borrow()) {
       long fence = inTransaction(c, () -> take(c, resource, token, ttlMillis));
       Duration took = Duration.ofNanos(System.nanoTime() - began);
       if (fence > 0) {
@@ -138,9 +166,9 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
   }
 
   @Override
-  public Tally extend(Row row, long ttlMillis) {
+  public Tally extend(Row row, long ttlMillis) throws InterruptedException {
     long began = System.nanoTime();
-    try (Connection c = dataSource.getConnection()) {
+    try (Connection c = borrow()) {
       long updated =
           inTransaction(
               c,
@@ -170,7 +198,7 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
    */
   private void forget(String resource, String token, long ttlMillis, UnknownCommit lost) {
     long deleted;
-    try (Connection c = dataSource.getConnection()) {
+    try (Connection c = borrowUninterrupted()) {
       deleted = inTransaction(c, () -> delete(c, resource, token));
     } catch (SQLException e) {
       log.warn(
@@ -201,7 +229,7 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
 
   @Override
   public void release(Row row) {
-    try (Connection c = dataSource.getConnection()) {
+    try (Connection c = borrowUninterrupted()) {
       inTransaction(c, () -> delete(c, row.resource(), row.token()));
     } catch (SQLException e) {
       // The row expires on its own; nobody else's row can be touched (owner-checked).
@@ -215,9 +243,86 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     rows.forEach(this::release);
   }
 
-  /** The pool is the caller's: nothing of ours to close. */
+  /**
+   * A connection from the DataSource within the timeout, like a statement: a pool that is exhausted
+   * or cannot connect fails the operation then, not after its own wait (HikariCP's is 30 s by
+   * default). The wait runs on a thread of ours; when it gives up, the thread is interrupted, and a
+   * connection that still comes is closed at once.
+   *
+   * @throws SQLTimeoutException when none came within the timeout
+   */
+  private Connection borrow() throws SQLException, InterruptedException {
+    CompletableFuture<Connection> borrowed = new CompletableFuture<>();
+    Future<?> waiting;
+    try {
+      waiting = connector.submit(() -> lend(borrowed));
+    } catch (RejectedExecutionException e) {
+      throw new SQLException("the lock service is closed", e);
+    }
+    try {
+      return borrowed.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof SQLException sql) {
+        throw sql;
+      }
+      if (e.getCause() instanceof RuntimeException unchecked) {
+        throw unchecked;
+      }
+      throw (Error) e.getCause(); // lend passes on nothing else
+    } catch (TimeoutException e) {
+      giveUp(borrowed, waiting);
+      throw new SQLTimeoutException(
+          "no connection from the DataSource within LockSettings.timeout ("
+              + timeout.toMillis()
+              + " ms): the pool is exhausted or cannot reach the database");
+    } catch (InterruptedException e) {
+      giveUp(borrowed, waiting);
+      throw e;
+    }
+  }
+
+  /** {@link #borrow} where an interrupt cannot be thrown: it fails the borrow, and stays set. */
+  private Connection borrowUninterrupted() throws SQLException {
+    try {
+      return borrow();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new SQLException("interrupted while waiting for a connection", e);
+    }
+  }
+
+  /** On a thread of ours: a connection for {@code borrowed}, closed if nobody wants it anymore. */
+  private void lend(CompletableFuture<Connection> borrowed) {
+    if (borrowed.isDone()) {
+      return; // given up while queued
+    }
+    try {
+      Connection c = dataSource.getConnection();
+      if (!borrowed.complete(c)) {
+        c.close(); // came after the caller gave up
+      }
+    } catch (SQLException | RuntimeException | Error e) {
+      borrowed.completeExceptionally(e);
+    }
+  }
+
+  private static void giveUp(CompletableFuture<Connection> borrowed, Future<?> waiting) {
+    if (borrowed.cancel(false)) {
+      waiting.cancel(true); // a pool that waits interruptibly (HikariCP does) stops waiting
+    } else if (!borrowed.isCompletedExceptionally()) {
+      try {
+        borrowed.join().close(); // it came just as we gave up
+      } catch (SQLException e) {
+        log.debug("could not close a connection nobody wants: {}", e.toString());
+      }
+    }
+  }
+
+  /** The pool is the caller's; the threads waiting on it are ours, and stop. */
   @Override
-  public void close() {}
+  public void close() {
+    connector.shutdownNow();
+  }
 
   private NodeOutcome failure(SQLException e, long began) {
     Duration took = Duration.ofNanos(System.nanoTime() - began);

@@ -7,6 +7,7 @@ import java.net.URI;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
@@ -99,13 +100,18 @@ final class Database implements AutoCloseable {
   }
 
   private static HikariDataSource pool(String url, boolean autoCommit) {
+    return pool(url, autoCommit, 8, Duration.ofSeconds(1));
+  }
+
+  private static HikariDataSource pool(
+      String url, boolean autoCommit, int size, Duration connectionTimeout) {
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(url);
     config.setUsername(USER);
     config.setPassword(PASSWORD);
     config.setAutoCommit(autoCommit);
-    config.setMaximumPoolSize(8);
-    config.setConnectionTimeout(1_000);
+    config.setMaximumPoolSize(size);
+    config.setConnectionTimeout(connectionTimeout.toMillis());
     config.setValidationTimeout(500);
     config.setInitializationFailTimeout(-1);
     return new HikariDataSource(config);
@@ -124,6 +130,14 @@ final class Database implements AutoCloseable {
   /** A new pool through the proxy, as another service would have; the caller closes it. */
   HikariDataSource newPool() {
     return pool(viaProxy, autoCommit);
+  }
+
+  /**
+   * A new pool through the proxy of at most {@code size} connections, whose {@code getConnection}
+   * waits up to {@code connectionTimeout} for one; the caller closes it.
+   */
+  HikariDataSource newPool(int size, Duration connectionTimeout) {
+    return pool(viaProxy, autoCommit, size, connectionTimeout);
   }
 
   /** The server's host, for a proxy of a test's own. */

@@ -2,7 +2,9 @@ package dev.redlock.jdbc;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.zaxxer.hikari.HikariConfig;
@@ -11,6 +13,7 @@ import dev.redlock.Lease;
 import dev.redlock.LockService;
 import dev.redlock.LockSettings;
 import dev.redlock.LockUnavailableException;
+import dev.redlock.NodeOutcome;
 import dev.redlock.testkit.LeaseContract;
 import dev.redlock.testkit.Tools;
 import java.io.BufferedReader;
@@ -339,7 +342,7 @@ abstract class JdbcLeasesContract extends LeaseContract {
       List<String> warnings = warnings(log, r);
       assertEquals(1, warnings.size(), warnings.toString());
       assertTrue(warnings.get(0).endsWith("; the row it wrote is deleted"), warnings.toString());
-      assertTrue(!log.text().contains(owner), "the owner token never reaches the log");
+      assertFalse(log.text().contains(owner), "the owner token never reaches the log");
       await().atMost(NO_HANG).until(() -> pool.getHikariPoolMXBean().getActiveConnections() == 0);
       client().tryAcquire(r, Duration.ofSeconds(10)).orElseThrow().release();
     }
@@ -363,7 +366,7 @@ abstract class JdbcLeasesContract extends LeaseContract {
       assertTrue(
           warnings.get(0).contains("; its row may be held until its ttl (4000 ms) ends"),
           warnings.toString());
-      assertTrue(!log.text().contains(owner), "the owner token never reaches the log");
+      assertFalse(log.text().contains(owner), "the owner token never reaches the log");
       await().atMost(NO_HANG).until(() -> pool.getHikariPoolMXBean().getActiveConnections() == 0);
       LockService b = client();
       assertTrue(b.tryAcquire(r, Duration.ofSeconds(10)).isEmpty(), "held until its ttl");
@@ -386,7 +389,7 @@ abstract class JdbcLeasesContract extends LeaseContract {
       CommitProxy.Link link = proxy.withheld(NO_HANG);
       await().atMost(NO_HANG).until(() -> owner(r) != null);
       String owner = owner(r);
-      assertTrue(!attempt.isDone(), "the client has not heard back");
+      assertFalse(attempt.isDone(), "the client has not heard back");
       if (gone) {
         proxy.cutAll();
       } else {
@@ -418,6 +421,84 @@ abstract class JdbcLeasesContract extends LeaseContract {
         return rs.next() ? rs.getString(1) : null;
       }
     }
+  }
+
+  /**
+   * A pool with no connection to give (issue 13, item 4): one connection, taken by the test, and a
+   * pool that would wait 30 s for it. An attempt, an extension and a release each give up at the 1
+   * s timeout the statements have, and say so naming it; once the connection is back, nothing is
+   * left borrowed, and no thread of the store outlives it.
+   */
+  @Test
+  void anExhaustedPoolDelaysNoOperationPastTheTimeout() throws Exception {
+    String r = resource("exhausted");
+    Duration bound = Duration.ofSeconds(10); // well past 1 s, well short of the pool's 30 s
+    HikariDataSource pool = closeAfterClients(db.newPool(1, Duration.ofSeconds(30)));
+    try (CapturedLog log = new CapturedLog()) {
+      try (LockService a = JdbcLeases.create(pool, table, SETTINGS)) {
+        Lease held = a.acquire(r, Duration.ofSeconds(10), NO_HANG);
+        try (Connection taken = pool.getConnection()) {
+          assertTrue(taken.isValid(1), "the test holds the pool's only connection");
+          LockUnavailableException e =
+              assertTimeoutPreemptively(
+                  bound,
+                  () ->
+                      assertThrows(
+                          LockUnavailableException.class,
+                          () -> a.tryAcquire(resource("exhausted-2"), Duration.ofSeconds(10))));
+          assertTrue(e.getMessage().contains(NO_CONNECTION), e.getMessage());
+          assertEquals(NodeOutcome.Status.TIMED_OUT, e.nodeOutcomes().get(0).status());
+          assertFalse(assertTimeoutPreemptively(bound, () -> held.extend(Duration.ofSeconds(10))));
+          assertTimeoutPreemptively(bound, held::release);
+        }
+        List<String> warnings = log.lines("release of '" + r + "' failed");
+        assertEquals(1, warnings.size(), warnings.toString());
+        assertTrue(warnings.get(0).contains(NO_CONNECTION), warnings.toString());
+        await().atMost(NO_HANG).until(() -> pool.getHikariPoolMXBean().getActiveConnections() == 0);
+      }
+      await().atMost(NO_HANG).until(() -> connectors().isEmpty());
+    }
+  }
+
+  /**
+   * A DataSource that answers only after the caller gave up, deaf to interrupts: the attempt fails
+   * at the timeout, and the connection that comes later is closed at once, not leaked.
+   */
+  @Test
+  void aConnectionThatComesAfterTheTimeoutIsClosedNotLeaked() throws Exception {
+    HikariDataSource pool = closeAfterClients(db.newPool());
+    GatedDataSource gated = new GatedDataSource(pool);
+    try (LockService a = JdbcLeases.create(gated, table, SETTINGS)) {
+      gated.shut();
+      try {
+        LockUnavailableException e =
+            assertTimeoutPreemptively(
+                Duration.ofSeconds(10),
+                () ->
+                    assertThrows(
+                        LockUnavailableException.class,
+                        () -> a.tryAcquire(resource("late"), Duration.ofSeconds(10))));
+        assertTrue(e.getMessage().contains(NO_CONNECTION), e.getMessage());
+        assertEquals(1, gated.waiting(), "the store's thread is still waiting, deaf");
+      } finally {
+        gated.open();
+      }
+      await()
+          .atMost(NO_HANG)
+          .until(
+              () -> gated.waiting() == 0 && pool.getHikariPoolMXBean().getActiveConnections() == 0);
+    }
+    await().atMost(NO_HANG).until(() -> connectors().isEmpty());
+  }
+
+  private static final String NO_CONNECTION =
+      "no connection from the DataSource within LockSettings.timeout (1000 ms)";
+
+  /** The store's threads that wait on a DataSource, alive now. */
+  private static List<Thread> connectors() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.getName().startsWith("redlock-jdbc-connect-"))
+        .toList();
   }
 
   @Test
