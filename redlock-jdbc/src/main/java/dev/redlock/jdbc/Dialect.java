@@ -14,17 +14,18 @@ import java.util.Locale;
  */
 enum Dialect {
   /**
-   * PostgreSQL: {@code INSERT ... ON CONFLICT ... DO UPDATE ... WHERE expired RETURNING} takes a
-   * free or expired row and says whether it did in one statement; times are {@code timestamptz}
-   * from {@code clock_timestamp()}.
+   * PostgreSQL: {@code INSERT ... ON CONFLICT ... DO UPDATE ... WHERE expired} takes a free or
+   * expired row; then {@code UPDATE ... RETURNING} draws our fencing token, if the row is ours;
+   * times are {@code timestamptz} from {@code clock_timestamp()}.
    */
   POSTGRESQL(
       "postgresql.sql",
       "INSERT INTO %1$s (resource, owner, fencing_token, expires_at)"
-          + " VALUES (?, ?, nextval('%2$s'), clock_timestamp() + ? * interval '1 millisecond')"
+          + " VALUES (?, ?, 0, clock_timestamp() + ? * interval '1 millisecond')"
           + " ON CONFLICT (resource) DO UPDATE SET owner = EXCLUDED.owner,"
-          + " fencing_token = EXCLUDED.fencing_token, expires_at = EXCLUDED.expires_at"
-          + " WHERE %1$s.expires_at <= clock_timestamp()"
+          + " expires_at = EXCLUDED.expires_at"
+          + " WHERE %1$s.expires_at <= clock_timestamp()",
+      "UPDATE %1$s SET fencing_token = nextval('%2$s') WHERE resource = ? AND owner = ?"
           + " RETURNING fencing_token",
       null,
       // GREATEST: an extend never shortens a lease (Lease.extend).
@@ -37,18 +38,18 @@ enum Dialect {
 
   /**
    * MariaDB: {@code INSERT ... ON DUPLICATE KEY UPDATE} with every column kept unless the row has
-   * expired (the assignments run left to right, {@code expires_at} last), then the owner read back
-   * says who holds it; times are UTC ({@code UTC_TIMESTAMP(6)}), whatever the session time zone.
+   * expired (the assignments run left to right, {@code expires_at} last); then an {@code UPDATE}
+   * draws our fencing token if the row is ours, and a read gives it back; times are UTC ({@code
+   * UTC_TIMESTAMP(6)}), whatever the session time zone.
    */
   MARIADB(
       "mariadb.sql",
       "INSERT INTO %1$s (resource, owner, fencing_token, expires_at)"
-          + " VALUES (?, ?, NEXTVAL(%2$s), UTC_TIMESTAMP(6) + INTERVAL ? * 1000 MICROSECOND)"
+          + " VALUES (?, ?, 0, UTC_TIMESTAMP(6) + INTERVAL ? * 1000 MICROSECOND)"
           + " ON DUPLICATE KEY UPDATE"
           + " owner = IF(expires_at <= UTC_TIMESTAMP(6), VALUES(owner), owner),"
-          + " fencing_token = IF(expires_at <= UTC_TIMESTAMP(6), VALUES(fencing_token),"
-          + " fencing_token),"
           + " expires_at = IF(expires_at <= UTC_TIMESTAMP(6), VALUES(expires_at), expires_at)",
+      "UPDATE %1$s SET fencing_token = NEXTVAL(%2$s) WHERE resource = ? AND owner = ?",
       "SELECT fencing_token FROM %1$s WHERE resource = ? AND owner = ?",
       "UPDATE %1$s SET expires_at ="
           + " GREATEST(expires_at, UTC_TIMESTAMP(6) + INTERVAL ? * 1000 MICROSECOND)"
@@ -57,13 +58,21 @@ enum Dialect {
 
   private final String schemaFile;
   private final String acquire;
+  private final String draw;
   private final String readBack;
   private final String extend;
   private final String cleanup;
 
-  Dialect(String schemaFile, String acquire, String readBack, String extend, String cleanup) {
+  Dialect(
+      String schemaFile,
+      String acquire,
+      String draw,
+      String readBack,
+      String extend,
+      String cleanup) {
     this.schemaFile = schemaFile;
     this.acquire = acquire;
+    this.draw = draw;
     this.readBack = readBack;
     this.extend = extend;
     this.cleanup = cleanup;
@@ -88,12 +97,25 @@ enum Dialect {
             + "': redlock-jdbc speaks PostgreSQL (15+) and MariaDB (10.11+)");
   }
 
-  /** Takes a free or expired row: parameters resource, owner, ttl in ms. */
+  /**
+   * Takes a free or expired row, with no fencing token yet (0, or the last holder's; never
+   * committed so): parameters resource, owner, ttl in ms.
+   */
   String acquire(Table t) {
-    return String.format(acquire, t.name(), t.sequence());
+    return String.format(acquire, t.name());
   }
 
-  /** After {@link #acquire}, reads our token back, or null when the statement returns it. */
+  /**
+   * After {@link #acquire}, in the same transaction, draws the next fencing token into our row, if
+   * it is ours: parameters resource, owner. Drawn only once the row is won and locked, a token is
+   * always larger than those of the leases granted on the row before, however long the upsert
+   * stalled: a token drawn before the conflict check could lose the race to a later lease.
+   */
+  String draw(Table t) {
+    return String.format(draw, t.name(), t.sequence());
+  }
+
+  /** After {@link #draw}, reads our token back, or null when {@code draw} returns it. */
   String readBack(Table t) {
     return readBack == null ? null : String.format(readBack, t.name());
   }

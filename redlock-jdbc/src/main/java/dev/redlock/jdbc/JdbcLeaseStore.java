@@ -11,25 +11,38 @@ import java.sql.SQLException;
 import java.sql.SQLTimeoutException;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Leases in one SQL table: a row per lease (resource, owner token, fencing token, expiry on the
- * database's clock), tokens from a sequence. Every operation is one short explicit transaction on a
- * connection borrowed for it, whatever the pool's autocommit setting, and every statement is
- * bounded by the query timeout.
+ * database's clock), tokens from a sequence, drawn once the row is won. Every operation is one
+ * short explicit transaction on a connection borrowed for it, whatever the pool's autocommit
+ * setting; the wait for that connection and every statement are bounded by the timeout.
  */
 final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
   private static final Logger log = LoggerFactory.getLogger(JdbcLeaseStore.class);
   private static final String HELD = "held by another owner";
   private static final String NOT_OWNER = "not the owner: expired or taken";
 
+  /** Threads that may wait on the DataSource at once; more requests queue behind them. */
+  private static final int CONNECTORS = 16;
+
   private final DataSource dataSource;
   private final Table table;
   private final Dialect dialect;
+  private final Duration timeout;
   private final int timeoutSeconds;
+  private final ThreadPoolExecutor connector;
   private final String name;
 
   /** A lease held in the table. */
@@ -50,8 +63,22 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     this.dataSource = dataSource;
     this.table = table;
     this.dialect = dialect;
+    this.timeout = timeout;
     this.timeoutSeconds = (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
     this.name = dialect.name().toLowerCase(java.util.Locale.ROOT) + ":" + table.name();
+    this.connector =
+        new ThreadPoolExecutor(
+            CONNECTORS,
+            CONNECTORS,
+            30,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            task -> {
+              Thread t = new Thread(task, "redlock-jdbc-connect-" + name);
+              t.setDaemon(true);
+              return t;
+            });
+    connector.allowCoreThreadTimeOut(true);
   }
 
   @Override
@@ -74,9 +101,10 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
 
   @Override
   public Vote<Row> acquire(
-      String resource, String token, long ttlMillis, long start, long validUntil) {
+      String resource, String token, long ttlMillis, long start, long validUntil)
+      throws InterruptedException {
     long began = System.nanoTime();
-    try (Connection c = dataSource.getConnection()) {
+    try (Connection c = borrow()) {
       long fence = inTransaction(c, () -> take(c, resource, token, ttlMillis));
       Duration took = Duration.ofNanos(System.nanoTime() - began);
       if (fence > 0) {
@@ -86,13 +114,22 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
       }
       NodeOutcome no = new NodeOutcome(name, NodeOutcome.Status.REFUSED, HELD, took);
       return new Vote<>(null, Reason.HELD_ELSEWHERE, 0, new SingleAnswer(false, no, null));
+    } catch (UnknownCommit e) {
+      if (e.result > 0) { // we had won: the row may be committed, ours, and unknown to the engine
+        forget(resource, token, ttlMillis, e);
+      }
+      NodeOutcome failed = failure(e, began);
+      return new Vote<>(null, Reason.QUORUM_UNREACHABLE, 0, new SingleAnswer(false, failed, e));
     } catch (SQLException e) {
       NodeOutcome failed = failure(e, began);
       return new Vote<>(null, Reason.QUORUM_UNREACHABLE, 0, new SingleAnswer(false, failed, e));
     }
   }
 
-  /** Runs the upsert; returns our fencing token if we hold the row now, else 0. */
+  /**
+   * Takes the row, then draws our fencing token into it (see {@link Dialect#draw}): our token if we
+   * hold the row now, else 0.
+   */
   private long take(Connection c, String resource, String token, long ttlMillis)
       throws SQLException {
     try (PreparedStatement take = c.prepareStatement(dialect.acquire(table))) {
@@ -100,13 +137,23 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
       take.setString(1, resource);
       take.setString(2, token);
       take.setLong(3, ttlMillis);
+      if (take.executeUpdate() == 0) {
+        return 0; // no row touched: held (MariaDB counts a row it found, so the draw decides there)
+      }
+    }
+    try (PreparedStatement draw = c.prepareStatement(dialect.draw(table))) {
+      draw.setQueryTimeout(timeoutSeconds);
+      draw.setString(1, resource);
+      draw.setString(2, token);
       String readBack = dialect.readBack(table);
-      if (readBack == null) { // the upsert returns the token when it took the row
-        try (ResultSet rs = take.executeQuery()) {
+      if (readBack == null) { // the draw returns the token
+        try (ResultSet rs = draw.executeQuery()) {
           return rs.next() ? rs.getLong(1) : 0;
         }
       }
-      take.executeUpdate();
+      if (draw.executeUpdate() == 0) {
+        return 0; // the row is another owner's
+      }
       try (PreparedStatement read = c.prepareStatement(readBack)) {
         read.setQueryTimeout(timeoutSeconds);
         read.setString(1, resource);
@@ -119,9 +166,9 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
   }
 
   @Override
-  public Tally extend(Row row, long ttlMillis) {
+  public Tally extend(Row row, long ttlMillis) throws InterruptedException {
     long began = System.nanoTime();
-    try (Connection c = dataSource.getConnection()) {
+    try (Connection c = borrow()) {
       long updated =
           inTransaction(
               c,
@@ -144,19 +191,46 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     }
   }
 
+  /**
+   * After a won acquisition whose commit went unanswered: the row may be committed, held by nobody
+   * the engine knows until its ttl ends. Deletes it (owner-checked) on another connection and says
+   * so at WARN, naming the resource, never the owner token.
+   */
+  private void forget(String resource, String token, long ttlMillis, UnknownCommit lost) {
+    long deleted;
+    try (Connection c = borrowUninterrupted()) {
+      deleted = inTransaction(c, () -> delete(c, resource, token));
+    } catch (SQLException e) {
+      log.warn(
+          "acquire of '{}' counts as failed: {}; its row may be held until its ttl ({} ms) ends,"
+              + " as deleting it failed too: {}",
+          resource,
+          lost.getMessage(),
+          ttlMillis,
+          e.toString());
+      return;
+    }
+    log.warn(
+        "acquire of '{}' counts as failed: {}; {}",
+        resource,
+        lost.getMessage(),
+        deleted > 0 ? "the row it wrote is deleted" : "no row of it is left");
+  }
+
+  /** Deletes our row, if it is still ours: the count deleted. */
+  private long delete(Connection c, String resource, String token) throws SQLException {
+    try (PreparedStatement s = c.prepareStatement(dialect.release(table))) {
+      s.setQueryTimeout(timeoutSeconds);
+      s.setString(1, resource);
+      s.setString(2, token);
+      return s.executeUpdate();
+    }
+  }
+
   @Override
   public void release(Row row) {
-    try (Connection c = dataSource.getConnection()) {
-      inTransaction(
-          c,
-          () -> {
-            try (PreparedStatement s = c.prepareStatement(dialect.release(table))) {
-              s.setQueryTimeout(timeoutSeconds);
-              s.setString(1, row.resource());
-              s.setString(2, row.token());
-              return s.executeUpdate();
-            }
-          });
+    try (Connection c = borrowUninterrupted()) {
+      inTransaction(c, () -> delete(c, row.resource(), row.token()));
     } catch (SQLException e) {
       // The row expires on its own; nobody else's row can be touched (owner-checked).
       log.warn(
@@ -169,9 +243,86 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     rows.forEach(this::release);
   }
 
-  /** The pool is the caller's: nothing of ours to close. */
+  /**
+   * A connection from the DataSource within the timeout, like a statement: a pool that is exhausted
+   * or cannot connect fails the operation then, not after its own wait (HikariCP's is 30 s by
+   * default). The wait runs on a thread of ours; when it gives up, the thread is interrupted, and a
+   * connection that still comes is closed at once.
+   *
+   * @throws SQLTimeoutException when none came within the timeout
+   */
+  private Connection borrow() throws SQLException, InterruptedException {
+    CompletableFuture<Connection> borrowed = new CompletableFuture<>();
+    Future<?> waiting;
+    try {
+      waiting = connector.submit(() -> lend(borrowed));
+    } catch (RejectedExecutionException e) {
+      throw new SQLException("the lock service is closed", e);
+    }
+    try {
+      return borrowed.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof SQLException sql) {
+        throw sql;
+      }
+      if (e.getCause() instanceof RuntimeException unchecked) {
+        throw unchecked;
+      }
+      throw (Error) e.getCause(); // lend passes on nothing else
+    } catch (TimeoutException e) {
+      giveUp(borrowed, waiting);
+      throw new SQLTimeoutException(
+          "no connection from the DataSource within LockSettings.timeout ("
+              + timeout.toMillis()
+              + " ms): the pool is exhausted or cannot reach the database");
+    } catch (InterruptedException e) {
+      giveUp(borrowed, waiting);
+      throw e;
+    }
+  }
+
+  /** {@link #borrow} where an interrupt cannot be thrown: it fails the borrow, and stays set. */
+  private Connection borrowUninterrupted() throws SQLException {
+    try {
+      return borrow();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new SQLException("interrupted while waiting for a connection", e);
+    }
+  }
+
+  /** On a thread of ours: a connection for {@code borrowed}, closed if nobody wants it anymore. */
+  private void lend(CompletableFuture<Connection> borrowed) {
+    if (borrowed.isDone()) {
+      return; // given up while queued
+    }
+    try {
+      Connection c = dataSource.getConnection();
+      if (!borrowed.complete(c)) {
+        c.close(); // came after the caller gave up
+      }
+    } catch (SQLException | RuntimeException | Error e) {
+      borrowed.completeExceptionally(e);
+    }
+  }
+
+  private static void giveUp(CompletableFuture<Connection> borrowed, Future<?> waiting) {
+    if (borrowed.cancel(false)) {
+      waiting.cancel(true); // a pool that waits interruptibly (HikariCP does) stops waiting
+    } else if (!borrowed.isCompletedExceptionally()) {
+      try {
+        borrowed.join().close(); // it came just as we gave up
+      } catch (SQLException e) {
+        log.debug("could not close a connection nobody wants: {}", e.toString());
+      }
+    }
+  }
+
+  /** The pool is the caller's; the threads waiting on it are ours, and stop. */
   @Override
-  public void close() {}
+  public void close() {
+    connector.shutdownNow();
+  }
 
   private NodeOutcome failure(SQLException e, long began) {
     Duration took = Duration.ofNanos(System.nanoTime() - began);
@@ -186,6 +337,20 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     long run() throws SQLException;
   }
 
+  /**
+   * A commit that failed or whose answer never came (the link broke after it was sent): it may have
+   * taken effect or not. {@code result} is what the work had returned.
+   */
+  static final class UnknownCommit extends SQLException {
+    private static final long serialVersionUID = 1L;
+    final long result;
+
+    UnknownCommit(long result, SQLException cause) {
+      super("its commit failed or went unanswered (" + cause + ")", cause.getSQLState(), cause);
+      this.result = result;
+    }
+  }
+
   static long inTransaction(Connection c, Work work) throws SQLException {
     boolean autoCommit = c.getAutoCommit();
     if (autoCommit) {
@@ -193,7 +358,11 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     }
     try {
       long result = work.run();
-      c.commit();
+      try {
+        c.commit();
+      } catch (SQLException e) {
+        throw new UnknownCommit(result, e);
+      }
       return result;
     } catch (SQLException | RuntimeException e) {
       try {
@@ -204,7 +373,14 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
       throw e;
     } finally {
       if (autoCommit) {
-        c.setAutoCommit(true);
+        try {
+          c.setAutoCommit(true);
+        } catch (SQLException e) {
+          // Only a broken connection refuses, and the outcome is decided: it must not be replaced
+          // (an acquisition committed, then reported failed, would leave a row nobody owns).
+          log.debug(
+              "could not restore autocommit; the pool drops a broken connection: {}", e.toString());
+        }
       }
     }
   }

@@ -37,7 +37,9 @@ public final class JdbcLeases {
    * its sequence exist.
    *
    * @param settings {@link LockSettings#timeout()} bounds every statement (query timeout, whole
-   *     seconds, at least 1); a ttl must exceed it
+   *     seconds, at least 1) and every wait for a connection from {@code dataSource} (an exhausted
+   *     pool fails the operation then, naming the timeout, not after the pool's own wait); a ttl
+   *     must exceed it
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException for a bad table name, an unsupported database, or a missing
    *     table or sequence (the message says how to create them)

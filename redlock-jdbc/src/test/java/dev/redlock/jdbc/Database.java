@@ -7,6 +7,7 @@ import java.net.URI;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
@@ -43,6 +44,7 @@ final class Database implements AutoCloseable {
   private final HikariDataSource direct;
   private final HikariDataSource proxied;
   private final String viaProxy;
+  private final URI server;
   private final boolean autoCommit;
 
   private static String env(String name, String fallback) {
@@ -59,6 +61,7 @@ final class Database implements AutoCloseable {
     this.kind = kind;
     this.schema = "redlock_t" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 4);
     URI uri = URI.create(kind.url.substring("jdbc:".length()));
+    this.server = uri;
     try {
       this.direct = pool(kind.url, true);
       try (Connection c = direct.getConnection();
@@ -91,19 +94,24 @@ final class Database implements AutoCloseable {
             .withBindAddress("127.0.0.1", port)
             .withConnectAddress(uri.getHost(), uri.getPort())
             .buildAndOpen();
-    this.viaProxy = kind.url.replace(":" + uri.getPort() + "/", ":" + port + "/");
+    this.viaProxy = through(port);
     this.autoCommit = autoCommit;
     this.proxied = pool(viaProxy, autoCommit);
   }
 
   private static HikariDataSource pool(String url, boolean autoCommit) {
+    return pool(url, autoCommit, 8, Duration.ofSeconds(1));
+  }
+
+  private static HikariDataSource pool(
+      String url, boolean autoCommit, int size, Duration connectionTimeout) {
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(url);
     config.setUsername(USER);
     config.setPassword(PASSWORD);
     config.setAutoCommit(autoCommit);
-    config.setMaximumPoolSize(8);
-    config.setConnectionTimeout(1_000);
+    config.setMaximumPoolSize(size);
+    config.setConnectionTimeout(connectionTimeout.toMillis());
     config.setValidationTimeout(500);
     config.setInitializationFailTimeout(-1);
     return new HikariDataSource(config);
@@ -122,6 +130,36 @@ final class Database implements AutoCloseable {
   /** A new pool through the proxy, as another service would have; the caller closes it. */
   HikariDataSource newPool() {
     return pool(viaProxy, autoCommit);
+  }
+
+  /**
+   * A new pool through the proxy of at most {@code size} connections, whose {@code getConnection}
+   * waits up to {@code connectionTimeout} for one; the caller closes it.
+   */
+  HikariDataSource newPool(int size, Duration connectionTimeout) {
+    return pool(viaProxy, autoCommit, size, connectionTimeout);
+  }
+
+  /** The server's host, for a proxy of a test's own. */
+  String host() {
+    return server.getHost();
+  }
+
+  /** The server's port, for a proxy of a test's own. */
+  int port() {
+    return server.getPort();
+  }
+
+  /**
+   * A new pool reaching the server through a proxy of the test's own on loopback {@code port}; the
+   * caller closes it.
+   */
+  HikariDataSource newPoolThrough(int port) {
+    return pool(through(port), autoCommit);
+  }
+
+  private String through(int port) {
+    return kind.url.replace(":" + server.getPort() + "/", ":" + port + "/");
   }
 
   /** A pool straight to the server, for the test's own looks. */
