@@ -82,7 +82,13 @@ public final class Nemesis implements AutoCloseable {
      * binary, not Debian's 7.0); others are passed over. The clock stays stepped until the node's
      * next step.
      */
-    CLOCK_STEP_AT_BOOT;
+    CLOCK_STEP_AT_BOOT,
+    /**
+     * The server stalls for 50–300 ms while its process runs ({@link RedisNode#stall}, {@code DEBUG
+     * SLEEP}): requests it read just before are answered after the clients gave up on them; its
+     * clock and key expiry go on meanwhile. Drawn when asked for ({@link #callerSide()}).
+     */
+    STALL_SERVER;
 
     /**
      * The process and network faults, {@link #FREEZE_PROCESS} to {@link #PARTITION}: what a nemesis
@@ -99,6 +105,16 @@ public final class Nemesis implements AutoCloseable {
      */
     public static Set<Fault> staleData() {
       return EnumSet.range(RESTART_FROM_SNAPSHOT, CLOCK_STEP_AT_BOOT);
+    }
+
+    /**
+     * The process and network faults and {@link #STALL_SERVER}: with a workload's caller faults
+     * ({@link Workload.Builder#callerFaults}), what the randomized suite runs.
+     */
+    public static Set<Fault> callerSide() {
+      Set<Fault> faults = processAndNetwork();
+      faults.add(STALL_SERVER);
+      return faults;
     }
   }
 
@@ -399,6 +415,12 @@ public final class Nemesis implements AutoCloseable {
                 () -> node.restartLosingAofTail(mark),
                 drawHold()));
         note(fault + " marked at byte " + mark.size() + " " + victim);
+        return true;
+      }
+      case STALL_SERVER -> {
+        int millis = 50 + random.nextInt(250);
+        node.stall(Duration.ofMillis(millis));
+        note(fault + " " + millis + "ms " + victim);
         return true;
       }
       case CLOCK_STEP_AT_BOOT -> {

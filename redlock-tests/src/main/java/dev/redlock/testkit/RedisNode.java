@@ -131,6 +131,10 @@ public final class RedisNode implements AutoCloseable {
                 "no",
                 "--logfile",
                 ""));
+    if (!binary.version().startsWith("6.")) {
+      // Redis 7 refuses DEBUG unless enabled (6.2 has no such switch and always allows it): stall()
+      command.addAll(List.of("--enable-debug-command", "local"));
+    }
     // "--save 3600 1" as two arguments: Redis 6.2 wants the pairs apart, 7.x takes both forms.
     switch (mode) {
       case NONE -> command.addAll(List.of("--save", "", "--appendonly", "no"));
@@ -324,6 +328,40 @@ public final class RedisNode implements AutoCloseable {
    *
    * @throws IllegalStateException if the node is not running or is paused
    */
+  /**
+   * Stalls the server for {@code duration}, as a long command or a stalled disk would, while its
+   * process keeps running: {@code DEBUG SLEEP} sent on a connection of its own, so the server may
+   * have read a client's request just before and answer it only after, when the client has given
+   * up. Returns at once; the stall ends by itself.
+   *
+   * @throws IllegalArgumentException if {@code duration} is null, not positive, or over 10 s
+   */
+  public void stall(Duration duration) {
+    if (duration == null
+        || duration.isNegative()
+        || duration.isZero()
+        || duration.toSeconds() > 10) {
+      throw new IllegalArgumentException("duration must be > 0 and <= 10 s, was " + duration);
+    }
+    requireAnswering("stall");
+    Jedis jedis = new Jedis("127.0.0.1", port, (int) duration.toMillis() + 10_000);
+    Thread sleeper =
+        new Thread(
+            () -> {
+              try (jedis) {
+                jedis.sendCommand(
+                    () -> redis.clients.jedis.util.SafeEncoder.encode("DEBUG"),
+                    "SLEEP",
+                    String.format(java.util.Locale.ROOT, "%.3f", duration.toMillis() / 1000.0));
+              } catch (RuntimeException e) {
+                // killed or restarted meanwhile: the stall is over either way
+              }
+            },
+            "redis-stall-" + port);
+    sleeper.setDaemon(true);
+    sleeper.start();
+  }
+
   public Snapshot snapshot() {
     requireAnswering("take a snapshot");
     try (Jedis jedis = jedis()) {

@@ -66,6 +66,7 @@ public final class Workload implements AutoCloseable {
     private Duration ttl = Duration.ofSeconds(2);
     private Duration hold = Duration.ZERO;
     private boolean fencing = true;
+    private boolean callerFaults;
     private UnaryOperator<RedlockConfig.Builder> config = UnaryOperator.identity();
 
     private Builder(FaultyNodes nodes) {
@@ -108,6 +109,19 @@ public final class Workload implements AutoCloseable {
         throw new IllegalArgumentException("hold must be >= 0, was " + hold);
       }
       this.hold = hold;
+      return this;
+    }
+
+    /**
+     * Caller-side faults (default off): half of each client's threads wait for the lock ({@code
+     * acquire} with a short maxWait) instead of one attempt, and an interrupter thread interrupts a
+     * random workload thread every 5–40 ms, wherever it is — sending, waiting for replies or
+     * between retries, holding, releasing — as {@code Future.cancel(true)} and {@code
+     * shutdownNow()} do. The thread takes the interrupt, clears it and goes on; {@link
+     * Result#interrupted()} counts them.
+     */
+    public Builder callerFaults(boolean callerFaults) {
+      this.callerFaults = callerFaults;
       return this;
     }
 
@@ -161,6 +175,7 @@ public final class Workload implements AutoCloseable {
    * @param refusedWrites guarded writes the register refused (a stale token stopped)
    * @param grantLatencyMicros the latency of each granting attempt, sorted
    * @param failureLatencyMicros the latency of each failed attempt (not busy), sorted
+   * @param interrupted workload threads interrupted by the caller faults (0 without them)
    * @param violations what the history checker found
    * @param sampleFailures the messages of the first few failed attempts (the per-node account)
    * @param history everything the clients did
@@ -172,6 +187,7 @@ public final class Workload implements AutoCloseable {
       int refusedWrites,
       List<Long> grantLatencyMicros,
       List<Long> failureLatencyMicros,
+      int interrupted,
       List<String> violations,
       List<String> sampleFailures,
       History history) {
@@ -208,28 +224,36 @@ public final class Workload implements AutoCloseable {
     AtomicInteger grants = new AtomicInteger();
     AtomicInteger busy = new AtomicInteger();
     AtomicInteger refused = new AtomicInteger();
+    AtomicInteger interrupted = new AtomicInteger();
     Map<LockUnavailableException.Reason, Integer> unavailable =
         new EnumMap<>(LockUnavailableException.Reason.class);
     List<Long> grantLatency = Collections.synchronizedList(new ArrayList<>());
     List<Long> failureLatency = Collections.synchronizedList(new ArrayList<>());
     List<String> samples = Collections.synchronizedList(new ArrayList<>());
+    List<Thread> workers = new java.util.concurrent.CopyOnWriteArrayList<>();
     int threads = clients.size() * options.threadsPerClient;
     ExecutorService pool = Executors.newFixedThreadPool(threads);
+    Thread interrupter = options.callerFaults ? interrupter(workers, end) : null;
     try {
       List<Future<?>> running = new ArrayList<>();
       for (int c = 0; c < clients.size(); c++) {
         for (int t = 0; t < options.threadsPerClient; t++) {
           Redlock client = clients.get(c);
           String name = "client" + c + "-thread" + t;
+          boolean waits = options.callerFaults && t % 2 == 1;
           running.add(
               pool.submit(
                   () -> {
-                    while (System.nanoTime() < end && !Thread.currentThread().isInterrupted()) {
+                    workers.add(Thread.currentThread());
+                    while (System.nanoTime() < end) {
                       String resource =
                           "workload:" + ThreadLocalRandom.current().nextInt(options.resources);
                       long start = System.nanoTime();
                       try {
-                        Optional<Lease> lease = client.tryAcquire(resource, options.ttl);
+                        Optional<Lease> lease =
+                            waits
+                                ? Optional.of(client.acquire(resource, options.ttl, WAIT))
+                                : client.tryAcquire(resource, options.ttl);
                         if (lease.isEmpty()) {
                           busy.incrementAndGet();
                           backOff(1, 3);
@@ -241,6 +265,10 @@ public final class Workload implements AutoCloseable {
                           refused.incrementAndGet();
                         }
                       } catch (LockUnavailableException e) {
+                        if (e.reason() == LockUnavailableException.Reason.HELD_ELSEWHERE) {
+                          busy.incrementAndGet(); // a waiting acquire that timed out: contention
+                          continue;
+                        }
                         failureLatency.add((System.nanoTime() - start) / 1_000);
                         if (samples.size() < 5) {
                           samples.add(e.getMessage());
@@ -249,6 +277,15 @@ public final class Workload implements AutoCloseable {
                           unavailable.merge(e.reason(), 1, Integer::sum);
                         }
                         backOff(5, 15);
+                      } catch (InterruptedException | RedlockException e) {
+                        if (!options.callerFaults
+                            || !(e instanceof InterruptedException || Thread.interrupted())) {
+                          throw e;
+                        }
+                        interrupted.incrementAndGet(); // a caller fault: taken, and on we go
+                      }
+                      if (Thread.interrupted()) {
+                        interrupted.incrementAndGet(); // landed in the hold or the release
                       }
                     }
                     return null;
@@ -265,6 +302,10 @@ public final class Workload implements AutoCloseable {
         }
       }
     } finally {
+      if (interrupter != null) {
+        interrupter.interrupt();
+        interrupter.join(TimeUnit.SECONDS.toMillis(5));
+      }
       pool.shutdownNow();
     }
     List<Long> grantSorted = new ArrayList<>(grantLatency);
@@ -278,9 +319,53 @@ public final class Workload implements AutoCloseable {
         refused.get(),
         List.copyOf(grantSorted),
         List.copyOf(failureSorted),
+        interrupted.get(),
         HistoryChecker.violations(history),
         List.copyOf(samples),
         history);
+  }
+
+  /** How long a waiting workload thread waits for the lock, with caller faults on. */
+  private static final Duration WAIT = Duration.ofMillis(30);
+
+  /** Interrupts a random worker every 5–40 ms until {@code end}. */
+  private static Thread interrupter(List<Thread> workers, long end) {
+    Thread thread =
+        new Thread(
+            () -> {
+              while (System.nanoTime() < end && !Thread.currentThread().isInterrupted()) {
+                backOff(5, 40);
+                if (!workers.isEmpty()) {
+                  workers.get(ThreadLocalRandom.current().nextInt(workers.size())).interrupt();
+                }
+              }
+            },
+            "workload-interrupter");
+    thread.setDaemon(true);
+    thread.start();
+    return thread;
+  }
+
+  /** Connections the clients have in use now, over all nodes. */
+  public int connectionsInUse() {
+    return clients.stream()
+        .flatMap(c -> c.connectionsInUse().values().stream())
+        .mapToInt(Integer::intValue)
+        .sum();
+  }
+
+  /**
+   * Waits, at most {@code max}, until the clients have no connection in use (call it once the nodes
+   * are healed: a frozen node holds its connections up to the node timeout, and re-sent releases
+   * keep writing to it); returns how many are still in use then (0: every one came back).
+   */
+  public int awaitConnectionsBack(Duration max) {
+    long deadline = System.nanoTime() + max.toNanos();
+    int inUse;
+    while ((inUse = connectionsInUse()) > 0 && System.nanoTime() < deadline) {
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+    }
+    return inUse;
   }
 
   /** The holder's critical section; returns false when the guarded write was refused. */
