@@ -87,9 +87,11 @@ public interface Lease extends AutoCloseable {
 
   /**
    * Registers a callback that runs once if the lease is lost (renewal failed, validity ran out, or
-   * {@code maxHold} reached), on a timer or I/O thread: keep it short and non-blocking. It runs at
-   * once, on the calling thread, if the lease is lost already; never after a release. A callback
-   * that throws is logged and does not stop the others.
+   * {@code maxHold} reached): on one of the Redlock's callback threads when a timer or a renewal
+   * found the loss (a callback that blocks holds one of them, never another lease's renewal or
+   * deadline; keep it short all the same), on the calling thread when {@link #checkValid()} or
+   * {@link #keepAlive()} found it. It runs at once, on the calling thread, if the lease is lost
+   * already; never after a release. A callback that throws is logged and does not stop the others.
    *
    * <p>Registering a callback also arms a timer for the lease's deadline, so a lease without {@link
    * #keepAlive()} reports its expiry too.
