@@ -91,7 +91,10 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new RedlockException(
-          "interrupted while acquiring '" + resource + "'; the attempt was rolled back", e);
+          "interrupted while acquiring '"
+              + resource
+              + "'; nothing is held (what was sent is rolled back)",
+          e);
     }
     if (attempt.lease != null) {
       return Optional.of(attempt.lease);
@@ -268,7 +271,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
 
   private void renewed(ManagedLease<H> lease, Tally votes, long start) {
     if (applyExtend(lease, votes, start, lease.ttlMillis(), true)) {
-      lease.scheduleRenewal(renewalIntervalNanos(lease.ttlMillis()));
+      lease.scheduleRenewal(renewalIntervalNanos(lease.ttlMillis()), start);
     } else {
       lease.loseOnLibraryThread(LeaseLostException.Reason.RENEWAL_FAILED, votes.outcomes());
     }

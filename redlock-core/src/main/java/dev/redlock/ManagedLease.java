@@ -232,10 +232,16 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     return true;
   }
 
-  /** Schedules the next renewal, one interval after the start of the latest successful one. */
-  synchronized void scheduleRenewal(long interval) {
+  /**
+   * Schedules the next renewal one interval after the renewal that started at {@code start} (or
+   * after the start of the extend that gave the validity kept, if later). Never from an older
+   * start: after an extend longer than the ttl the kept validity's start stays behind, and renewals
+   * counted from it would fall due at once, again and again.
+   */
+  synchronized void scheduleRenewal(long interval, long start) {
     if (renewing && !released && lost == null) {
-      nextRenewal = engine.watchdog().at(renewedFrom + interval, () -> engine.renew(this));
+      long from = start - renewedFrom > 0 ? start : renewedFrom;
+      nextRenewal = engine.watchdog().at(from + interval, () -> engine.renew(this));
     }
   }
 
@@ -317,25 +323,31 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     } else {
       log.debug(loss.getMessage());
     }
-    Runnable signal =
+    Runnable tell =
         () -> {
           engine.lost(this, loss);
-          // Callbacks first, then the interrupt: whatever the task does on being interrupted, the
-          // callbacks have seen the loss by then (interrupt() happens-before its detection).
           callbacks.forEach(callback -> notify(callback, loss));
-          synchronized (this) {
-            if (taskThread != null) {
-              taskThread.interrupt(); // under the monitor: never after the task has finished
-              taskThread = null;
-            }
-          }
         };
     if (onLibraryThread) {
-      engine.watchdog().callback(signal);
+      // The interrupt at once, the user code later on a callback thread: callbacks that block
+      // (all of the callback threads, even) must never keep a task running on a lost lease.
+      interruptTask();
+      engine.watchdog().callback(tell);
     } else {
-      signal.run();
+      // On the caller's thread: callbacks first, then the interrupt, so whatever the task does on
+      // being interrupted, the callbacks have seen the loss (interrupt() happens-before its
+      // detection).
+      tell.run();
+      interruptTask();
     }
     return loss;
+  }
+
+  private synchronized void interruptTask() {
+    if (taskThread != null) {
+      taskThread.interrupt(); // under the monitor: never after the task has finished
+      taskThread = null;
+    }
   }
 
   private String describe(LeaseLostException.Reason reason, List<NodeOutcome> outcomes) {

@@ -13,7 +13,10 @@ import dev.redlock.spi.Tally;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -302,14 +305,24 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
             held.lastBallot(),
             held.setBallot()::refused);
     held.lastBallot(votes);
-    java.util.concurrent.ScheduledFuture<?> timeout = timer.at(deadline, votes::decideAtDeadline);
+    // The action first, then its timer: a timer that fired before the action was registered
+    // would decide nothing, and the renewal would wait for every node.
+    AtomicReference<ScheduledFuture<?>> timeout = new AtomicReference<>();
+    AtomicBoolean done = new AtomicBoolean();
     votes.whenDecided(
         config.quorum(),
         deadline,
         () -> {
-          timeout.cancel(false);
+          done.set(true);
+          ScheduledFuture<?> pending = timeout.get();
+          if (pending != null) {
+            pending.cancel(false);
+          }
           decided.accept(votes);
         });
+    if (!done.get()) {
+      timeout.set(timer.at(deadline, votes::decideAtDeadline)); // a no-op if decided meanwhile
+    }
     return true;
   }
 
@@ -398,6 +411,7 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   @Override
   public void close() {
     stragglers.close();
+    fanOut.close();
     io.shutdown();
     try {
       if (!io.awaitTermination(

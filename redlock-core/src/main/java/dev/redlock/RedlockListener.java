@@ -5,9 +5,14 @@ package dev.redlock;
  * metrics, audit trails and tests. Register with {@link RedlockConfig.Builder#listener}; none is
  * registered by default, and then no event is even built.
  *
- * <p>Called on the thread where the event happened (a caller, an I/O, renewal or timer thread):
- * keep it short and never block. A listener that throws is logged and does not disturb the lock or
- * the other listeners.
+ * <p>Events a caller causes (attempts, grants, failures, its own extends, releases) are delivered
+ * on the caller's thread; events the library finds on its own threads (a renewal's extension, a
+ * loss found by a timer or a renewal) on one of the Redlock's callback threads, never a timer or
+ * I/O thread. So the two kinds may reach a listener out of order (a release on the caller's thread
+ * before the last renewal's extension, for instance), and from more than one thread at once: a
+ * listener must be thread-safe; order by {@link LockEvent}'s content, not by arrival. Keep it short
+ * all the same. A listener that throws is logged and does not disturb the lock or the other
+ * listeners.
  */
 @FunctionalInterface
 public interface RedlockListener {

@@ -533,7 +533,9 @@ final class DoctorCommand extends CliCommand {
 
   /** Runs, under this user, every command the lock's scripts run, on keys of its own. */
   private void checkPermissions(RedlockConfig config, String node, Jedis jedis) {
-    String key = config.keyPrefix() + "@doctor";
+    // Under the fencing counters' names, for a resource that cannot exist ('@doctor'): no lock key
+    // of any prefix can be this key (a resource cannot contain '@fence:'), nor any real counter.
+    String key = config.keyPrefix() + "@fence:@doctor";
     String script =
         "if redis.replicate_commands then redis.replicate_commands() end "
             + "redis.call('TIME') "

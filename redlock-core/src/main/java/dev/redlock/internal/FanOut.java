@@ -4,7 +4,10 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.IntPredicate;
 
 /**
@@ -23,6 +26,7 @@ public final class FanOut {
   private final long nodeTimeoutNanos;
   private final NodeLatencies latencies;
   private final NodePipeline[] pipelines;
+  private final ThreadPoolExecutor drains;
 
   public FanOut(List<LockNode> nodes, Executor io, Ticker ticker, long nodeTimeoutNanos) {
     this.nodes = List.copyOf(nodes);
@@ -30,11 +34,27 @@ public final class FanOut {
     this.ticker = ticker;
     this.nodeTimeoutNanos = nodeTimeoutNanos;
     this.latencies = new NodeLatencies(nodes.size());
+    // At most one drain per node runs at a time: with a thread per node and a queue, a renewal is
+    // never refused for want of a thread (the shared I/O threads may all be busy).
+    this.drains =
+        new ThreadPoolExecutor(
+            this.nodes.size(),
+            this.nodes.size(),
+            30,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            IoThreads.daemonThreads("redlock-pipeline-"));
+    drains.allowCoreThreadTimeOut(true);
     this.pipelines = new NodePipeline[this.nodes.size()];
     for (int i = 0; i < pipelines.length; i++) {
       pipelines[i] =
-          new NodePipeline(i, this.nodes.get(i), io, ticker, nodeTimeoutNanos, latencies);
+          new NodePipeline(i, this.nodes.get(i), drains, ticker, nodeTimeoutNanos, latencies);
     }
+  }
+
+  /** Stops the pipelines' threads: what is queued fails, what is in flight ends on its own. */
+  public void close() {
+    drains.shutdown();
   }
 
   public List<LockNode> nodes() {

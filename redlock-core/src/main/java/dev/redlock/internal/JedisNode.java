@@ -139,51 +139,63 @@ public final class JedisNode implements LockNode {
       LockNode.super.runAll(requests, timeoutNanos, replies);
       return;
     }
-    FlushableConnection connection;
+    int n = requests.size();
+    long[] values = new long[n];
+    RuntimeException[] errors = new RuntimeException[n];
+    boolean[] read = new boolean[n];
+    FlushableConnection connection = null;
+    boolean inStep = false;
     try {
       connection = borrowCurrent();
-    } catch (RuntimeException e) {
-      for (int i = 0; i < requests.size(); i++) {
-        replies.failed(i, e);
-      }
-      return;
-    }
-    long deadline = System.nanoTime() + timeoutNanos;
-    boolean[] reported = new boolean[requests.size()];
-    RuntimeException transport = null;
-    try {
-      List<Integer> all = new java.util.ArrayList<>(requests.size());
-      for (int i = 0; i < requests.size(); i++) {
+      long deadline = System.nanoTime() + timeoutNanos;
+      List<Integer> all = new java.util.ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
         all.add(i);
       }
       List<Integer> noScript =
-          pipeline(connection, requests, all, false, deadline, replies, reported);
+          pipeline(connection, requests, all, false, deadline, values, errors, read);
       if (!noScript.isEmpty()) { // the node restarted or ran SCRIPT FLUSH
-        pipeline(connection, requests, noScript, true, deadline, replies, reported);
+        pipeline(connection, requests, noScript, true, deadline, values, errors, read);
       }
+      inStep = true; // every reply read
     } catch (RuntimeException e) {
-      transport = e;
-      connection.setBroken(); // replies may still be on their way: the stream is out of step
-      for (int i = 0; i < requests.size(); i++) {
-        if (!reported[i]) {
-          reported[i] = true;
-          replies.failed(i, e);
+      for (int i = 0; i < n; i++) {
+        if (!read[i]) {
+          errors[i] = e; // not answered: a transport failure, a timeout, no connection
         }
       }
     } finally {
-      giveBack(connection, transport);
+      if (connection != null) {
+        if (!inStep) {
+          connection.setBroken(); // replies may still come: it must never serve another request
+        }
+        giveBack(connection, inStep ? null : new JedisConnectionException("pipeline broken"));
+      }
+    }
+    // Reported only now, the connection back: what the callers run cannot leave it out of step.
+    for (int i = 0; i < n; i++) {
+      if (errors[i] != null) {
+        replies.failed(i, errors[i]);
+      } else {
+        replies.answered(i, values[i]);
+      }
     }
   }
 
-  /** Writes the chosen requests, flushes once, reads their replies; returns those NOSCRIPT hit. */
+  /**
+   * Writes the chosen requests, flushes once, reads their replies into {@code values} or {@code
+   * errors} (an error reply is complete: the stream stays in step); returns those NOSCRIPT hit.
+   * Throws on a transport failure or a timeout.
+   */
   private List<Integer> pipeline(
       FlushableConnection connection,
       List<NodeRequest> requests,
       List<Integer> chosen,
       boolean withSource,
       long deadline,
-      Replies replies,
-      boolean[] reported) {
+      long[] values,
+      RuntimeException[] errors,
+      boolean[] read) {
     for (int i : chosen) {
       connection.sendCommand(command(connection, requests.get(i), withSource));
     }
@@ -193,20 +205,29 @@ public final class JedisNode implements LockNode {
       long left = deadline - System.nanoTime();
       connection.setSoTimeout(
           (int) Math.max(1, Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000)));
+      Object reply;
       try {
-        long reply = toReply(requests.get(i), connection.getOne());
-        reported[i] = true;
-        replies.answered(i, reply);
+        reply = connection.getOne();
       } catch (JedisNoScriptException e) {
         if (withSource) {
-          reported[i] = true;
-          replies.failed(i, e);
+          errors[i] = e;
+          read[i] = true;
         } else {
-          noScript.add(i);
+          noScript.add(i); // sent again with the source: not read yet
         }
-      } catch (JedisDataException | IllegalStateException e) {
-        reported[i] = true; // an error reply, or an unexpected one: complete, the stream in step
-        replies.failed(i, e);
+        continue;
+      } catch (JedisDataException e) {
+        errors[i] = e;
+        read[i] = true;
+        continue;
+      }
+      read[i] = true;
+      if (reply instanceof Long value) {
+        values[i] = value;
+      } else {
+        errors[i] =
+            new IllegalStateException(
+                "unexpected reply to " + requests.get(i).verb() + ": " + reply);
       }
     }
     return noScript;
@@ -333,20 +354,27 @@ public final class JedisNode implements LockNode {
     @Override
     public long finish(long timeoutNanos) {
       RuntimeException failure = null;
+      boolean read = false;
       try {
         connection.setSoTimeout(
             (int) Math.max(1, Math.min(Integer.MAX_VALUE, (timeoutNanos + 999_999) / 1_000_000)));
+        Object reply;
         try {
-          return toReply(request, connection.getOne());
+          reply = connection.getOne();
         } catch (JedisNoScriptException e) {
           // The node restarted or ran SCRIPT FLUSH: EVAL sends the source and caches it again.
           connection.send(command(connection, request, true));
-          return toReply(request, connection.getOne());
+          reply = connection.getOne();
         }
+        read = true;
+        return toReply(request, reply);
       } catch (RuntimeException e) {
         failure = e;
         throw e;
       } finally {
+        if (!read && failure == null) {
+          connection.setBroken(); // an Error mid-read: a reply may still come, never pool it
+        }
         giveBack(connection, failure);
       }
     }

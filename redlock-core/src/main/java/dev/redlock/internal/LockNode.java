@@ -51,11 +51,14 @@ public interface LockNode extends AutoCloseable {
    */
   default void runAll(List<NodeRequest> requests, long timeoutNanos, Replies replies) {
     for (int i = 0; i < requests.size(); i++) {
+      long reply;
       try {
-        replies.answered(i, begin(requests.get(i)).finish(timeoutNanos));
+        reply = begin(requests.get(i)).finish(timeoutNanos);
       } catch (RuntimeException e) {
         replies.failed(i, e);
+        continue;
       }
+      replies.answered(i, reply); // outside the try: what it runs must not record a failure too
     }
   }
 

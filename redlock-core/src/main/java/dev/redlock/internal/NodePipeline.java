@@ -21,7 +21,7 @@ final class NodePipeline {
 
   private final int node;
   private final LockNode lockNode;
-  private final Executor io;
+  private final Executor drains;
   private final Ticker ticker;
   private final long nodeTimeoutNanos;
   private final NodeLatencies latencies;
@@ -33,13 +33,13 @@ final class NodePipeline {
   NodePipeline(
       int node,
       LockNode lockNode,
-      Executor io,
+      Executor drains,
       Ticker ticker,
       long nodeTimeoutNanos,
       NodeLatencies latencies) {
     this.node = node;
     this.lockNode = lockNode;
-    this.io = io;
+    this.drains = drains;
     this.ticker = ticker;
     this.nodeTimeoutNanos = nodeTimeoutNanos;
     this.latencies = latencies;
@@ -50,20 +50,35 @@ final class NodePipeline {
     queue.add(new Entry(ballot, request, ticker.read()));
     if (draining.compareAndSet(false, true)) {
       try {
-        io.execute(this::drain);
+        drains.execute(this::drain); // a thread per node at most, queued: never refused but closed
       } catch (RejectedExecutionException e) {
         draining.set(false);
-        failQueued(e); // closing, or every I/O thread busy: these votes fail, nothing waits
+        failQueued(new RejectedExecutionException("not sent: the Redlock was closed", e));
       }
     }
   }
 
   private void drain() {
     do {
-      while (!queue.isEmpty()) {
-        send(nextBatch());
+      try {
+        while (!queue.isEmpty()) {
+          List<Entry> batch = nextBatch();
+          try {
+            send(batch);
+          } catch (RuntimeException | Error e) {
+            // Whatever escaped (a reply's consumer, an Error): these requests are settled, failed,
+            // and the pipeline goes on, or their leases' later requests would wait forever.
+            for (Entry entry : batch) {
+              entry.ballot.fail(node, e, ticker.read() - entry.queuedAt);
+            }
+            if (e instanceof Error error) {
+              throw error;
+            }
+          }
+        }
+      } finally {
+        draining.set(false);
       }
-      draining.set(false);
     } while (!queue.isEmpty() && draining.compareAndSet(false, true));
   }
 
@@ -98,21 +113,30 @@ final class NodePipeline {
       requests.add(e.request);
     }
     long start = ticker.read();
+    boolean[] observed = {false};
     lockNode.runAll(
         requests,
         nodeTimeoutNanos,
         new LockNode.Replies() {
+          // One latency sample per batch: a big batch's last reply measures the batch, not the
+          // node, and must not make a quick node look like one that times out.
           @Override
           public void answered(int index, long reply) {
             long took = ticker.read() - batch.get(index).queuedAt;
-            latencies.answered(node, ticker.read() - start);
+            if (!observed[0]) {
+              observed[0] = true;
+              latencies.answered(node, ticker.read() - start);
+            }
             batch.get(index).ballot.answer(node, reply, took);
           }
 
           @Override
           public void failed(int index, RuntimeException error) {
             long took = ticker.read() - batch.get(index).queuedAt;
-            latencies.failed(node, Math.max(ticker.read() - start, nodeTimeoutNanos));
+            if (!observed[0]) {
+              observed[0] = true;
+              latencies.failed(node, Math.max(ticker.read() - start, nodeTimeoutNanos));
+            }
             batch.get(index).ballot.fail(node, error, took);
           }
         });

@@ -197,6 +197,10 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
    * so at WARN, naming the resource, never the owner token.
    */
   private void forget(String resource, String token, long ttlMillis, UnknownCommit lost) {
+    owed(() -> forgetNow(resource, token, ttlMillis, lost));
+  }
+
+  private void forgetNow(String resource, String token, long ttlMillis, UnknownCommit lost) {
     long deleted;
     try (Connection c = borrowUninterrupted()) {
       deleted = inTransaction(c, () -> delete(c, resource, token));
@@ -210,11 +214,21 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
           e.toString());
       return;
     }
-    log.warn(
-        "acquire of '{}' counts as failed: {}; {}",
-        resource,
-        lost.getMessage(),
-        deleted > 0 ? "the row it wrote is deleted" : "no row of it is left");
+    if (deleted > 0) {
+      log.warn(
+          "acquire of '{}' counts as failed: {}; the row it wrote is deleted",
+          resource,
+          lost.getMessage());
+    } else {
+      // Nothing to delete yet is not proof: the commit may still be queued or running on the
+      // server, and land after this delete looked (its row is invisible until then).
+      log.warn(
+          "acquire of '{}' counts as failed: {}; no row of it is there now, but if its commit is"
+              + " still on its way, the row it lands is held until its ttl ({} ms) ends",
+          resource,
+          lost.getMessage(),
+          ttlMillis);
+    }
   }
 
   /** Deletes our row, if it is still ours: the count deleted. */
@@ -229,13 +243,18 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
 
   @Override
   public void release(Row row) {
-    try (Connection c = borrowUninterrupted()) {
-      inTransaction(c, () -> delete(c, row.resource(), row.token()));
-    } catch (SQLException e) {
-      // The row expires on its own; nobody else's row can be touched (owner-checked).
-      log.warn(
-          "release of '{}' failed; the row expires at its ttl: {}", row.resource(), e.toString());
-    }
+    owed(
+        () -> {
+          try (Connection c = borrowUninterrupted()) {
+            inTransaction(c, () -> delete(c, row.resource(), row.token()));
+          } catch (SQLException e) {
+            // The row expires on its own; nobody else's row can be touched (owner-checked).
+            log.warn(
+                "release of '{}' failed; the row expires at its ttl: {}",
+                row.resource(),
+                e.toString());
+          }
+        });
   }
 
   @Override
@@ -252,6 +271,14 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
    * @throws SQLTimeoutException when none came within the timeout
    */
   private Connection borrow() throws SQLException, InterruptedException {
+    return borrow(true);
+  }
+
+  /**
+   * @param interruptible false: an interrupt does not end the wait (bounded all the same), and the
+   *     flag is set again afterwards
+   */
+  private Connection borrow(boolean interruptible) throws SQLException, InterruptedException {
     CompletableFuture<Connection> borrowed = new CompletableFuture<>();
     Future<?> waiting;
     try {
@@ -259,8 +286,19 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     } catch (RejectedExecutionException e) {
       throw new SQLException("the lock service is closed", e);
     }
+    long deadline = System.nanoTime() + timeout.toNanos();
+    boolean interrupted = false;
     try {
-      return borrowed.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+      while (true) {
+        try {
+          return borrowed.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+          if (interruptible) {
+            throw e;
+          }
+          interrupted = true; // a release is still owed: go on waiting, within the timeout
+        }
+      }
     } catch (ExecutionException e) {
       if (e.getCause() instanceof SQLException sql) {
         throw sql;
@@ -278,16 +316,38 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     } catch (InterruptedException e) {
       giveUp(borrowed, waiting);
       throw e;
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
-  /** {@link #borrow} where an interrupt cannot be thrown: it fails the borrow, and stays set. */
+  /**
+   * {@link #borrow} for what is owed whatever the caller's interrupt (a release, deleting a row a
+   * lost commit may have left): an interrupt, from before or while waiting, neither stops nor
+   * shortens it, and stays set. Call with the flag cleared ({@link #owed}).
+   */
   private Connection borrowUninterrupted() throws SQLException {
     try {
-      return borrow();
+      return borrow(false);
     } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new SQLException("interrupted while waiting for a connection", e);
+      throw new AssertionError("borrow(false) does not throw InterruptedException", e);
+    }
+  }
+
+  /**
+   * Runs {@code work} with the interrupt flag cleared (JDBC drivers may react to it), then sets it
+   * again if it was set.
+   */
+  private static void owed(Runnable work) {
+    boolean interrupted = Thread.interrupted();
+    try {
+      work.run();
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 

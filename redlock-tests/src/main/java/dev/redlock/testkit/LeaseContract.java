@@ -147,6 +147,29 @@ public abstract class LeaseContract {
     lease.release();
   }
 
+  /**
+   * A holder whose thread was interrupted ({@code Future.cancel(true)}, {@code shutdownNow()}, a
+   * lease-loss interrupt) still releases, and keeps its interrupt: the next client gets the lock
+   * long before the ttl.
+   */
+  @Test
+  void anInterruptedHolderStillReleases() throws Exception {
+    LockService a = client();
+    LockService b = client();
+    String r = resource("interrupted");
+    Lease lease = a.acquire(r, Duration.ofSeconds(30), NO_HANG);
+    Thread.currentThread().interrupt();
+    try {
+      lease.release();
+      assertTrue(Thread.currentThread().isInterrupted(), "release kept the interrupt");
+    } finally {
+      Thread.interrupted();
+    }
+    Lease next =
+        assertTimeoutPreemptively(NO_HANG, () -> b.acquire(r, shortTtl(), Duration.ofSeconds(10)));
+    next.release();
+  }
+
   @Test
   void anExpiredHolderCanNeitherReleaseNorExtendTheNextOwnersLock() throws Exception {
     LockService a = client();

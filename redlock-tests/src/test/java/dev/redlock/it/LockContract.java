@@ -248,6 +248,34 @@ abstract class LockContract extends RealNodesTest {
     lease.release();
   }
 
+  /**
+   * A kept-alive lease given an extend longer than its ttl renews at its own pace: before, renewals
+   * were counted from the extend's start, fell due at once and ran in a tight loop.
+   */
+  @Test
+  void aKeptAliveLeaseGivenALongerExtendRenewsAtItsPace() {
+    java.util.concurrent.atomic.AtomicInteger renewals =
+        new java.util.concurrent.atomic.AtomicInteger();
+    Redlock redlock =
+        client(
+            config()
+                .listener(
+                    event -> {
+                      if (event.kind() == LockEvent.Kind.EXTENDED) {
+                        renewals.incrementAndGet();
+                      }
+                    })
+                .build());
+    Lease lease = redlock.tryAcquire(resource, Duration.ofMillis(900)).orElseThrow().keepAlive();
+    assertTrue(lease.extend(Duration.ofSeconds(30)));
+    int before = renewals.get();
+    await().during(Duration.ofSeconds(2)).atMost(NO_HANG).until(lease::isValid);
+    int during = renewals.get() - before;
+    lease.release();
+    // One renewal every ttl × renewalFraction (300 ms): about 7 in 2 s. The loop made thousands.
+    assertTrue(during <= 20, during + " renewals in 2 s");
+  }
+
   @Test
   void releaseIsIdempotentAndSurvivesAScriptFlush() {
     Redlock redlock = client();

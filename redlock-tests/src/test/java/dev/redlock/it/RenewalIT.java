@@ -88,6 +88,70 @@ class RenewalIT extends RealNodesTest {
     }
   }
 
+  /**
+   * Every callback thread blocked by slow onLost callbacks, and then a withLock task's lease is
+   * lost: the task is still interrupted at once (the interrupt is not user code and never waits
+   * behind callbacks), so it cannot go on working on a lock it no longer holds.
+   */
+  @Test
+  void aTaskIsInterruptedOnLossEvenWhenEveryCallbackThreadIsBlocked() throws Exception {
+    Redlock redlock = client();
+    CountDownLatch unblock = new CountDownLatch(1);
+    int blockers = 9; // more than the callback threads
+    CountDownLatch blocking = new CountDownLatch(8);
+    try {
+      for (int i = 0; i < blockers; i++) {
+        redlock
+            .tryAcquire(resource + ":slow" + i, TTL)
+            .orElseThrow()
+            .onLost(
+                loss -> {
+                  blocking.countDown();
+                  try {
+                    unblock.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                });
+      }
+      assertTrue(
+          blocking.await(10, java.util.concurrent.TimeUnit.SECONDS),
+          "every callback thread is blocked");
+      AtomicBoolean interrupted = new AtomicBoolean();
+      CompletableFuture<Void> running = new CompletableFuture<>();
+      CompletableFuture<Void> task =
+          CompletableFuture.runAsync(
+              () -> {
+                try {
+                  redlock.withLock(
+                      resource,
+                      TTL,
+                      Duration.ofSeconds(5),
+                      lease -> {
+                        running.complete(null);
+                        try {
+                          Thread.sleep(NO_HANG.toMillis());
+                        } catch (InterruptedException e) {
+                          interrupted.set(true);
+                        }
+                        return null;
+                      });
+                } catch (Exception e) {
+                  // lost: what withLock throws after the task ends
+                }
+              });
+      running.get(10, java.util.concurrent.TimeUnit.SECONDS);
+      nodes.node(1).pause(); // two of three nodes silent: the next renewal fails
+      nodes.node(2).pause();
+      task.get(TTL.multipliedBy(4).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+      assertTrue(interrupted.get(), "the task was interrupted when its lease was lost");
+    } finally {
+      unblock.countDown();
+      nodes.node(1).resume();
+      nodes.node(2).resume();
+    }
+  }
+
   @Test
   void aTaskRunningThreeTtlsKeepsTheLockThroughout() throws Exception {
     Redlock holder = client();
