@@ -30,6 +30,9 @@ final class Watchdog {
   private final ThreadPoolExecutor renewals;
   private final ThreadPoolExecutor callbacks;
 
+  private static final String CALLBACK_PREFIX = "redlock-callback-";
+  private static final long CLOSE_WAIT_SECONDS = 2;
+
   /** How many callbacks may block at once before the next one waits for a thread. */
   static final int CALLBACK_THREADS = 8;
 
@@ -62,7 +65,7 @@ final class Watchdog {
             30,
             TimeUnit.SECONDS,
             new LinkedBlockingQueue<>(),
-            IoThreads.daemonThreads("redlock-callback-"));
+            IoThreads.daemonThreads(CALLBACK_PREFIX));
     callbacks.allowCoreThreadTimeOut(true);
   }
 
@@ -108,6 +111,19 @@ final class Watchdog {
   void close() {
     timer.shutdownNow();
     renewals.shutdownNow();
-    callbacks.shutdown(); // what is queued still runs: a loss found before close is still told
+    // What is queued still runs: a loss found before close is still told, before close returns
+    // (bounded: a callback that blocks holds close up for at most this long).
+    callbacks.shutdown();
+    if (!Thread.currentThread().getName().startsWith(CALLBACK_PREFIX)) {
+      try {
+        if (!callbacks.awaitTermination(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS)) {
+          log.warn(
+              "closed with loss callbacks or listeners still running after {} s; they go on alone",
+              CLOSE_WAIT_SECONDS);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 }
