@@ -20,6 +20,35 @@ import java.util.concurrent.TimeUnit;
  * }</pre>
  */
 public final class LockSettings {
+  /** Default clock-drift factor: 1% of the ttl (plus a fixed 2 ms). */
+  public static final double DEFAULT_CLOCK_DRIFT_FACTOR = 0.01;
+
+  /** Default bound on one request to the store (Redis: one node, {@code nodeTimeout}). */
+  public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(50);
+
+  /** Default base delay between attempts in {@code acquire}. */
+  public static final Duration DEFAULT_RETRY_DELAY = Duration.ofMillis(200);
+
+  /** Default random extra delay added to each retry. */
+  public static final Duration DEFAULT_RETRY_JITTER = Duration.ofMillis(100);
+
+  /** Default renewal interval, as a fraction of the ttl: renew three times per ttl. */
+  public static final double DEFAULT_RENEWAL_FRACTION = 1.0 / 3;
+
+  /**
+   * Default longest hold of a renewed lease: one hour. Long enough for the batch jobs this library
+   * is for; short enough that a hung job cannot block a resource for a working day. Jobs that
+   * legitimately run longer raise it explicitly.
+   */
+  public static final Duration DEFAULT_MAX_HOLD = Duration.ofHours(1);
+
+  /**
+   * Default longest ttl: one minute. It is also how long a node whose data is younger than this
+   * (restarted without persistence, or new) stays out of votes: a longer maxTtl makes that wait
+   * longer. Long jobs renew a short ttl rather than take a long one.
+   */
+  public static final Duration DEFAULT_MAX_TTL = Duration.ofMinutes(1);
+
   private final String timeoutName;
   private final Duration timeout;
   private final double clockDriftFactor;
@@ -44,7 +73,7 @@ public final class LockSettings {
     this.listeners = List.copyOf(b.listeners);
   }
 
-  /** A builder with the defaults of {@link RedlockConfig}. */
+  /** A builder with every default: the defaults of every store, Redis included. */
   public static Builder builder() {
     return new Builder();
   }
@@ -94,14 +123,14 @@ public final class LockSettings {
   /** Builds {@link LockSettings}; every setter checks its value at once and names the rule. */
   public static final class Builder {
     private String timeoutName = "timeout";
-    private Duration timeout = RedlockConfig.DEFAULT_NODE_TIMEOUT;
-    private double clockDriftFactor = RedlockConfig.DEFAULT_CLOCK_DRIFT_FACTOR;
-    private Duration retryDelay = RedlockConfig.DEFAULT_RETRY_DELAY;
-    private Duration retryJitter = RedlockConfig.DEFAULT_RETRY_JITTER;
-    private double renewalFraction = RedlockConfig.DEFAULT_RENEWAL_FRACTION;
-    private Duration maxHold = RedlockConfig.DEFAULT_MAX_HOLD;
+    private Duration timeout = DEFAULT_TIMEOUT;
+    private double clockDriftFactor = DEFAULT_CLOCK_DRIFT_FACTOR;
+    private Duration retryDelay = DEFAULT_RETRY_DELAY;
+    private Duration retryJitter = DEFAULT_RETRY_JITTER;
+    private double renewalFraction = DEFAULT_RENEWAL_FRACTION;
+    private Duration maxHold = DEFAULT_MAX_HOLD;
     private TaskInterruption taskInterruption = TaskInterruption.ON_LEASE_LOSS;
-    private Duration maxTtl = RedlockConfig.DEFAULT_MAX_TTL;
+    private Duration maxTtl = DEFAULT_MAX_TTL;
     private final List<RedlockListener> listeners = new ArrayList<>();
 
     private Builder() {}

@@ -118,7 +118,7 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     this.config = config;
     this.io = io;
     this.ticker = ticker;
-    this.nodeTimeoutNanos = config.nodeTimeout().toNanos();
+    this.nodeTimeoutNanos = config.settings().timeout().toNanos();
     this.fanOut = new FanOut(nodes, io, ticker, nodeTimeoutNanos);
     this.stragglers = new StragglerReleases(nodes, timer, io, ticker, nodeTimeoutNanos);
     this.quarantineLoggedAt = new long[nodes.size()];
@@ -269,7 +269,7 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
                   + " restore, a flush, or a new node); it votes again maxTtl ({}) after that began",
               outcome.node(),
               outcome.detail(),
-              config.maxTtl());
+              config.settings().maxTtl());
         }
       }
     }

@@ -68,7 +68,7 @@ public final class Redlock implements LockService {
     NodeKeys keys =
         NodeKeys.of(
             config.keyPrefix(),
-            config.maxTtl().toMillis(),
+            config.settings().maxTtl().toMillis(),
             config.restartGuard(),
             config.trustFsyncedAofRestarts());
     config
@@ -77,7 +77,7 @@ public final class Redlock implements LockService {
             uri ->
                 nodes.add(
                     new JedisNode(
-                        uri, config.nodeTimeout(), config.maxConnectionsPerNode(), keys)));
+                        uri, config.settings().timeout(), config.maxConnectionsPerNode(), keys)));
     ExecutorService io = IoThreads.create(nodes.size() * config.maxConnectionsPerNode());
     return new Redlock(config, nodes, io, Ticker.SYSTEM);
   }

@@ -39,7 +39,9 @@ public final class RedlockAdmin implements AutoCloseable {
 
   private RedlockAdmin(RedlockConfig config) {
     this.config = config;
-    this.keys = NodeKeys.of(config.keyPrefix(), config.maxTtl().toMillis(), config.restartGuard());
+    this.keys =
+        NodeKeys.of(
+            config.keyPrefix(), config.settings().maxTtl().toMillis(), config.restartGuard());
   }
 
   /**
@@ -74,7 +76,7 @@ public final class RedlockAdmin implements AutoCloseable {
   private Jedis connect(NodeUri uri) {
     return new Jedis(
         new HostAndPort(uri.host(), uri.port()),
-        JedisNode.clientConfig(uri, config.nodeTimeout(), "redlock-admin").build());
+        JedisNode.clientConfig(uri, config.settings().timeout(), "redlock-admin").build());
   }
 
   /**
@@ -131,10 +133,11 @@ public final class RedlockAdmin implements AutoCloseable {
       return Duration.ZERO;
     }
     if (life == null || life.length() < 44 || !life.startsWith(runId + ":")) {
-      return config.maxTtl();
+      return config.settings().maxTtl();
     }
     long leftMicros =
-        config.maxTtl().toNanos() / 1000 - (nowMicros - Long.parseLong(life.substring(43)));
+        config.settings().maxTtl().toNanos() / 1000
+            - (nowMicros - Long.parseLong(life.substring(43)));
     return Duration.ofNanos(Math.max(0, leftMicros) * 1000);
   }
 

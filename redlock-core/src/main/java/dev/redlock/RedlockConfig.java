@@ -2,7 +2,6 @@ package dev.redlock;
 
 import dev.redlock.internal.NodeKeys;
 import dev.redlock.internal.NodeUri;
-import dev.redlock.internal.Settings;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -31,37 +30,8 @@ public final class RedlockConfig {
   /** Default key prefix, so lock keys are easy to find and to keep apart from other data. */
   public static final String DEFAULT_KEY_PREFIX = "redlock:";
 
-  /** Default clock-drift factor: 1% of the ttl (plus a fixed 2 ms). */
-  public static final double DEFAULT_CLOCK_DRIFT_FACTOR = 0.01;
-
-  /** Default bound on one request to one node. */
-  public static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofMillis(50);
-
-  /** Default base delay between attempts in {@link Redlock#acquire}. */
-  public static final Duration DEFAULT_RETRY_DELAY = Duration.ofMillis(200);
-
-  /** Default random extra delay added to each retry. */
-  public static final Duration DEFAULT_RETRY_JITTER = Duration.ofMillis(100);
-
   /** Default size of each node's connection pool. */
   public static final int DEFAULT_MAX_CONNECTIONS_PER_NODE = 64;
-
-  /** Default renewal interval, as a fraction of the ttl: renew three times per ttl. */
-  public static final double DEFAULT_RENEWAL_FRACTION = 1.0 / 3;
-
-  /**
-   * Default longest hold of a renewed lease: one hour. Long enough for the batch jobs this library
-   * is for; short enough that a hung job cannot block a resource for a working day. Jobs that
-   * legitimately run longer raise it explicitly.
-   */
-  public static final Duration DEFAULT_MAX_HOLD = Duration.ofHours(1);
-
-  /**
-   * Default longest ttl: one minute. It is also how long a node whose data is younger than this
-   * (restarted without persistence, or new) stays out of votes: a longer maxTtl makes that wait
-   * longer. Long jobs renew a short ttl rather than take a long one.
-   */
-  public static final Duration DEFAULT_MAX_TTL = Duration.ofMinutes(1);
 
   private final List<NodeUri> nodes;
   private final int quorum;
@@ -87,19 +57,24 @@ public final class RedlockConfig {
   }
 
   /**
-   * Reads a configuration from properties. Keys: {@code redlock.nodes} (comma separated, required),
-   * {@code redlock.quorum}, {@code redlock.keyPrefix}, {@code redlock.clockDriftFactor}, {@code
+   * Reads a configuration from properties, one key per builder method (docs/configuration.md gives
+   * each key's default and rule): {@code redlock.nodes} (comma separated, required), {@code
+   * redlock.quorum}, {@code redlock.keyPrefix}, {@code redlock.clockDriftFactor}, {@code
    * redlock.nodeTimeout}, {@code redlock.retryDelay}, {@code redlock.retryJitter}, {@code
-   * redlock.maxConnectionsPerNode}. Durations are written {@code 50ms}, {@code 2s}, {@code 1m} or
-   * ISO-8601 ({@code PT0.05S}). Keys outside {@code redlock.} are ignored; an unknown key inside it
-   * is an error, so a typo cannot silently fall back to a default.
+   * redlock.maxConnectionsPerNode}, {@code redlock.renewalFraction}, {@code redlock.maxHold},
+   * {@code redlock.taskInterruption} ({@code ON_LEASE_LOSS} or {@code NEVER}), {@code
+   * redlock.maxTtl}, {@code redlock.trustFsyncedAofRestarts} and {@code redlock.auditLog} ({@code
+   * true} adds {@link RedlockListener#auditLog()}). Durations are written {@code 50ms}, {@code 2s},
+   * {@code 1m}, {@code 1h} or ISO-8601 ({@code PT0.05S}). Keys outside {@code redlock.} are
+   * ignored; an unknown key inside it is an error, so a typo cannot silently fall back to a
+   * default.
    *
    * @throws NullPointerException if {@code properties} is null
    * @throws IllegalArgumentException naming the key and the rule, for a missing, unknown or
    *     malformed value
    */
   public static RedlockConfig fromProperties(Properties properties) {
-    return Settings.read(properties, builder());
+    return ConfigProperties.read(properties, builder());
   }
 
   /** The nodes, as URIs without credentials, in configured order. */
@@ -122,63 +97,9 @@ public final class RedlockConfig {
     return keyPrefix;
   }
 
-  /** The clock-drift factor: drift allowance = ttl × factor + 2 ms. */
-  public double clockDriftFactor() {
-    return settings.clockDriftFactor();
-  }
-
-  /** The bound on one request to one node, and on the wait for one round of votes. */
-  public Duration nodeTimeout() {
-    return settings.timeout();
-  }
-
-  /** The base delay between attempts in {@link Redlock#acquire}. */
-  public Duration retryDelay() {
-    return settings.retryDelay();
-  }
-
-  /** The upper bound of the random extra delay added to each retry. */
-  public Duration retryJitter() {
-    return settings.retryJitter();
-  }
-
   /** The size of each node's connection pool. */
   public int maxConnectionsPerNode() {
     return maxConnectionsPerNode;
-  }
-
-  /**
-   * The renewal interval as a fraction of the ttl: a renewed lease is extended every ttl ×
-   * fraction.
-   */
-  public double renewalFraction() {
-    return settings.renewalFraction();
-  }
-
-  /**
-   * The longest a renewed lease is kept alive; after it, renewal stops and the lease is lost by
-   * policy.
-   */
-  public Duration maxHold() {
-    return settings.maxHold();
-  }
-
-  /** Whether {@link Redlock#withLock} interrupts its task's thread when the lease is lost. */
-  public TaskInterruption taskInterruption() {
-    return settings.taskInterruption();
-  }
-
-  /**
-   * The longest ttl any client of these nodes may use; also how long a node whose data is younger
-   * than that stays out of votes (the restart guard).
-   */
-  public Duration maxTtl() {
-    return settings.maxTtl();
-  }
-
-  /** The registered listeners, in registration order; empty by default. */
-  public List<RedlockListener> listeners() {
-    return settings.listeners();
   }
 
   /** Whether the restart guard is on: true, except in tests that show what it prevents. */
@@ -195,9 +116,11 @@ public final class RedlockConfig {
   }
 
   /**
-   * The store-independent settings (timeout = {@code nodeTimeout}), as the lease engine reads them.
+   * How leases behave, as every store shares it: {@code timeout()} is {@code nodeTimeout}, and
+   * clock drift, retries, renewal, {@code maxHold}, {@code maxTtl}, task interruption and the
+   * listeners. Set through this builder's methods of the same names.
    */
-  LockSettings settings() {
+  public LockSettings settings() {
     return settings;
   }
 

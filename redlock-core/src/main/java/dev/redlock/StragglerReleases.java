@@ -66,17 +66,6 @@ final class StragglerReleases {
     }
   }
 
-  /** How many releases wait, over all nodes (for tests and toString). */
-  int pending() {
-    int n = 0;
-    for (PerNode p : perNode) {
-      synchronized (p) {
-        n += p.queue.size();
-      }
-    }
-    return n;
-  }
-
   void close() {
     closed = true;
   }

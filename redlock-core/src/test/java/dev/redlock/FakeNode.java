@@ -157,7 +157,7 @@ final class FakeNode implements LockNode {
           return -(quarantinedMillis + 1);
         }
         if (keys.putIfAbsent(key, token) != null) {
-          return HELD;
+          return 0; // held by another owner
         }
         java.util.function.LongSupplier clock = clockMicros;
         long now = clock == null ? Long.MIN_VALUE : clock.getAsLong();

@@ -124,9 +124,11 @@ class LockEventsTest {
   void theAuditLogIsOneProperty() {
     Properties p = new Properties();
     p.setProperty("redlock.nodes", "redis://h:1");
-    assertEquals(List.of(), RedlockConfig.fromProperties(p).listeners());
+    assertEquals(List.of(), RedlockConfig.fromProperties(p).settings().listeners());
     p.setProperty("redlock.auditLog", "true");
-    assertEquals(List.of(RedlockListener.auditLog()), RedlockConfig.fromProperties(p).listeners());
+    assertEquals(
+        List.of(RedlockListener.auditLog()),
+        RedlockConfig.fromProperties(p).settings().listeners());
     p.setProperty("redlock.auditLog", "yes");
     assertEquals(
         "redlock.auditLog must be true or false, was 'yes'",

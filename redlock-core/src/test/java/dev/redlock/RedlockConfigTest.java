@@ -30,10 +30,10 @@ class RedlockConfigTest {
     RedlockConfig config = RedlockConfig.builder().nodes(THREE).build();
     assertEquals(2, config.quorum());
     assertEquals("redlock:", config.keyPrefix());
-    assertEquals(0.01, config.clockDriftFactor());
-    assertEquals(Duration.ofMillis(50), config.nodeTimeout());
-    assertEquals(Duration.ofMillis(200), config.retryDelay());
-    assertEquals(Duration.ofMillis(100), config.retryJitter());
+    assertEquals(0.01, config.settings().clockDriftFactor());
+    assertEquals(Duration.ofMillis(50), config.settings().timeout());
+    assertEquals(Duration.ofMillis(200), config.settings().retryDelay());
+    assertEquals(Duration.ofMillis(100), config.settings().retryJitter());
     assertEquals(64, config.maxConnectionsPerNode());
     assertEquals(THREE, config.nodes());
   }
@@ -188,10 +188,10 @@ class RedlockConfigTest {
     assertEquals(List.of("redis://h:1", "redis://h:2", "redis://h:3"), config.nodes());
     assertEquals(3, config.quorum());
     assertEquals("locks/", config.keyPrefix());
-    assertEquals(0.02, config.clockDriftFactor());
-    assertEquals(Duration.ofMillis(75), config.nodeTimeout());
-    assertEquals(Duration.ofMillis(500), config.retryDelay());
-    assertEquals(Duration.ofSeconds(1), config.retryJitter());
+    assertEquals(0.02, config.settings().clockDriftFactor());
+    assertEquals(Duration.ofMillis(75), config.settings().timeout());
+    assertEquals(Duration.ofMillis(500), config.settings().retryDelay());
+    assertEquals(Duration.ofSeconds(1), config.settings().retryJitter());
     assertEquals(8, config.maxConnectionsPerNode());
   }
 

@@ -158,12 +158,12 @@ final class DoctorCommand extends CliCommand {
         "reachable",
         String.format(Locale.ROOT, "round trip %.2f ms", rtt / 1000.0),
         null);
-    if (rtt > config.nodeTimeout().toNanos() / 1000 / 2) {
+    if (rtt > config.settings().timeout().toNanos() / 1000 / 2) {
       add(
           Verdict.WARN,
           node,
           "round trip",
-          "over half of nodeTimeout (" + config.nodeTimeout().toMillis() + " ms)",
+          "over half of nodeTimeout (" + config.settings().timeout().toMillis() + " ms)",
           "raise redlock.nodeTimeout, or move the node closer");
     }
     Map<String, String> server = null;
@@ -289,7 +289,7 @@ final class DoctorCommand extends CliCommand {
    */
   private boolean checkPersistence(
       RedlockConfig config, String node, Jedis jedis, Map<String, String> persistenceInfo) {
-    String maxTtl = "maxTtl (" + Durations.format(config.maxTtl()) + ")";
+    String maxTtl = "maxTtl (" + Durations.format(config.settings().maxTtl()) + ")";
     String appendonly;
     String appendfsync;
     String save;
@@ -500,7 +500,7 @@ final class DoctorCommand extends CliCommand {
             nowMicros,
             startedMicros,
             legacy,
-            config.maxTtl());
+            config.settings().maxTtl());
     add(view.verdict(), node, "restart guard", view.detail(), null);
   }
 
@@ -597,7 +597,7 @@ final class DoctorCommand extends CliCommand {
       long min = seen.stream().mapToLong(Seen::clockOffsetMillis).min().orElse(0);
       long max = seen.stream().mapToLong(Seen::clockOffsetMillis).max().orElse(0);
       long spread = max - min;
-      Duration limit = config.maxTtl().dividedBy(2);
+      Duration limit = config.settings().maxTtl().dividedBy(2);
       if (spread > limit.toMillis()) {
         add(
             Verdict.FAIL,

@@ -111,7 +111,7 @@ final class QuarantineCommand extends CliCommand {
                 + " = "
                 + runId
                 + ":0:<node time in µs>: every client keeps this node out of votes for maxTtl ("
-                + Durations.format(config.maxTtl())
+                + Durations.format(config.settings().maxTtl())
                 + " in this configuration) from then");
         if (!config.restartGuard()) {
           cli.out.println("  note: the restart guard is off in this configuration");
@@ -128,7 +128,7 @@ final class QuarantineCommand extends CliCommand {
         }
         String stamped = (String) jedis.eval(STAMP, List.of(key), List.of(runId));
         long epoch = NodeLife.Marker.parse(stamped).epochMicros();
-        long until = epoch + config.maxTtl().toNanos() / 1000;
+        long until = epoch + config.settings().maxTtl().toNanos() / 1000;
         cli.out.println(
             "stamped "
                 + key
@@ -139,7 +139,7 @@ final class QuarantineCommand extends CliCommand {
                 + ": out of votes until "
                 + NodeLife.instant(until)
                 + " by the node's clock (maxTtl "
-                + Durations.format(config.maxTtl())
+                + Durations.format(config.settings().maxTtl())
                 + " from "
                 + NodeLife.instant(epoch)
                 + ")");
@@ -212,7 +212,7 @@ final class QuarantineCommand extends CliCommand {
         + (marker.runId().equals(runId) ? "this process life" : "another process life")
         + ", epoch "
         + NodeLife.instant(marker.epochMicros())
-        + (ageMicros < config.maxTtl().toNanos() / 1000 ? ", still quarantined" : "")
+        + (ageMicros < config.settings().maxTtl().toNanos() / 1000 ? ", still quarantined" : "")
         + ")";
   }
 }

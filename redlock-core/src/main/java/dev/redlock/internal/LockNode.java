@@ -9,9 +9,6 @@ import java.util.List;
  */
 public interface LockNode extends AutoCloseable {
 
-  /** The reply of {@link NodeRequest.Verb#ACQUIRE} when the key is held by another owner. */
-  long HELD = 0;
-
   /** The node's URI without credentials, for logs and accounts. */
   String name();
 

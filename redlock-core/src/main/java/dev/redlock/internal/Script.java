@@ -34,12 +34,10 @@ public final class Script {
   /** The administrator's break of a lock: DEL whoever holds it, counter raised (see the script). */
   public static final Script FORCE_RELEASE = load("force_release.lua");
 
-  private final String name;
   private final String source;
   private final String sha1;
 
-  private Script(String name, String source) {
-    this.name = name;
+  private Script(String source) {
     this.source = source;
     this.sha1 = sha1(source);
   }
@@ -49,7 +47,7 @@ public final class Script {
       if (in == null) {
         throw new IllegalStateException("script resource missing from the jar: " + resource);
       }
-      return new Script(resource, new String(in.readAllBytes(), StandardCharsets.UTF_8));
+      return new Script(new String(in.readAllBytes(), StandardCharsets.UTF_8));
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read script " + resource, e);
     }
@@ -67,10 +65,6 @@ public final class Script {
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-1 is required of every JVM", e);
     }
-  }
-
-  public String name() {
-    return name;
   }
 
   public String source() {

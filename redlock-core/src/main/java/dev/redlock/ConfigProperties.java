@@ -1,0 +1,146 @@
+package dev.redlock;
+
+import dev.redlock.internal.DurationText;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.function.BiConsumer;
+
+/**
+ * The {@code redlock.*} properties, one row per key: its name and how it sets the builder. The one
+ * list {@link RedlockConfig#fromProperties} reads, whose keys its javadoc and {@code
+ * docs/configuration.md} name; a test compares the three, so none can drift from the others.
+ */
+final class ConfigProperties {
+  static final String PREFIX = "redlock.";
+
+  /** How one key's text sets the builder (the text is never null). */
+  private record Row(String key, BiConsumer<RedlockConfig.Builder, String> apply) {}
+
+  private static final List<Row> ROWS =
+      List.of(
+          new Row(
+              "redlock.nodes",
+              (b, v) ->
+                  b.nodes(
+                      Arrays.stream(v.split(","))
+                          .map(String::trim)
+                          .filter(s -> !s.isEmpty())
+                          .toList())),
+          new Row("redlock.quorum", (b, v) -> b.quorum(integer("redlock.quorum", v))),
+          new Row("redlock.keyPrefix", RedlockConfig.Builder::keyPrefix),
+          new Row(
+              "redlock.clockDriftFactor",
+              (b, v) -> b.clockDriftFactor(number("redlock.clockDriftFactor", v))),
+          new Row(
+              "redlock.nodeTimeout",
+              (b, v) -> b.nodeTimeout(DurationText.parse("redlock.nodeTimeout", v))),
+          new Row(
+              "redlock.retryDelay",
+              (b, v) -> b.retryDelay(DurationText.parse("redlock.retryDelay", v))),
+          new Row(
+              "redlock.retryJitter",
+              (b, v) -> b.retryJitter(DurationText.parse("redlock.retryJitter", v))),
+          new Row(
+              "redlock.maxConnectionsPerNode",
+              (b, v) -> b.maxConnectionsPerNode(integer("redlock.maxConnectionsPerNode", v))),
+          new Row(
+              "redlock.renewalFraction",
+              (b, v) -> b.renewalFraction(number("redlock.renewalFraction", v))),
+          new Row("redlock.maxHold", (b, v) -> b.maxHold(DurationText.parse("redlock.maxHold", v))),
+          new Row(
+              "redlock.taskInterruption",
+              (b, v) -> b.taskInterruption(interruption("redlock.taskInterruption", v))),
+          new Row("redlock.maxTtl", (b, v) -> b.maxTtl(DurationText.parse("redlock.maxTtl", v))),
+          new Row(
+              "redlock.trustFsyncedAofRestarts",
+              (b, v) -> b.trustFsyncedAofRestarts(bool("redlock.trustFsyncedAofRestarts", v))),
+          new Row(
+              "redlock.auditLog",
+              (b, v) -> {
+                if (bool("redlock.auditLog", v)) {
+                  b.listener(RedlockListener.auditLog());
+                }
+              }));
+
+  private static final Map<String, Row> BY_KEY = new LinkedHashMap<>();
+
+  static {
+    for (Row row : ROWS) {
+      BY_KEY.put(row.key, row);
+    }
+  }
+
+  private ConfigProperties() {}
+
+  /** Every key, in the order of {@code docs/configuration.md}'s table. */
+  static List<String> keys() {
+    return List.copyOf(BY_KEY.keySet());
+  }
+
+  /** Applies the {@code redlock.*} properties to {@code builder} and builds. */
+  static RedlockConfig read(Properties properties, RedlockConfig.Builder builder) {
+    Objects.requireNonNull(properties, "properties must not be null");
+    for (String key : properties.stringPropertyNames()) {
+      if (key.startsWith(PREFIX) && !BY_KEY.containsKey(key)) {
+        throw new IllegalArgumentException(
+            "unknown property " + key + "; known keys are " + keys().stream().sorted().toList());
+      }
+    }
+    String nodes = properties.getProperty("redlock.nodes");
+    if (nodes == null || nodes.isBlank()) {
+      throw new IllegalArgumentException(
+          "redlock.nodes is required: comma-separated redis:// URIs");
+    }
+    for (Row row : ROWS) {
+      String value = properties.getProperty(row.key);
+      if (value != null) {
+        row.apply.accept(builder, value);
+      }
+    }
+    return builder.build();
+  }
+
+  private static boolean bool(String key, String value) {
+    return switch (value.trim().toLowerCase(Locale.ROOT)) {
+      case "true" -> true;
+      case "false" -> false;
+      default ->
+          throw new IllegalArgumentException(key + " must be true or false, was '" + value + "'");
+    };
+  }
+
+  private static double number(String key, String value) {
+    try {
+      return Double.parseDouble(value.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(key + " must be a number, was '" + value + "'");
+    }
+  }
+
+  private static int integer(String key, String value) {
+    try {
+      return Integer.parseInt(value.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(key + " must be an integer, was '" + value + "'");
+    }
+  }
+
+  private static TaskInterruption interruption(String key, String value) {
+    try {
+      return TaskInterruption.valueOf(value.trim().toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          key
+              + " must be one of "
+              + Arrays.toString(TaskInterruption.values())
+              + ", was '"
+              + value
+              + "'");
+    }
+  }
+}
