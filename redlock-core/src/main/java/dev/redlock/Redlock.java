@@ -6,6 +6,7 @@ import dev.redlock.internal.JedisNode;
 import dev.redlock.internal.LockNode;
 import dev.redlock.internal.NodeKeys;
 import dev.redlock.internal.Ticker;
+import dev.redlock.quorum.QuorumStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -51,7 +52,15 @@ public final class Redlock implements LockService {
         new LeaseEngine<>(
             "Redlock",
             config.settings(),
-            new QuorumStore(config, nodes, io, ticker, watchdog),
+            new QuorumStore(
+                config.quorum(),
+                config.keyPrefix(),
+                config.settings().timeout(),
+                config.settings().maxTtl(),
+                nodes,
+                io,
+                ticker,
+                watchdog),
             ticker,
             watchdog);
   }

@@ -2,6 +2,7 @@ package dev.redlock;
 
 import dev.redlock.internal.IoThreads;
 import dev.redlock.internal.Ticker;
+import dev.redlock.quorum.Timers;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -20,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * 10,000 entries in a timer queue, not threads. Stores that can only wait renew on two renewal
  * threads of their own.
  */
-final class Watchdog {
+final class Watchdog implements Timers {
   /** Every watchdog thread's name starts with this. */
   static final String NAME_PREFIX = "redlock-watchdog-";
 
@@ -93,7 +94,8 @@ final class Watchdog {
   }
 
   /** Runs {@code task} at {@code instant} on the monotonic clock (at once if it has passed). */
-  ScheduledFuture<?> at(long instant, Runnable task) {
+  @Override
+  public ScheduledFuture<?> at(long instant, Runnable task) {
     return timer.schedule(
         () -> runSafely(task), Math.max(0, instant - ticker.read()), TimeUnit.NANOSECONDS);
   }

@@ -1,5 +1,7 @@
 package dev.redlock.internal;
 
+import dev.redlock.quorum.Ballot;
+import dev.redlock.quorum.FanOut;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;

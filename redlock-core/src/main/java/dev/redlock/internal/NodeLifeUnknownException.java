@@ -4,7 +4,7 @@ package dev.redlock.internal;
  * A node's vote cannot count because this client cannot tell whether the node restarted (its ACL
  * refuses {@code INFO}). The message says what to grant.
  */
-final class NodeLifeUnknownException extends RuntimeException {
+public final class NodeLifeUnknownException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
   NodeLifeUnknownException(String message) {

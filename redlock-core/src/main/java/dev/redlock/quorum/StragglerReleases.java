@@ -1,6 +1,5 @@
-package dev.redlock;
+package dev.redlock.quorum;
 
-import dev.redlock.internal.Ballot;
 import dev.redlock.internal.LockNode;
 import dev.redlock.internal.NodeRequest;
 import dev.redlock.internal.NodeRequest.Verb;
@@ -37,7 +36,7 @@ final class StragglerReleases {
   private static final Logger log = LoggerFactory.getLogger(StragglerReleases.class);
 
   private final List<LockNode> nodes;
-  private final Watchdog timer;
+  private final Timers timer;
   private final Executor io;
   private final Ticker ticker;
   private final long nodeTimeoutNanos;
@@ -45,7 +44,7 @@ final class StragglerReleases {
   private volatile boolean closed;
 
   StragglerReleases(
-      List<LockNode> nodes, Watchdog timer, Executor io, Ticker ticker, long nodeTimeoutNanos) {
+      List<LockNode> nodes, Timers timer, Executor io, Ticker ticker, long nodeTimeoutNanos) {
     this.nodes = nodes;
     this.timer = timer;
     this.io = io;

@@ -1,6 +1,9 @@
-package dev.redlock.internal;
+package dev.redlock.quorum;
 
 import dev.redlock.NodeOutcome;
+import dev.redlock.internal.Exchange;
+import dev.redlock.internal.LockNode;
+import dev.redlock.internal.Ticker;
 import dev.redlock.spi.Tally;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,5 +1,8 @@
-package dev.redlock.internal;
+package dev.redlock.quorum;
 
+import dev.redlock.internal.LockNode;
+import dev.redlock.internal.NodeRequest;
+import dev.redlock.internal.Ticker;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;

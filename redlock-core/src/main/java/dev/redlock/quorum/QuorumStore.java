@@ -1,8 +1,7 @@
-package dev.redlock;
+package dev.redlock.quorum;
 
 import dev.redlock.LockUnavailableException.Reason;
-import dev.redlock.internal.Ballot;
-import dev.redlock.internal.FanOut;
+import dev.redlock.NodeOutcome;
 import dev.redlock.internal.LockNode;
 import dev.redlock.internal.NodeKeys;
 import dev.redlock.internal.NodeRequest;
@@ -28,19 +27,22 @@ import org.slf4j.LoggerFactory;
  * lease are ordered node by node ({@link FanOut}), and a release a node did not confirm is sent
  * again ({@link StragglerReleases}).
  */
-final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
-  private static final Logger log = LoggerFactory.getLogger(Redlock.class);
+public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
+  // The Redlock's own logger: what an operator reads about votes, quarantines and releases.
+  private static final Logger log = LoggerFactory.getLogger("dev.redlock.Redlock");
   private static final String HELD = "held by another owner";
   private static final String NOT_OWNER = "not the owner: expired or taken";
 
-  private final RedlockConfig config;
+  private final int quorum;
+  private final String keyPrefix;
+  private final java.time.Duration maxTtl;
   private final FanOut fanOut;
   private final ExecutorService io;
   private final Ticker ticker;
   private final long nodeTimeoutNanos;
   private final StragglerReleases stragglers;
   private final long[] quarantineLoggedAt;
-  private final Watchdog timer;
+  private final Timers timer;
 
   /**
    * A lease held on a quorum of nodes.
@@ -49,7 +51,7 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
    * skipped later. {@code lastBallot} is the latest request on this lease: the next one waits for
    * it, node by node, so a release never overtakes a straggling SET.
    */
-  static final class QuorumHeld implements LeaseStore.Held {
+  public static final class QuorumHeld implements LeaseStore.Held {
     private final String resource;
     private final String key;
     private final String token;
@@ -109,16 +111,30 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     }
   }
 
-  QuorumStore(
-      RedlockConfig config,
+  /**
+   * @param quorum how many yes votes win
+   * @param keyPrefix put before every resource to form its key
+   * @param nodeTimeout the bound on one request to one node, and on one round of votes
+   * @param maxTtl the longest ttl of any client of these nodes (for messages)
+   * @param nodes one per node, in order; closed with the store
+   * @param io the I/O threads; shut down with the store
+   * @param timer the lease timers (straggler re-sends, renewal deadlines)
+   */
+  public QuorumStore(
+      int quorum,
+      String keyPrefix,
+      java.time.Duration nodeTimeout,
+      java.time.Duration maxTtl,
       List<LockNode> nodes,
       ExecutorService io,
       Ticker ticker,
-      Watchdog timer) {
-    this.config = config;
+      Timers timer) {
+    this.quorum = quorum;
+    this.keyPrefix = keyPrefix;
+    this.maxTtl = maxTtl;
     this.io = io;
     this.ticker = ticker;
-    this.nodeTimeoutNanos = config.settings().timeout().toNanos();
+    this.nodeTimeoutNanos = nodeTimeout.toNanos();
     this.fanOut = new FanOut(nodes, io, ticker, nodeTimeoutNanos);
     this.stragglers = new StragglerReleases(nodes, timer, io, ticker, nodeTimeoutNanos);
     this.quarantineLoggedAt = new long[nodes.size()];
@@ -127,7 +143,7 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
 
   @Override
   public int quorum() {
-    return config.quorum();
+    return quorum;
   }
 
   @Override
@@ -145,17 +161,17 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   public Vote<QuorumHeld> acquire(
       String resource, String token, long ttlMillis, long start, long validUntil)
       throws InterruptedException {
-    String key = config.keyPrefix() + resource;
+    String key = keyPrefix + resource;
     Ballot votes =
         fanOut.send(new NodeRequest(Verb.ACQUIRE, key, token, ttlMillis), HELD, null, null);
     Ballot last = votes;
     int yes;
     try {
-      yes = votes.awaitQuorum(config.quorum(), start + nodeTimeoutNanos);
+      yes = votes.awaitQuorum(quorum, start + nodeTimeoutNanos);
       if (votes.quarantined() > 0) {
         logQuarantine(votes);
       }
-      if (yes >= config.quorum() && ticker.read() - validUntil < 0) {
+      if (yes >= quorum && ticker.read() - validUntil < 0) {
         Fence fence = fence(key, token, votes, ttlMillis);
         last = fence.ballot;
         if (fence.token > 0 && ticker.read() - validUntil < 0) {
@@ -175,11 +191,9 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     // quarantined nodes were needed to block us, it is an outage, not ordinary contention.
     int n = fanOut.nodes().size();
     Reason reason =
-        yes >= config.quorum() && now - validUntil >= 0
+        yes >= quorum && now - validUntil >= 0
             ? Reason.VALIDITY_EXPIRED
-            : votes.refusals() > n - config.quorum()
-                ? Reason.HELD_ELSEWHERE
-                : Reason.QUORUM_UNREACHABLE;
+            : votes.refusals() > n - quorum ? Reason.HELD_ELSEWHERE : Reason.QUORUM_UNREACHABLE;
     return new Vote<>(null, reason, yes, votes);
   }
 
@@ -239,16 +253,16 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
         safe++;
       }
     }
-    if (safe >= config.quorum()) {
+    if (safe >= quorum) {
       return new Fence(fence, votes);
     }
     long start = ticker.read();
     Ballot raise =
         fanOut.send(
             new NodeRequest(Verb.RAISE_FENCE, key, token, fence), NOT_OWNER, votes, i -> skip[i]);
-    int raised = raise.awaitQuorum(config.quorum() - safe, start + nodeTimeoutNanos);
+    int raised = raise.awaitQuorum(quorum - safe, start + nodeTimeoutNanos);
     log.debug("raised lagging fencing counters of '{}' to {} on {} node(s)", key, fence, raised);
-    return new Fence(safe + raised >= config.quorum() ? fence : 0, raise);
+    return new Fence(safe + raised >= quorum ? fence : 0, raise);
   }
 
   private record Fence(long token, Ballot ballot) {}
@@ -269,7 +283,7 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
                   + " restore, a flush, or a new node); it votes again maxTtl ({}) after that began",
               outcome.node(),
               outcome.detail(),
-              config.settings().maxTtl());
+              maxTtl);
         }
       }
     }
@@ -285,7 +299,7 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
             held.lastBallot(),
             held.setBallot()::refused);
     held.lastBallot(votes);
-    votes.awaitQuorum(config.quorum(), start + nodeTimeoutNanos);
+    votes.awaitQuorum(quorum, start + nodeTimeoutNanos);
     return votes;
   }
 
@@ -310,7 +324,7 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     AtomicReference<ScheduledFuture<?>> timeout = new AtomicReference<>();
     AtomicBoolean done = new AtomicBoolean();
     votes.whenDecided(
-        config.quorum(),
+        quorum,
         deadline,
         () -> {
           done.set(true);
@@ -347,7 +361,7 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   public void release(QuorumHeld held) {
     Ballot votes = sendRelease(held);
     try {
-      votes.awaitDefinite(config.quorum(), ticker.read() + nodeTimeoutNanos);
+      votes.awaitDefinite(quorum, ticker.read() + nodeTimeoutNanos);
     } catch (InterruptedException e) {
       // Stop waiting, keep the flag: the releases are on their way.
       Thread.currentThread().interrupt();
@@ -394,13 +408,13 @@ final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
    */
   private void logRelease(String resource, Ballot votes) {
     int confirmed = votes.definite();
-    if (confirmed < config.quorum()) {
+    if (confirmed < quorum) {
       log.warn(
           "release of '{}' confirmed by only {} of {} nodes (quorum {}); others may wait until the ttl ends: {}",
           resource,
           confirmed,
           votes.size(),
-          config.quorum(),
+          quorum,
           votes.outcomes());
     } else if (log.isDebugEnabled()) {
       log.debug("released '{}': {}", resource, votes.outcomes());
