@@ -145,8 +145,8 @@ public final class Redlock implements LockService {
    *
    * <p>If the lease is lost while the task runs, {@link Lease#checkValid()} throws, the task's
    * thread is interrupted once unless it has already learned of the loss from {@code checkValid()}
-   * (and unless {@link RedlockConfig#taskInterruption()} is {@link TaskInterruption#NEVER}), and
-   * the loss is attached as a suppressed exception to whatever the task throws. The library never
+   * (and unless {@link LockSettings#taskInterruption()} is {@link TaskInterruption#NEVER}), and the
+   * loss is attached as a suppressed exception to whatever the task throws. The library never
    * pretends the lock is still held; what to do is the job's call.
    *
    * @param resource the name of the thing to lock
