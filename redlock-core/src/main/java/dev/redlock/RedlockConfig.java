@@ -1,5 +1,6 @@
 package dev.redlock;
 
+import dev.redlock.internal.DurationText;
 import dev.redlock.internal.NodeKeys;
 import dev.redlock.internal.NodeUri;
 import java.time.Duration;
@@ -75,6 +76,18 @@ public final class RedlockConfig {
    */
   public static RedlockConfig fromProperties(Properties properties) {
     return ConfigProperties.read(properties, builder());
+  }
+
+  /**
+   * Parses a duration as {@link #fromProperties} reads one: {@code 50ms}, {@code 2s}, {@code 1m},
+   * {@code 1h} or ISO-8601 ({@code PT0.05S}); for configuration read from elsewhere (a command
+   * line, a framework's properties) that should read the same.
+   *
+   * @throws NullPointerException if {@code text} is null
+   * @throws IllegalArgumentException naming the forms accepted
+   */
+  public static Duration parseDuration(String text) {
+    return DurationText.parse("duration", Objects.requireNonNull(text, "text must not be null"));
   }
 
   /** The nodes, as URIs without credentials, in configured order. */

@@ -1,6 +1,5 @@
 package dev.redlock.bench;
 
-import dev.redlock.internal.Script;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -80,7 +79,9 @@ final class RawFloors {
     for (HostAndPort node : nodes) {
       FlushableConnection c = new FlushableConnection(node);
       c.executeCommand(
-          new CommandArguments(Protocol.Command.SCRIPT).add("LOAD").add(Script.RELEASE.source()));
+          new CommandArguments(Protocol.Command.SCRIPT)
+              .add("LOAD")
+              .add(OurScripts.RELEASE.source()));
       out.add(c);
     }
     return out;
@@ -107,7 +108,7 @@ final class RawFloors {
         }
       }
       for (Connection c : nodes) {
-        c.executeCommand(release(Script.RELEASE.sha1(), key));
+        c.executeCommand(release(OurScripts.RELEASE.sha1(), key));
       }
     }
 
@@ -131,7 +132,9 @@ final class RawFloors {
       this.nodes = connect(nodes);
       for (FlushableConnection c : this.nodes) {
         c.executeCommand(
-            new CommandArguments(Protocol.Command.SCRIPT).add("LOAD").add(Script.ACQUIRE.source()));
+            new CommandArguments(Protocol.Command.SCRIPT)
+                .add("LOAD")
+                .add(OurScripts.ACQUIRE.source()));
         // The guard's input, read once per connection as the library does.
         String info =
             new String(
@@ -154,7 +157,7 @@ final class RawFloors {
             .get(i)
             .sendCommand(
                 new CommandArguments(Protocol.Command.EVALSHA)
-                    .add(Script.ACQUIRE.sha1())
+                    .add(OurScripts.ACQUIRE.sha1())
                     .add(4)
                     .key(key)
                     .key(KEY_PREFIX + "@life")
@@ -175,7 +178,7 @@ final class RawFloors {
           throw new IllegalStateException("not won: " + key);
         }
       }
-      writeAllThenReadAll(nodes, release(Script.RELEASE.sha1(), key));
+      writeAllThenReadAll(nodes, release(OurScripts.RELEASE.sha1(), key));
     }
 
     @Override
@@ -204,7 +207,7 @@ final class RawFloors {
           throw new IllegalStateException("not free: " + key);
         }
       }
-      writeAllThenReadAll(nodes, release(Script.RELEASE.sha1(), key));
+      writeAllThenReadAll(nodes, release(OurScripts.RELEASE.sha1(), key));
     }
 
     @Override
@@ -241,7 +244,7 @@ final class RawFloors {
       }
       replies.clear();
       for (Connection c : nodes) {
-        replies.add(pool.submit(() -> c.executeCommand(release(Script.RELEASE.sha1(), key))));
+        replies.add(pool.submit(() -> c.executeCommand(release(OurScripts.RELEASE.sha1(), key))));
       }
       for (Future<Object> reply : replies) {
         reply.get();

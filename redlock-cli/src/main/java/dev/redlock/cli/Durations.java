@@ -1,6 +1,6 @@
 package dev.redlock.cli;
 
-import dev.redlock.internal.DurationText;
+import dev.redlock.RedlockConfig;
 import java.time.Duration;
 import picocli.CommandLine;
 
@@ -10,7 +10,7 @@ final class Durations {
 
   static Duration parse(String text) {
     try {
-      return DurationText.parse("duration", text);
+      return RedlockConfig.parseDuration(text);
     } catch (IllegalArgumentException e) {
       throw new CommandLine.TypeConversionException(
           "'" + text + "' is not a duration: write 500ms, 30s, 2m or PT30S");

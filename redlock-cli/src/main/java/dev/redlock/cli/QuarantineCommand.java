@@ -2,8 +2,8 @@ package dev.redlock.cli;
 
 import dev.redlock.RedlockAdmin;
 import dev.redlock.RedlockConfig;
-import dev.redlock.internal.NodeUri;
 import java.io.IOException;
+import java.net.URI;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -179,27 +179,27 @@ final class QuarantineCommand extends CliCommand {
       }
       return position - 1;
     }
-    NodeUri wanted;
+    String wanted;
     try {
-      wanted = NodeUri.parse(given);
+      wanted = address(given);
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(
           spec.commandLine(), "--node " + given + ": " + e.getMessage());
     }
     for (int i = 0; i < list.size(); i++) {
-      if (NodeUri.parse(list.get(i)).equals(wanted)) {
+      if (address(list.get(i)).equals(wanted)) { // one server: same host and port
         return i;
       }
     }
     throw new CommandLine.ParameterException(
         spec.commandLine(),
-        "--node " + wanted + " is not one of the nodes " + list + " (give its URI or position)");
+        "--node " + given + " is not one of the nodes " + list + " (give its URI or position)");
   }
 
+  /** {@code host:port} of a node URI, read as the configuration reads it (credentials dropped). */
   private static String address(String uri) {
-    NodeUri parsed = NodeUri.parse(uri);
-    String host = parsed.host().indexOf(':') >= 0 ? "[" + parsed.host() + "]" : parsed.host();
-    return host + ":" + parsed.port();
+    URI canonical = URI.create(RedlockConfig.builder().node(uri).build().nodes().get(0));
+    return canonical.getHost() + ":" + canonical.getPort(); // an IPv6 host keeps its brackets
   }
 
   private static String describe(String value, String runId, long nowMicros, RedlockConfig config) {

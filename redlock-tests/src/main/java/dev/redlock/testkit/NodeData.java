@@ -1,7 +1,6 @@
 package dev.redlock.testkit;
 
 import dev.redlock.RedlockConfig;
-import dev.redlock.internal.NodeKeys;
 import redis.clients.jedis.Jedis;
 
 /**
@@ -24,7 +23,8 @@ public final class NodeData {
    */
   public static void vouchForNewNode(RedisNode node, String keyPrefix) {
     try (Jedis jedis = new Jedis("127.0.0.1", node.port(), 2000)) {
-      jedis.set(NodeKeys.of(keyPrefix, 0, true).lifeKey(), runId(jedis) + ":1:0");
+      // The marker's name and format are the documented on-node format (docs/fencing.md).
+      jedis.set(keyPrefix + "@life", runId(jedis) + ":1:0");
     }
   }
 
