@@ -164,7 +164,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
     long start = ticker.read();
     emitAttempt(LockEvent.Kind.ATTEMPT, resource, 0, 0, null, null);
     long validUntil = Validity.validUntil(start, ttlMillis, settings.clockDriftFactor());
-    LeaseStore.Vote<H> vote = store.acquire(resource, token, ttlMillis, start, validUntil);
+    LeaseStore.Vote<H> vote = store.take(resource, token, ttlMillis, start, validUntil);
     long now = ticker.read();
     if (vote.held() != null) {
       if (now - validUntil < 0) {
@@ -190,7 +190,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
         }
         return new Attempt(lease, null, vote, now - start, validUntil - now);
       }
-      store.release(vote.held()); // won too late: no validity left to hand out
+      store.giveBack(vote.held()); // won too late: no validity left to hand out
       vote = new LeaseStore.Vote<>(null, Reason.VALIDITY_EXPIRED, vote.yes(), vote.tally());
     }
     if (log.isDebugEnabled()) {
@@ -215,7 +215,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
     long start = ticker.read();
     Tally votes;
     try {
-      votes = store.extend(lease.held(), ttlMillis);
+      votes = store.renew(lease.held(), ttlMillis);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       log.warn(
@@ -237,7 +237,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
 
   /**
    * One renewal of a kept-alive lease, called by its timer. The store sends it without any thread
-   * waiting ({@link LeaseStore#extendAsync}) where it can, else it runs on a renewal thread. A
+   * waiting ({@link LeaseStore#renewAsync}) where it can, else it runs on a renewal thread. A
    * renewal that does not win with validity left loses the lease at once, never "maybe"; one that
    * is never answered is decided at the store's timeout, and the lease's deadline timer stands
    * behind both.
@@ -247,8 +247,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
     if (!lease.readyToRenew(start)) {
       return;
     }
-    if (!store.extendAsync(
-        lease.held(), lease.ttlMillis(), votes -> renewed(lease, votes, start))) {
+    if (!store.renewAsync(lease.held(), lease.ttlMillis(), votes -> renewed(lease, votes, start))) {
       watchdog.renewal(() -> renewWaiting(lease));
     }
   }
@@ -261,7 +260,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
     }
     Tally votes;
     try {
-      votes = store.extend(lease.held(), lease.ttlMillis());
+      votes = store.renew(lease.held(), lease.ttlMillis());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt(); // closing: the lease is released or expires
       return;
@@ -353,7 +352,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
   void release(ManagedLease<H> lease) {
     held.remove(lease);
     emitLease(LockEvent.Kind.RELEASED, lease, 0, 0, 0, null, null);
-    store.release(lease.held());
+    store.giveBack(lease.held());
   }
 
   /** Tells the listeners a lease was lost; called once per loss, by the lease. */
@@ -483,7 +482,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
         releasing.add(lease.held());
       }
     }
-    store.releaseAll(releasing);
+    store.giveBackAll(releasing);
     store.close();
     watchdog.close();
     log.debug("closed; released {} lease(s) still held", releasing.size());

@@ -32,7 +32,7 @@ import java.util.concurrent.ExecutorService;
  * once; as soon as the outcome is decided stop waiting; the lease is won if a quorum said yes and
  * validity ({@code ttl - elapsed - drift}) is left. Otherwise the attempt is rolled back with an
  * owner-checked release on every node that may hold the key. See {@code docs/design.md} for the
- * argument; the vote itself is {@code QuorumStore.acquire}, and what a lease then goes through
+ * argument; the vote itself is {@code QuorumStore.take}, and what a lease then goes through
  * (validity, retries, renewal, loss, release) is {@code LeaseEngine}, which any lease store shares.
  *
  * <p>Thread-safe: create one per application and share it; threads do not block each other except

@@ -158,7 +158,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
 
   /** One vote: ask every node, count, fence, keep or roll back. */
   @Override
-  public Vote<QuorumHeld> acquire(
+  public Vote<QuorumHeld> take(
       String resource, String token, long ttlMillis, long start, long validUntil)
       throws InterruptedException {
     String key = keyPrefix + resource;
@@ -290,7 +290,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   }
 
   @Override
-  public Tally extend(QuorumHeld held, long ttlMillis) throws InterruptedException {
+  public Tally renew(QuorumHeld held, long ttlMillis) throws InterruptedException {
     long start = ticker.read();
     Ballot votes =
         fanOut.send(
@@ -309,7 +309,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
    * the node timeout.
    */
   @Override
-  public boolean extendAsync(
+  public boolean renewAsync(
       QuorumHeld held, long ttlMillis, java.util.function.Consumer<Tally> decided) {
     long deadline = ticker.read() + nodeTimeoutNanos;
     Ballot votes =
@@ -358,7 +358,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
    * settled, and what they did not confirm is sent again.
    */
   @Override
-  public void release(QuorumHeld held) {
+  public void giveBack(QuorumHeld held) {
     Ballot votes = sendRelease(held);
     try {
       votes.awaitDefinite(quorum, ticker.read() + nodeTimeoutNanos);
@@ -384,7 +384,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
    * nodeTimeout more.
    */
   @Override
-  public void releaseAll(List<QuorumHeld> held) {
+  public void giveBackAll(List<QuorumHeld> held) {
     List<Ballot> releases = new ArrayList<>();
     for (QuorumHeld h : held) {
       releases.add(sendRelease(h));

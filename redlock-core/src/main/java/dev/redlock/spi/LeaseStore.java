@@ -11,6 +11,10 @@ import java.util.List;
  * give back. A quorum of Redis nodes is one store ({@link dev.redlock.Redlock}); a SQL table is
  * another. {@link dev.redlock.LockService#over} puts the library's lifecycle over a store.
  *
+ * <p>Its verbs each mean one thing, distinct from the user's: {@link #take} is one attempt (one
+ * vote), where the user's {@code acquire} retries; {@link #renew} moves a held lease's expiry (for
+ * the user's {@code extend} and the watchdog's renewals alike); {@link #giveBack} ends it.
+ *
  * <p>Implementations are thread-safe, and every call is bounded by the store's own timeout ({@link
  * dev.redlock.LockSettings#timeout()}).
  *
@@ -61,7 +65,7 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
    *
    * @throws InterruptedException if interrupted; the attempt is rolled back
    */
-  Vote<H> acquire(String resource, String token, long ttlMillis, long start, long validUntil)
+  Vote<H> take(String resource, String token, long ttlMillis, long start, long validUntil)
       throws InterruptedException;
 
   /**
@@ -70,26 +74,26 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
    *
    * @throws InterruptedException if interrupted while waiting
    */
-  Tally extend(H held, long ttlMillis) throws InterruptedException;
+  Tally renew(H held, long ttlMillis) throws InterruptedException;
 
   /**
-   * Extends {@code held} like {@link #extend} without any thread waiting for the outcome: {@code
+   * Extends {@code held} like {@link #renew} without any thread waiting for the outcome: {@code
    * decided} runs once, on a library thread, when the outcome is decided (a quorum, out of reach,
    * or the store's timeout). Renewals use it so that thousands of leases renew on a few threads. A
-   * store that can only wait returns false and does nothing; the engine then calls {@link #extend}
+   * store that can only wait returns false and does nothing; the engine then calls {@link #renew}
    * on a renewal thread.
    *
    * @return true if the extend was sent and {@code decided} will run
    */
-  default boolean extendAsync(H held, long ttlMillis, java.util.function.Consumer<Tally> decided) {
+  default boolean renewAsync(H held, long ttlMillis, java.util.function.Consumer<Tally> decided) {
     return false;
   }
 
   /** Gives {@code held} back, waiting (bounded) until enough of the store has let it go. */
-  void release(H held);
+  void giveBack(H held);
 
   /** Gives every one of {@code held} back at once, on close: waits until all have settled. */
-  void releaseAll(List<H> held);
+  void giveBackAll(List<H> held);
 
   /** Stops the store's threads and connections. */
   @Override

@@ -100,8 +100,7 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
   }
 
   @Override
-  public Vote<Row> acquire(
-      String resource, String token, long ttlMillis, long start, long validUntil)
+  public Vote<Row> take(String resource, String token, long ttlMillis, long start, long validUntil)
       throws InterruptedException {
     long began = System.nanoTime();
     try (Connection c = borrow()) {
@@ -166,7 +165,7 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
   }
 
   @Override
-  public Tally extend(Row row, long ttlMillis) throws InterruptedException {
+  public Tally renew(Row row, long ttlMillis) throws InterruptedException {
     long began = System.nanoTime();
     try (Connection c = borrow()) {
       long updated =
@@ -242,7 +241,7 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
   }
 
   @Override
-  public void release(Row row) {
+  public void giveBack(Row row) {
     owed(
         () -> {
           try (Connection c = borrowUninterrupted()) {
@@ -258,8 +257,8 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
   }
 
   @Override
-  public void releaseAll(List<Row> rows) {
-    rows.forEach(this::release);
+  public void giveBackAll(List<Row> rows) {
+    rows.forEach(this::giveBack);
   }
 
   /**
