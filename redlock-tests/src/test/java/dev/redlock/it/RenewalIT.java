@@ -50,6 +50,27 @@ class RenewalIT extends RealNodesTest {
   }
 
   /**
+   * Takes {@code count} leases (no renewal: they expire after {@link #TTL}) whose onLost callback
+   * counts {@code blocking} down, then blocks until {@code unblock} (30 s at most).
+   */
+  void slowLosses(Redlock redlock, int count, CountDownLatch blocking, CountDownLatch unblock) {
+    for (int i = 0; i < count; i++) {
+      redlock
+          .tryAcquire(resource + ":slow" + i, TTL)
+          .orElseThrow()
+          .onLost(
+              loss -> {
+                blocking.countDown();
+                try {
+                  unblock.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              });
+    }
+  }
+
+  /**
    * Two onLost callbacks that block (as many as there are timer threads) hold up neither another
    * lease's renewal nor another lease's loss signal: user code runs on callback threads. Before,
    * the callbacks ran on the two timer threads, the kept-alive lease was never renewed and the
@@ -61,18 +82,7 @@ class RenewalIT extends RealNodesTest {
     CountDownLatch unblock = new CountDownLatch(1);
     CountDownLatch blocking = new CountDownLatch(2);
     try {
-      for (int i = 0; i < 2; i++) {
-        Lease slow = redlock.tryAcquire(resource + ":slow" + i, TTL).orElseThrow();
-        slow.onLost(
-            loss -> {
-              blocking.countDown();
-              try {
-                unblock.await(30, java.util.concurrent.TimeUnit.SECONDS);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-            });
-      }
+      slowLosses(redlock, 2, blocking, unblock);
       assertTrue(blocking.await(10, java.util.concurrent.TimeUnit.SECONDS), "both callbacks run");
       Lease kept = redlock.tryAcquire(resource + ":kept", TTL).orElseThrow().keepAlive();
       Lease doomed = redlock.tryAcquire(resource + ":doomed", TTL).orElseThrow();
@@ -100,20 +110,7 @@ class RenewalIT extends RealNodesTest {
     int blockers = 9; // more than the callback threads
     CountDownLatch blocking = new CountDownLatch(8);
     try {
-      for (int i = 0; i < blockers; i++) {
-        redlock
-            .tryAcquire(resource + ":slow" + i, TTL)
-            .orElseThrow()
-            .onLost(
-                loss -> {
-                  blocking.countDown();
-                  try {
-                    unblock.await(30, java.util.concurrent.TimeUnit.SECONDS);
-                  } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                  }
-                });
-      }
+      slowLosses(redlock, blockers, blocking, unblock);
       assertTrue(
           blocking.await(10, java.util.concurrent.TimeUnit.SECONDS),
           "every callback thread is blocked");
