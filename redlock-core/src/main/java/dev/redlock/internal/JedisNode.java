@@ -222,12 +222,10 @@ public final class JedisNode implements LockNode {
         continue;
       }
       read[i] = true;
-      if (reply instanceof Long value) {
-        values[i] = value;
-      } else {
-        errors[i] =
-            new IllegalStateException(
-                "unexpected reply to " + requests.get(i).verb() + ": " + reply);
+      try {
+        values[i] = toReply(requests.get(i), reply);
+      } catch (IllegalStateException e) {
+        errors[i] = e; // an unexpected reply: complete all the same, the stream in step
       }
     }
     return noScript;

@@ -380,11 +380,11 @@ public final class Ballot implements Tally {
     try {
       long reply = exchange.finish(timeoutNanos);
       long took = ticker.read() - startedAt[node];
-      latencies.answered(node, took);
+      latencies.observe(node, took);
       answer(node, reply, took);
     } catch (Throwable e) {
       long took = ticker.read() - startedAt[node];
-      latencies.failed(
+      latencies.observe(
           node, Math.max(took, nodeTimeoutNanos)); // a failing node is asked last next time
       fail(node, e, took);
       if (e instanceof Error error) {

@@ -134,7 +134,7 @@ public final class FanOut {
       ballot.inFlight(node, nodes.get(node).begin(request), start);
     } catch (RuntimeException e) {
       long took = ticker.read() - start;
-      latencies.failed(
+      latencies.observe(
           node, Math.max(took, nodeTimeoutNanos)); // a node we cannot write to goes last
       ballot.fail(node, e, took);
     }
@@ -151,11 +151,11 @@ public final class FanOut {
     try {
       long reply = nodes.get(node).begin(request).finish(nodeTimeoutNanos);
       long took = ticker.read() - start;
-      latencies.answered(node, took);
+      latencies.observe(node, took);
       ballot.answer(node, reply, took);
     } catch (Throwable e) {
       long took = ticker.read() - start;
-      latencies.failed(node, Math.max(took, nodeTimeoutNanos));
+      latencies.observe(node, Math.max(took, nodeTimeoutNanos));
       ballot.fail(node, e, took);
       if (e instanceof Error error) {
         throw error;

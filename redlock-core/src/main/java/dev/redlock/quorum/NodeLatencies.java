@@ -18,21 +18,12 @@ final class NodeLatencies {
     return expected.get(node);
   }
 
-  /** A started request to {@code node} was answered after {@code nanos}. */
-  void answered(int node, long nanos) {
-    observe(node, nanos);
-  }
-
   /**
-   * A started request to {@code node} failed after {@code nanos} (at least the node timeout, so a
-   * failing node goes last). Every request, whoever reads its reply, must report here: a node whose
-   * failures went unseen would keep being written to by callers.
+   * A request to {@code node} ended after {@code nanos}; a failure counts as at least the node
+   * timeout, so a failing node goes last. Every request, whoever reads its reply, must report here:
+   * a node whose failures went unseen would keep being written to by callers.
    */
-  void failed(int node, long nanos) {
-    observe(node, nanos);
-  }
-
-  private void observe(int node, long nanos) {
+  void observe(int node, long nanos) {
     long old = expected.get(node);
     expected.set(node, old == 0 ? nanos : old + (nanos - old) / 8);
   }

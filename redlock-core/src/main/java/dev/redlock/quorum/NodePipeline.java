@@ -128,7 +128,7 @@ final class NodePipeline {
             long took = ticker.read() - batch.get(index).queuedAt;
             if (!observed[0]) {
               observed[0] = true;
-              latencies.answered(node, ticker.read() - start);
+              latencies.observe(node, ticker.read() - start);
             }
             batch.get(index).ballot.answer(node, reply, took);
           }
@@ -138,7 +138,7 @@ final class NodePipeline {
             long took = ticker.read() - batch.get(index).queuedAt;
             if (!observed[0]) {
               observed[0] = true;
-              latencies.failed(node, Math.max(ticker.read() - start, nodeTimeoutNanos));
+              latencies.observe(node, Math.max(ticker.read() - start, nodeTimeoutNanos));
             }
             batch.get(index).ballot.fail(node, error, took);
           }
