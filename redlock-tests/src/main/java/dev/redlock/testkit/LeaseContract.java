@@ -320,6 +320,10 @@ public abstract class LeaseContract {
         loss.reason() == LeaseLostException.Reason.RENEWAL_FAILED
             || loss.reason() == LeaseLostException.Reason.EXPIRED,
         loss.toString());
+    // The loss interrupt may still be set on this thread if the task saw the loss through
+    // checkValid first (withLock does not clear it: docs/leases.md); it must not break the test's
+    // own clean-up.
+    Thread.interrupted();
     reconnect();
   }
 
