@@ -27,7 +27,6 @@ import org.netcrusher.core.reactor.NioReactor;
 import org.netcrusher.core.throttle.DelayThrottler;
 import org.netcrusher.tcp.TcpCrusher;
 import org.netcrusher.tcp.TcpCrusherBuilder;
-import org.redisson.RedissonRedLock;
 import redis.clients.jedis.HostAndPort;
 
 /**
@@ -36,7 +35,7 @@ import redis.clients.jedis.HostAndPort;
  * chart, to the output directory.
  *
  * <pre>
- * ./mvnw -q install -DskipTests && java -jar redlock-bench/target/redlock-bench.jar [--quick] [--out docs]
+ * ./mvnw -q install -DskipTests &amp;&amp; java -jar redlock-bench/target/redlock-bench.jar [--quick] [--out docs]
  * </pre>
  */
 public final class LoadDriver {
@@ -306,7 +305,7 @@ public final class LoadDriver {
               8,
               millis,
               thread -> {
-                RedissonRedLock lock = redisson.lock("bench:contended-redisson");
+                org.redisson.api.RLock lock = redisson.lock("bench:contended-redisson");
                 if (lock.tryLock(50, 1000, TimeUnit.MILLISECONDS)) {
                   lock.unlock();
                   return 1;

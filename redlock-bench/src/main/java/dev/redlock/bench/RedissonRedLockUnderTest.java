@@ -25,9 +25,9 @@ final class RedissonRedLockUnderTest implements LockUnderTest {
     }
   }
 
-  @SuppressWarnings(
-      "deprecation") // RedissonRedLock is deprecated in Redisson, but it is the Redlock they ship
-  RedissonRedLock lock(String key) {
+  // Redisson deprecates its RedLock, but it is the peer its users run: the one to compare against.
+  @SuppressWarnings("deprecation")
+  RLock lock(String key) {
     RLock[] locks = new RLock[clients.size()];
     for (int i = 0; i < locks.length; i++) {
       locks[i] = clients.get(i).getLock(key);
@@ -42,7 +42,7 @@ final class RedissonRedLockUnderTest implements LockUnderTest {
 
   @Override
   public void cycle(String key) throws InterruptedException {
-    RedissonRedLock lock = lock(key);
+    RLock lock = lock(key);
     if (!lock.tryLock(1000, 30_000, TimeUnit.MILLISECONDS)) {
       throw new IllegalStateException("not free: " + key);
     }

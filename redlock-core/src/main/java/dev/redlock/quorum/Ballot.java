@@ -10,34 +10,21 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 
 /**
- * The votes of one request sent to every node, indexed like the node list.
- *
- * <p>The thread that awaits the ballot reads the replies itself: first every reply that has already
- * arrived, then, if the outcome is still open, it waits on the node that has answered fastest
- * lately. It stops as soon as the outcome is decided; replies that arrived by then are read at
- * once, and only nodes still silent are handed to an I/O thread, which reads their reply (within
- * the node timeout) and gives the connection back. So a healthy round costs no thread hand-off, and
- * a slow node costs one, off the caller's path.
- *
- * <p>Requests that had to wait for an earlier request of the same lease on the same node (see
- * {@link FanOut}) are run entirely by I/O threads; the awaiting thread then waits for them.
+ * The tally of one request sent to every node, indexed like the node list: what each node answered,
+ * how many said yes, and when the outcome is decided (a quorum said yes, a quorum is out of reach,
+ * or every node answered). Replies are read by the ballot's {@link ReplyReader} (requests the
+ * sending thread wrote) or by I/O threads (the rest), and recorded here.
  *
  * <p>Each node has a "settled" future, completed when that node's request has finished one way or
- * another; a later request on the same lease waits for it, so that, for example, a release never
- * overtakes a straggling {@code SET NX} on the same node.
+ * another; the lease's next request on that node waits for it ({@link RequestOrder}).
  */
-public final class Ballot implements Tally {
-  /** The shortest wait on one silent node before looking at the others (socket timeouts are ms). */
-  private static final long MIN_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
-
+final class Ballot implements Tally {
   private final List<LockNode> nodes;
   private final Ticker ticker;
   private final String refusal;
@@ -49,20 +36,12 @@ public final class Ballot implements Tally {
   private final List<CompletableFuture<Void>> settled;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
+  private final ReplyReader reader;
   private int ok;
   private int answered;
   private long awaitedUntil = Long.MIN_VALUE;
   private Runnable onDecided; // whenDecided's action, run once
   private int decidingQuorum;
-
-  // The replies the awaiting thread reads itself. Confined to the thread that holds `driving`.
-  private final Exchange[] exchanges;
-  private final long[] startedAt;
-  private final int[] silentSlices;
-  private final NodeLatencies latencies;
-  private final Executor handOff;
-  private final long nodeTimeoutNanos;
-  private final AtomicBoolean driving = new AtomicBoolean();
 
   Ballot(
       List<LockNode> nodes,
@@ -84,18 +63,12 @@ public final class Ballot implements Tally {
     for (int i = 0; i < n; i++) {
       settled.add(new CompletableFuture<>());
     }
-    this.exchanges = new Exchange[n];
-    this.startedAt = new long[n];
-    this.silentSlices = new int[n];
-    this.latencies = latencies;
-    this.handOff = handOff;
-    this.nodeTimeoutNanos = nodeTimeoutNanos;
+    this.reader = new ReplyReader(this, n, ticker, latencies, handOff, nodeTimeoutNanos);
   }
 
   /** A request written by the sending thread, for the awaiting thread to read. */
   void inFlight(int node, Exchange exchange, long started) {
-    exchanges[node] = exchange;
-    startedAt[node] = started;
+    reader.inFlight(node, exchange, started);
   }
 
   /**
@@ -174,7 +147,7 @@ public final class Ballot implements Tally {
    * answer (a quorum said yes, or a quorum is out of reach, or every node answered), or at {@code
    * deadline} by {@link #decideAtDeadline()}, whichever comes first.
    */
-  public void whenDecided(int quorum, long deadline, Runnable action) {
+  void whenDecided(int quorum, long deadline, Runnable action) {
     boolean now;
     lock.lock();
     try {
@@ -193,7 +166,7 @@ public final class Ballot implements Tally {
   }
 
   /** The deadline of {@link #whenDecided}: runs its action now if no answer has yet. */
-  public void decideAtDeadline() {
+  void decideAtDeadline() {
     Runnable decided;
     lock.lock();
     try {
@@ -217,8 +190,8 @@ public final class Ballot implements Tally {
    *
    * @return the number of nodes that said yes at that moment
    */
-  public int awaitQuorum(int quorum, long deadline) throws InterruptedException {
-    drive(() -> isDecided(quorum), deadline);
+  int awaitQuorum(int quorum, long deadline) throws InterruptedException {
+    reader.readUntil(() -> isDecided(quorum), deadline);
     return yes();
   }
 
@@ -227,68 +200,17 @@ public final class Ballot implements Tally {
    * known absent), or every node answered, or until {@code deadline}. A release needs no more: once
    * a quorum no longer holds the key, another client can take it.
    */
-  public void awaitDefinite(int count, long deadline) throws InterruptedException {
-    drive(() -> countDefinite() >= count || answered == nodes.size(), deadline);
+  void awaitDefinite(int count, long deadline) throws InterruptedException {
+    reader.readUntil(() -> countDefinite() >= count || answered == nodes.size(), deadline);
   }
 
   /** Waits until every node answered, or until {@code deadline}. */
-  public void awaitAll(long deadline) throws InterruptedException {
-    drive(() -> answered == nodes.size(), deadline);
+  void awaitAll(long deadline) throws InterruptedException {
+    reader.readUntil(() -> answered == nodes.size(), deadline);
   }
 
-  /**
-   * Reads replies (or waits for I/O threads) until {@code done} holds or {@code deadline} passes.
-   */
-  private void drive(BooleanSupplier done, long deadline) throws InterruptedException {
-    boolean reader = driving.compareAndSet(false, true);
-    try {
-      while (!holds(done)) {
-        if (Thread.interrupted()) {
-          throw new InterruptedException();
-        }
-        if (reader && readArrived(done)) {
-          continue;
-        }
-        int next = reader ? fastestPending() : -1;
-        if (next >= 0) {
-          long left = deadline - ticker.read();
-          if (left <= 0) {
-            break; // replies that have arrived were read above; the rest are handed off below
-          }
-          // Wait on the likeliest node, but only for a slice: if it is silent (frozen, cut off),
-          // the others' replies must not sit unread until the deadline. Each silent slice doubles
-          // that node's next one and sends the thread to the other nodes first.
-          long slice =
-              Math.max(MIN_SLICE_NANOS, 2 * latencies.expected(next)) << silentSlices[next];
-          int last = lastReplyLeft(done);
-          if (last < 0) {
-            continue; // an I/O thread's answer decided it meanwhile: do not block on this node
-          } else if (last > 0) {
-            read(next, left); // the only reply left anywhere: nothing to turn to, so no slices
-          } else if (exchanges[next].awaitReady(Math.min(left, slice))) {
-            read(next, Math.max(1, deadline - ticker.read()));
-          } else {
-            silentSlices[next] = Math.min(silentSlices[next] + 1, 16);
-          }
-        } else if (!waitForOthers(done, deadline)) {
-          break;
-        }
-      }
-    } finally {
-      lock.lock();
-      try {
-        awaitedUntil = Math.max(awaitedUntil, deadline);
-      } finally {
-        lock.unlock();
-      }
-      if (reader) {
-        handOffRemaining();
-        driving.set(false);
-      }
-    }
-  }
-
-  private boolean holds(BooleanSupplier done) {
+  /** Whether {@code done} holds, evaluated under the lock. */
+  boolean holds(BooleanSupplier done) {
     lock.lock();
     try {
       return done.getAsBoolean();
@@ -297,63 +219,30 @@ public final class Ballot implements Tally {
     }
   }
 
-  /** Reads every reply that has already arrived; true if any was read. */
-  private boolean readArrived(BooleanSupplier done) {
-    boolean any = false;
-    for (int i = 0; i < exchanges.length; i++) {
-      if (exchanges[i] != null && exchanges[i].ready()) {
-        read(i, nodeTimeoutNanos);
-        any = true;
-        if (holds(done)) {
-          break;
-        }
-      }
-    }
-    return any;
-  }
-
   /**
-   * Whether one reply is all that is left: one read by this thread and none coming from an I/O
-   * thread (a node's answer there could decide the outcome while this thread waited). Checked with
-   * the outcome under one lock, or an answer recorded just before would leave this thread blocked
-   * on a silent node after the outcome was decided.
+   * Whether one reply is all that is left: {@code pendingWithReader} is 1 (the one the reader will
+   * read) and none is coming from an I/O thread (a node's answer there could decide the outcome
+   * while the reader waited). Checked with the outcome under one lock, or an answer recorded just
+   * before would leave the reader blocked on a silent node after the outcome was decided.
    *
    * @return 1 if so, 0 if other replies may still come, -1 if the outcome is decided
    */
-  private int lastReplyLeft(BooleanSupplier done) {
-    int mine = 0;
-    for (Exchange e : exchanges) {
-      if (e != null) {
-        mine++;
-      }
-    }
+  int lastReplyLeft(BooleanSupplier done, int pendingWithReader) {
     lock.lock();
     try {
       if (done.getAsBoolean()) {
         return -1;
       }
-      return mine == 1 && answered == nodes.size() - 1 ? 1 : 0;
+      return pendingWithReader == 1 && answered == nodes.size() - 1 ? 1 : 0;
     } finally {
       lock.unlock();
     }
   }
 
-  /** The pending node to wait on: the fewest silent slices so far, then the fastest lately. */
-  private int fastestPending() {
-    int best = -1;
-    for (int i = 0; i < exchanges.length; i++) {
-      if (exchanges[i] != null
-          && (best < 0
-              || silentSlices[i] < silentSlices[best]
-              || (silentSlices[i] == silentSlices[best]
-                  && latencies.expected(i) < latencies.expected(best)))) {
-        best = i;
-      }
-    }
-    return best;
-  }
-
-  private boolean waitForOthers(BooleanSupplier done, long deadline) throws InterruptedException {
+  /**
+   * Waits for an answer to be recorded, until {@code deadline}; false if the deadline had passed.
+   */
+  boolean awaitChange(BooleanSupplier done, long deadline) throws InterruptedException {
     lock.lock();
     try {
       if (done.getAsBoolean()) {
@@ -370,68 +259,26 @@ public final class Ballot implements Tally {
     }
   }
 
-  private void read(int node, long timeoutNanos) {
-    Exchange exchange = exchanges[node];
-    exchanges[node] = null;
-    complete(node, exchange, timeoutNanos);
-  }
-
-  private void complete(int node, Exchange exchange, long timeoutNanos) {
+  /** Someone awaited the ballot until {@code deadline}: silent nodes are then "timed out". */
+  void awaitedUntil(long deadline) {
+    lock.lock();
     try {
-      long reply = exchange.finish(timeoutNanos);
-      long took = ticker.read() - startedAt[node];
-      latencies.observe(node, took);
-      answer(node, reply, took);
-    } catch (Throwable e) {
-      long took = ticker.read() - startedAt[node];
-      latencies.observe(
-          node, Math.max(took, nodeTimeoutNanos)); // a failing node is asked last next time
-      fail(node, e, took);
-      if (e instanceof Error error) {
-        throw error;
-      }
+      awaitedUntil = Math.max(awaitedUntil, deadline);
+    } finally {
+      lock.unlock();
     }
   }
 
   /**
-   * For a ballot nobody will await (a roll-back sent by an interrupted caller): reads the replies
-   * that have arrived and hands the rest to I/O threads, so every connection goes back and every
-   * node's request settles. Without it the requests this thread wrote would hold their connections
-   * forever.
+   * For a ballot nobody will await (a roll-back sent by an interrupted caller): every reply is read
+   * in the background, so every connection goes back ({@link ReplyReader#readInBackground}).
    */
-  public void readInBackground() {
-    if (driving.compareAndSet(false, true)) {
-      try {
-        handOffRemaining();
-      } finally {
-        driving.set(false);
-      }
-    }
-  }
-
-  /** After the decision: read what has arrived, hand what has not to an I/O thread. */
-  private void handOffRemaining() {
-    for (int i = 0; i < exchanges.length; i++) {
-      Exchange exchange = exchanges[i];
-      if (exchange == null) {
-        continue;
-      }
-      exchanges[i] = null;
-      if (exchange.ready()) {
-        complete(i, exchange, nodeTimeoutNanos);
-        continue;
-      }
-      int node = i;
-      long readFor = Math.max(1, startedAt[i] + nodeTimeoutNanos - ticker.read());
-      try {
-        handOff.execute(() -> complete(node, exchange, readFor));
-      } catch (RejectedExecutionException e) {
-        complete(node, exchange, readFor); // no thread free (or closing): read it here, bounded
-      }
-    }
+  void readInBackground() {
+    reader.readInBackground();
   }
 
   /** How many nodes said yes so far. */
+  @Override
   public int yes() {
     lock.lock();
     try {
@@ -442,7 +289,7 @@ public final class Ballot implements Tally {
   }
 
   /** Whether every node has answered (or was skipped). */
-  public boolean allAnswered() {
+  boolean allAnswered() {
     lock.lock();
     try {
       return answered == nodes.size();
@@ -455,7 +302,7 @@ public final class Ballot implements Tally {
    * How many nodes gave a definite answer: yes, no, quarantined, or skipped as known absent. Call
    * with or without the lock held (it is reentrant).
    */
-  public int definite() {
+  int definite() {
     lock.lock();
     try {
       return countDefinite();
@@ -482,7 +329,7 @@ public final class Ballot implements Tally {
   }
 
   /** Whether {@code node} gave a definite answer (see {@link #definite()}). */
-  public boolean definite(int node) {
+  boolean definite(int node) {
     lock.lock();
     try {
       return isDefinite(status[node]);
@@ -492,7 +339,7 @@ public final class Ballot implements Tally {
   }
 
   /** Runs {@code action} once every node's request has settled (at once if they all have). */
-  public void whenAllSettled(Runnable action) {
+  void whenAllSettled(Runnable action) {
     CompletableFuture.allOf(settled.toArray(new CompletableFuture<?>[0])).thenRun(action);
   }
 
@@ -500,7 +347,7 @@ public final class Ballot implements Tally {
    * Whether the node answered a definite "no": for the acquire script that means our token was not
    * written there (held elsewhere, or quarantined).
    */
-  public boolean refused(int node) {
+  boolean refused(int node) {
     lock.lock();
     try {
       return status[node] == NodeOutcome.Status.REFUSED
@@ -515,7 +362,7 @@ public final class Ballot implements Tally {
    * The value a node that said yes returned (for the acquire script, its fencing counter); 0
    * otherwise.
    */
-  public long value(int node) {
+  long value(int node) {
     lock.lock();
     try {
       return status[node] == NodeOutcome.Status.OK ? values[node] : 0;
@@ -524,6 +371,7 @@ public final class Ballot implements Tally {
     }
   }
 
+  @Override
   public int size() {
     return nodes.size();
   }
@@ -534,6 +382,7 @@ public final class Ballot implements Tally {
   }
 
   /** A snapshot of the per-node account, in node order. */
+  @Override
   public List<NodeOutcome> outcomes() {
     lock.lock();
     try {
@@ -566,6 +415,7 @@ public final class Ballot implements Tally {
   }
 
   /** The errors nodes threw, to attach to an exception as suppressed causes. */
+  @Override
   public List<Throwable> errors() {
     lock.lock();
     try {
@@ -582,14 +432,14 @@ public final class Ballot implements Tally {
   }
 
   /** How many nodes answered "quarantined". */
-  public int quarantined() {
+  int quarantined() {
     return count(NodeOutcome.Status.QUARANTINED);
   }
 
   /**
    * How many nodes answered "no" (refused), as opposed to failing, not answering, or quarantine.
    */
-  public int refusals() {
+  int refusals() {
     return count(NodeOutcome.Status.REFUSED);
   }
 

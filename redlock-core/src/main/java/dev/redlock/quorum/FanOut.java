@@ -23,7 +23,7 @@ import java.util.function.IntPredicate;
  * the caller does that work itself (bounded by the node timeout): under overload a request is late,
  * never dropped.
  */
-public final class FanOut {
+final class FanOut {
   private final List<LockNode> nodes;
   private final Executor io;
   private final Ticker ticker;
@@ -32,7 +32,7 @@ public final class FanOut {
   private final NodePipeline[] pipelines;
   private final ThreadPoolExecutor drains;
 
-  public FanOut(List<LockNode> nodes, Executor io, Ticker ticker, long nodeTimeoutNanos) {
+  FanOut(List<LockNode> nodes, Executor io, Ticker ticker, long nodeTimeoutNanos) {
     this.nodes = List.copyOf(nodes);
     this.io = io;
     this.ticker = ticker;
@@ -57,11 +57,11 @@ public final class FanOut {
   }
 
   /** Stops the pipelines' threads: what is queued fails, what is in flight ends on its own. */
-  public void close() {
+  void close() {
     drains.shutdown();
   }
 
-  public List<LockNode> nodes() {
+  List<LockNode> nodes() {
     return nodes;
   }
 
@@ -69,14 +69,14 @@ public final class FanOut {
    * Sends {@code request} to every node.
    *
    * @param refusal the phrase for a "no" answer in the per-node account
-   * @param after the ballot of the same lease's previous request, or null: each node's request
-   *     starts only once that node's previous request has settled, so the requests of one lease
-   *     never overtake each other on a node (a release never runs before a straggling SET NX)
+   * @param order the order of the lease's requests, or null for a request of no lease: each node's
+   *     request starts only once the lease's previous request there has settled
    * @param skip the nodes not to send to, or null for none; for a lease, the nodes that refused its
    *     {@code SET NX} (they never held our token)
    */
-  public Ballot send(NodeRequest request, String refusal, Ballot after, IntPredicate skip) {
+  Ballot send(NodeRequest request, String refusal, RequestOrder order, IntPredicate skip) {
     Ballot ballot = new Ballot(nodes, ticker, refusal, latencies, io, nodeTimeoutNanos);
+    Ballot after = order == null ? null : order.follow(ballot);
     for (int node : latencies.fastestFirst()) {
       CompletableFuture<Void> before = after == null ? null : after.settled(node);
       if (skip != null && skip.test(node)) {
@@ -96,9 +96,9 @@ public final class FanOut {
    * others gathered there in one pipelined write. For requests nobody waits on (renewals); pair
    * with {@link Ballot#whenDecided}.
    */
-  public Ballot sendPipelined(
-      NodeRequest request, String refusal, Ballot after, IntPredicate skip) {
+  Ballot sendPipelined(NodeRequest request, String refusal, RequestOrder order, IntPredicate skip) {
     Ballot ballot = new Ballot(nodes, ticker, refusal, latencies, io, nodeTimeoutNanos);
+    Ballot after = order == null ? null : order.follow(ballot);
     for (int node = 0; node < nodes.size(); node++) {
       CompletableFuture<Void> before = after == null ? null : after.settled(node);
       NodePipeline pipeline = pipelines[node];

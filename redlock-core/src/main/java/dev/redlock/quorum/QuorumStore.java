@@ -48,8 +48,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
    * A lease held on a quorum of nodes.
    *
    * <p>{@code setBallot} is the SET NX round: nodes that refused there never held our token and are
-   * skipped later. {@code lastBallot} is the latest request on this lease: the next one waits for
-   * it, node by node, so a release never overtakes a straggling SET.
+   * skipped later. {@code order} keeps the lease's later requests behind it, node by node.
    */
   public static final class QuorumHeld implements LeaseStore.Held {
     private final String resource;
@@ -57,7 +56,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     private final String token;
     private final long fencingToken;
     private final Ballot setBallot;
-    private Ballot lastBallot; // guarded by this
+    private final RequestOrder order;
 
     QuorumHeld(
         String resource,
@@ -65,13 +64,13 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
         String token,
         long fencingToken,
         Ballot setBallot,
-        Ballot lastBallot) {
+        RequestOrder order) {
       this.resource = resource;
       this.key = key;
       this.token = token;
       this.fencingToken = fencingToken;
       this.setBallot = setBallot;
-      this.lastBallot = lastBallot;
+      this.order = order;
     }
 
     @Override
@@ -92,22 +91,6 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     @Override
     public List<NodeOutcome> outcomes() {
       return setBallot.outcomes();
-    }
-
-    String key() {
-      return key;
-    }
-
-    Ballot setBallot() {
-      return setBallot;
-    }
-
-    synchronized Ballot lastBallot() {
-      return lastBallot;
-    }
-
-    synchronized void lastBallot(Ballot ballot) {
-      lastBallot = ballot;
     }
   }
 
@@ -162,9 +145,9 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       String resource, String token, long ttlMillis, long start, long validUntil)
       throws InterruptedException {
     String key = keyPrefix + resource;
+    RequestOrder order = new RequestOrder();
     Ballot votes =
-        fanOut.send(new NodeRequest(Verb.ACQUIRE, key, token, ttlMillis), HELD, null, null);
-    Ballot last = votes;
+        fanOut.send(new NodeRequest(Verb.ACQUIRE, key, token, ttlMillis), HELD, order, null);
     int yes;
     try {
       yes = votes.awaitQuorum(quorum, start + nodeTimeoutNanos);
@@ -172,21 +155,20 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
         logQuarantine(votes);
       }
       if (yes >= quorum && ticker.read() - validUntil < 0) {
-        Fence fence = fence(key, token, votes, ttlMillis);
-        last = fence.ballot;
-        if (fence.token > 0 && ticker.read() - validUntil < 0) {
+        long fence = fence(key, token, votes, order, ttlMillis);
+        if (fence > 0 && ticker.read() - validUntil < 0) {
           return new Vote<>(
-              new QuorumHeld(resource, key, token, fence.token, votes, last), null, yes, votes);
+              new QuorumHeld(resource, key, token, fence, votes, order), null, yes, votes);
         }
       }
     } catch (InterruptedException e) {
-      rollBack(key, token, votes, last, false); // don't wait
+      rollBack(key, token, votes, order, false); // don't wait
       throw e;
     }
     // Lost: release on every node that may hold our token (a late OK may still land), and wait,
     // so that a failed attempt leaves nothing behind that would block the next one.
     long now = ticker.read();
-    rollBack(key, token, votes, last, true);
+    rollBack(key, token, votes, order, true);
     // "Held elsewhere" only when the refusals alone rule out a quorum; if failed, silent or
     // quarantined nodes were needed to block us, it is an outage, not ordinary contention.
     int n = fanOut.nodes().size();
@@ -198,10 +180,10 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   }
 
   /** Releases on every node that may hold the token; a silent node's release is kept for later. */
-  private void rollBack(String key, String token, Ballot votes, Ballot last, boolean wait)
+  private void rollBack(String key, String token, Ballot votes, RequestOrder order, boolean wait)
       throws InterruptedException {
     Ballot rollback =
-        fanOut.send(new NodeRequest(Verb.RELEASE, key, token, 0), NOT_OWNER, last, votes::refused);
+        fanOut.send(new NodeRequest(Verb.RELEASE, key, token, 0), NOT_OWNER, order, votes::refused);
     boolean confirmed = false;
     try {
       if (wait) {
@@ -227,10 +209,9 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
    * Only yes-voters that fit neither case (their token came from a counter ahead of their clock, or
    * they lag by a whole ttl) are raised now, while we hold the lock; usually none.
    *
-   * @return the token and the ballot of the last request sent; token 0 if no quorum could be made
-   *     to hold it in time
+   * @return the token; 0 if no quorum could be made to hold it in time
    */
-  private Fence fence(String key, String token, Ballot votes, long ttlMillis)
+  private long fence(String key, String token, Ballot votes, RequestOrder order, long ttlMillis)
       throws InterruptedException {
     int n = votes.size();
     long[] replies = new long[n];
@@ -254,18 +235,16 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       }
     }
     if (safe >= quorum) {
-      return new Fence(fence, votes);
+      return fence;
     }
     long start = ticker.read();
     Ballot raise =
         fanOut.send(
-            new NodeRequest(Verb.RAISE_FENCE, key, token, fence), NOT_OWNER, votes, i -> skip[i]);
+            new NodeRequest(Verb.RAISE_FENCE, key, token, fence), NOT_OWNER, order, i -> skip[i]);
     int raised = raise.awaitQuorum(quorum - safe, start + nodeTimeoutNanos);
     log.debug("raised lagging fencing counters of '{}' to {} on {} node(s)", key, fence, raised);
-    return new Fence(safe + raised >= quorum ? fence : 0, raise);
+    return safe + raised >= quorum ? fence : 0;
   }
-
-  private record Fence(long token, Ballot ballot) {}
 
   /** WARN about a quarantined node at most once per node every 10 s: it matters, but it lasts. */
   private void logQuarantine(Ballot votes) {
@@ -294,11 +273,10 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     long start = ticker.read();
     Ballot votes =
         fanOut.send(
-            new NodeRequest(Verb.EXTEND, held.key(), held.token(), ttlMillis),
+            new NodeRequest(Verb.EXTEND, held.key, held.token, ttlMillis),
             NOT_OWNER,
-            held.lastBallot(),
-            held.setBallot()::refused);
-    held.lastBallot(votes);
+            held.order,
+            held.setBallot::refused);
     votes.awaitQuorum(quorum, start + nodeTimeoutNanos);
     return votes;
   }
@@ -314,11 +292,10 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     long deadline = ticker.read() + nodeTimeoutNanos;
     Ballot votes =
         fanOut.sendPipelined(
-            new NodeRequest(Verb.EXTEND, held.key(), held.token(), ttlMillis),
+            new NodeRequest(Verb.EXTEND, held.key, held.token, ttlMillis),
             NOT_OWNER,
-            held.lastBallot(),
-            held.setBallot()::refused);
-    held.lastBallot(votes);
+            held.order,
+            held.setBallot::refused);
     // The action first, then its timer: a timer that fired before the action was registered
     // would decide nothing, and the renewal would wait for every node.
     AtomicReference<ScheduledFuture<?>> timeout = new AtomicReference<>();
@@ -344,11 +321,10 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   private Ballot sendRelease(QuorumHeld held) {
     Ballot votes =
         fanOut.send(
-            new NodeRequest(Verb.RELEASE, held.key(), held.token(), held.fencingToken()),
+            new NodeRequest(Verb.RELEASE, held.key, held.token, held.fencingToken()),
             NOT_OWNER,
-            held.lastBallot(),
-            held.setBallot()::refused);
-    held.lastBallot(votes);
+            held.order,
+            held.setBallot::refused);
     return votes;
   }
 
@@ -372,7 +348,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       votes.whenAllSettled(
           () -> {
             logRelease(held.resource(), votes);
-            stragglers.keepUnconfirmed(votes, held.key(), held.token(), held.fencingToken());
+            stragglers.keepUnconfirmed(votes, held.key, held.token, held.fencingToken());
           });
     }
   }

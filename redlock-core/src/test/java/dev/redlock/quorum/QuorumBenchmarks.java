@@ -1,7 +1,10 @@
-package dev.redlock.internal;
+package dev.redlock.quorum;
 
-import dev.redlock.quorum.Ballot;
-import dev.redlock.quorum.FanOut;
+import dev.redlock.internal.Exchange;
+import dev.redlock.internal.LockNode;
+import dev.redlock.internal.LockTokens;
+import dev.redlock.internal.NodeRequest;
+import dev.redlock.internal.Ticker;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -19,8 +22,8 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The in-process parts of an acquisition, without the network: token generation, and sending a verb
  * to five nodes and collecting their votes (with nodes that answer at once, on the calling thread).
- * Lives in the internal package to reach package-private types; run with {@code java -cp
- * redlock-bench/target/redlock-bench.jar org.openjdk.jmh.Main -prof gc}.
+ * Core's own microbenchmarks, beside the package-private types they measure; how to run them:
+ * docs/performance.md ("In-process microbenchmarks").
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -28,7 +31,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 3, time = 1)
 @Fork(1)
-public class InProcessBenchmarks {
+public class QuorumBenchmarks {
   private final LockTokens tokens = new LockTokens();
   private FanOut fanOut;
 

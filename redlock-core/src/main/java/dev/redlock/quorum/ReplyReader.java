@@ -1,0 +1,214 @@
+package dev.redlock.quorum;
+
+import dev.redlock.internal.Exchange;
+import dev.redlock.internal.Ticker;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Reads the replies of one request that the sending thread wrote itself ({@link FanOut}), and
+ * records them in the request's {@link Ballot}.
+ *
+ * <p>The thread that awaits the ballot reads: first every reply that has already arrived, then, if
+ * the outcome is still open, it waits on the node that has answered fastest lately. It stops as
+ * soon as the outcome is decided; replies that arrived by then are read at once, and only nodes
+ * still silent are handed to an I/O thread, which reads their reply (within the node timeout) and
+ * gives the connection back. So a healthy round costs no thread hand-off, and a slow node costs
+ * one, off the caller's path.
+ *
+ * <p>Requests run entirely by I/O threads (a lagging node, one that had to wait for the lease's
+ * previous request) are recorded by those threads; the awaiting thread then only waits for the
+ * ballot to change.
+ */
+final class ReplyReader {
+  /** The shortest wait on one silent node before looking at the others (socket timeouts are ms). */
+  private static final long MIN_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+  private final Ballot ballot;
+  private final Ticker ticker;
+  private final NodeLatencies latencies;
+  private final Executor handOff;
+  private final long nodeTimeoutNanos;
+  private final AtomicBoolean reading = new AtomicBoolean();
+
+  // Confined to the thread that holds `reading` (and to the sending thread before any awaits).
+  private final Exchange[] exchanges;
+  private final long[] startedAt;
+  private final int[] silentSlices;
+
+  ReplyReader(
+      Ballot ballot,
+      int nodes,
+      Ticker ticker,
+      NodeLatencies latencies,
+      Executor handOff,
+      long nodeTimeoutNanos) {
+    this.ballot = ballot;
+    this.ticker = ticker;
+    this.latencies = latencies;
+    this.handOff = handOff;
+    this.nodeTimeoutNanos = nodeTimeoutNanos;
+    this.exchanges = new Exchange[nodes];
+    this.startedAt = new long[nodes];
+    this.silentSlices = new int[nodes];
+  }
+
+  /** A request the sending thread wrote, for the awaiting thread to read. */
+  void inFlight(int node, Exchange exchange, long started) {
+    exchanges[node] = exchange;
+    startedAt[node] = started;
+  }
+
+  /**
+   * Reads replies (or waits for I/O threads) until {@code done} holds or {@code deadline} passes;
+   * {@code done} is evaluated under the ballot's lock. One thread reads at a time; another that
+   * awaits the same ballot meanwhile only waits for it to change.
+   */
+  void readUntil(BooleanSupplier done, long deadline) throws InterruptedException {
+    boolean reader = reading.compareAndSet(false, true);
+    try {
+      while (!ballot.holds(done)) {
+        if (Thread.interrupted()) {
+          throw new InterruptedException();
+        }
+        if (reader && readArrived(done)) {
+          continue;
+        }
+        int next = reader ? fastestPending() : -1;
+        if (next >= 0) {
+          long left = deadline - ticker.read();
+          if (left <= 0) {
+            break; // replies that have arrived were read above; the rest are handed off below
+          }
+          // Wait on the likeliest node, but only for a slice: if it is silent (frozen, cut off),
+          // the others' replies must not sit unread until the deadline. Each silent slice doubles
+          // that node's next one and sends the thread to the other nodes first.
+          long slice =
+              Math.max(MIN_SLICE_NANOS, 2 * latencies.expected(next)) << silentSlices[next];
+          int last = ballot.lastReplyLeft(done, pendingHere());
+          if (last < 0) {
+            continue; // an I/O thread's answer decided it meanwhile: do not block on this node
+          } else if (last > 0) {
+            read(next, left); // the only reply left anywhere: nothing to turn to, so no slices
+          } else if (exchanges[next].awaitReady(Math.min(left, slice))) {
+            read(next, Math.max(1, deadline - ticker.read()));
+          } else {
+            silentSlices[next] = Math.min(silentSlices[next] + 1, 16);
+          }
+        } else if (!ballot.awaitChange(done, deadline)) {
+          break;
+        }
+      }
+    } finally {
+      ballot.awaitedUntil(deadline);
+      if (reader) {
+        handOffRemaining();
+        reading.set(false);
+      }
+    }
+  }
+
+  /**
+   * For a ballot nobody will await (a roll-back sent by an interrupted caller): reads the replies
+   * that have arrived and hands the rest to I/O threads, so every connection goes back and every
+   * node's request settles. Without it the requests this thread wrote would hold their connections
+   * forever.
+   */
+  void readInBackground() {
+    if (reading.compareAndSet(false, true)) {
+      try {
+        handOffRemaining();
+      } finally {
+        reading.set(false);
+      }
+    }
+  }
+
+  /** Reads every reply that has already arrived; true if any was read. */
+  private boolean readArrived(BooleanSupplier done) {
+    boolean any = false;
+    for (int i = 0; i < exchanges.length; i++) {
+      if (exchanges[i] != null && exchanges[i].ready()) {
+        read(i, nodeTimeoutNanos);
+        any = true;
+        if (ballot.holds(done)) {
+          break;
+        }
+      }
+    }
+    return any;
+  }
+
+  private int pendingHere() {
+    int mine = 0;
+    for (Exchange e : exchanges) {
+      if (e != null) {
+        mine++;
+      }
+    }
+    return mine;
+  }
+
+  /** The pending node to wait on: the fewest silent slices so far, then the fastest lately. */
+  private int fastestPending() {
+    int best = -1;
+    for (int i = 0; i < exchanges.length; i++) {
+      if (exchanges[i] != null
+          && (best < 0
+              || silentSlices[i] < silentSlices[best]
+              || (silentSlices[i] == silentSlices[best]
+                  && latencies.expected(i) < latencies.expected(best)))) {
+        best = i;
+      }
+    }
+    return best;
+  }
+
+  private void read(int node, long timeoutNanos) {
+    Exchange exchange = exchanges[node];
+    exchanges[node] = null;
+    complete(node, exchange, timeoutNanos);
+  }
+
+  private void complete(int node, Exchange exchange, long timeoutNanos) {
+    try {
+      long reply = exchange.finish(timeoutNanos);
+      long took = ticker.read() - startedAt[node];
+      latencies.observe(node, took);
+      ballot.answer(node, reply, took);
+    } catch (Throwable e) {
+      long took = ticker.read() - startedAt[node];
+      latencies.observe(
+          node, Math.max(took, nodeTimeoutNanos)); // a failing node is asked last next time
+      ballot.fail(node, e, took);
+      if (e instanceof Error error) {
+        throw error;
+      }
+    }
+  }
+
+  /** After the decision: read what has arrived, hand what has not to an I/O thread. */
+  private void handOffRemaining() {
+    for (int i = 0; i < exchanges.length; i++) {
+      Exchange exchange = exchanges[i];
+      if (exchange == null) {
+        continue;
+      }
+      exchanges[i] = null;
+      if (exchange.ready()) {
+        complete(i, exchange, nodeTimeoutNanos);
+        continue;
+      }
+      int node = i;
+      long readFor = Math.max(1, startedAt[i] + nodeTimeoutNanos - ticker.read());
+      try {
+        handOff.execute(() -> complete(node, exchange, readFor));
+      } catch (RejectedExecutionException e) {
+        complete(node, exchange, readFor); // no thread free (or closing): read it here, bounded
+      }
+    }
+  }
+}

@@ -1,0 +1,21 @@
+package dev.redlock.quorum;
+
+/**
+ * The order of one lease's requests, node by node: each request starts on a node only once the
+ * lease's previous request there has settled ({@link Ballot#settled}), so that, for example, a
+ * release never overtakes a straggling {@code SET NX}, and an extend never lands after the release
+ * that followed it.
+ *
+ * <p>Taking a place in the order is atomic: a renewal and a release sent at the same instant from
+ * two threads are still put one behind the other, never both behind the same earlier request.
+ */
+final class RequestOrder {
+  private Ballot last; // guarded by this
+
+  /** Puts {@code next} last in the order; returns the request it must follow, or null if none. */
+  synchronized Ballot follow(Ballot next) {
+    Ballot before = last;
+    last = next;
+    return before;
+  }
+}
