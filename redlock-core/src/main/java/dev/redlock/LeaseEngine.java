@@ -155,7 +155,10 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
     }
   }
 
-  /** One attempt: a token, a start time, the store's vote, the validity left. */
+  /**
+   * One attempt: a token, a start time, the store's vote, and the verdict, which is the engine's
+   * alone: won only with a quorum and validity left, else given back and the reason named.
+   */
   private Attempt attempt(String resource, long ttlMillis) throws InterruptedException {
     if (Thread.interrupted()) {
       throw new InterruptedException(); // interrupted already: send nothing we would roll back
@@ -164,46 +167,67 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
     long start = ticker.read();
     emitAttempt(LockEvent.Kind.ATTEMPT, resource, 0, 0, null, null);
     long validUntil = Validity.validUntil(start, ttlMillis, settings.clockDriftFactor());
-    LeaseStore.Vote<H> vote = store.take(resource, token, ttlMillis, start, validUntil);
+    LeaseStore.Vote<H> vote = store.take(resource, token, ttlMillis, start);
     long now = ticker.read();
-    if (vote.held() != null) {
-      if (now - validUntil < 0) {
-        ManagedLease<H> lease = new ManagedLease<>(this, vote.held(), ttlMillis, start, validUntil);
-        held.add(lease);
-        emitLease(
-            LockEvent.Kind.ACQUIRED,
-            lease,
-            validUntil - now,
-            now - start,
+    H taken = vote.held();
+    if (taken != null && vote.yes() >= store.quorum() && now - validUntil < 0) {
+      ManagedLease<H> lease = new ManagedLease<>(this, taken, ttlMillis, start, validUntil);
+      held.add(lease);
+      emitLease(
+          LockEvent.Kind.ACQUIRED,
+          lease,
+          validUntil - now,
+          now - start,
+          vote.yes(),
+          null,
+          vote.tally()::outcomes);
+      if (log.isDebugEnabled()) { // the hot path: no argument array unless someone reads it
+        log.debug(
+            "acquired '{}' on {} of {} nodes in {} us, valid for {} ms, fencing token {}",
+            resource,
             vote.yes(),
-            null,
-            vote.tally()::outcomes);
-        if (log.isDebugEnabled()) { // the hot path: no argument array unless someone reads it
-          log.debug(
-              "acquired '{}' on {} of {} nodes in {} us, valid for {} ms, fencing token {}",
-              resource,
-              vote.yes(),
-              store.size(),
-              (now - start) / 1000,
-              (validUntil - now) / 1_000_000,
-              vote.held().fencingToken());
-        }
-        return new Attempt(lease, null, vote, now - start, validUntil - now);
+            store.size(),
+            (now - start) / 1000,
+            (validUntil - now) / 1_000_000,
+            taken.fencingToken());
       }
-      store.giveBack(vote.held()); // won too late: no validity left to hand out
-      vote = new LeaseStore.Vote<>(null, Reason.VALIDITY_EXPIRED, vote.yes(), vote.tally());
+      return new Attempt(lease, null, vote, now - start, validUntil - now);
     }
+    if (taken != null) {
+      store.giveBack(taken); // taken too late: no validity left to hand out
+    }
+    Reason reason = whyLost(vote, now - validUntil >= 0);
     if (log.isDebugEnabled()) {
-      log.debug("attempt on '{}' lost ({}): {}", resource, vote.reason(), vote.tally().outcomes());
+      log.debug("attempt on '{}' lost ({}): {}", resource, reason, vote.tally().outcomes());
     }
     emitAttempt(
         LockEvent.Kind.FAILED,
         resource,
         now - start,
         vote.yes(),
-        vote.reason().name(),
+        reason.name(),
         vote.tally()::outcomes);
-    return new Attempt(null, vote.reason(), vote, now - start, Math.max(0, validUntil - now));
+    return new Attempt(null, reason, vote, now - start, Math.max(0, validUntil - now));
+  }
+
+  /**
+   * Why an attempt was lost. "Held elsewhere" only when the refusals alone rule out a quorum: if
+   * failed, silent or quarantined nodes were needed to block it, it is an outage, not ordinary
+   * contention.
+   */
+  private Reason whyLost(LeaseStore.Vote<H> vote, boolean pastValidity) {
+    if (vote.yes() >= store.quorum() && pastValidity) {
+      return Reason.VALIDITY_EXPIRED;
+    }
+    int refusals = 0;
+    for (NodeOutcome outcome : vote.tally().outcomes()) {
+      if (outcome.status() == NodeOutcome.Status.REFUSED) {
+        refusals++;
+      }
+    }
+    return refusals > store.size() - store.quorum()
+        ? Reason.HELD_ELSEWHERE
+        : Reason.QUORUM_UNREACHABLE;
   }
 
   // ---- extending and renewing -------------------------------------------------------------

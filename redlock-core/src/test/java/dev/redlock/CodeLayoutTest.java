@@ -30,15 +30,14 @@ class CodeLayoutTest {
   }
 
   @Test
-  void theQuorumUsesTheNodesTheSpiAndTheApisValueTypesOnly() {
+  void theQuorumUsesTheNodesTheSpiAndTheNodeOutcomeOnly() {
     List<String> wrong = new ArrayList<>();
     for (String imported : importsOf(CORE.resolve("quorum"), "dev.redlock.")) {
       String target = imported.substring(imported.indexOf(" imports ") + " imports ".length());
       boolean allowed =
           target.startsWith("dev.redlock.internal.")
               || target.startsWith("dev.redlock.spi.")
-              || target.equals("dev.redlock.NodeOutcome")
-              || target.startsWith("dev.redlock.LockUnavailableException.");
+              || target.equals("dev.redlock.NodeOutcome");
       if (!allowed) {
         wrong.add(imported);
       }

@@ -157,6 +157,18 @@ class RedlockAlgorithmTest {
   }
 
   @Test
+  void aQuorumWonAfterTheValidityRanOutIsGivenBackAndSaysSo() {
+    Redlock lock = redlock(3);
+    nodes.forEach(n -> n.latencyNanos = Duration.ofSeconds(4).toNanos()); // 12 s > a 10 s ttl
+    LockUnavailableException e =
+        assertThrows(LockUnavailableException.class, () -> lock.tryAcquire("r", TTL));
+    assertEquals(LockUnavailableException.Reason.VALIDITY_EXPIRED, e.reason(), e.getMessage());
+    for (int i = 0; i < 3; i++) {
+      assertFalse(nodes.get(i).keys.containsKey("redlock:r"), "node " + i + ": given back");
+    }
+  }
+
+  @Test
   void aMajorityDownIsQuorumUnreachableWithTheNodeAccount() {
     Redlock lock = redlock(5);
     for (int i = 0; i < 3; i++) {

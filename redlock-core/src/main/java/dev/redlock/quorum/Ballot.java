@@ -436,13 +436,6 @@ final class Ballot implements Tally {
     return count(NodeOutcome.Status.QUARANTINED);
   }
 
-  /**
-   * How many nodes answered "no" (refused), as opposed to failing, not answering, or quarantine.
-   */
-  int refusals() {
-    return count(NodeOutcome.Status.REFUSED);
-  }
-
   private int count(NodeOutcome.Status wanted) {
     lock.lock();
     try {

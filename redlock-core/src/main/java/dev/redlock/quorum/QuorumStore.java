@@ -1,6 +1,5 @@
 package dev.redlock.quorum;
 
-import dev.redlock.LockUnavailableException.Reason;
 import dev.redlock.NodeOutcome;
 import dev.redlock.internal.LockNode;
 import dev.redlock.internal.NodeKeys;
@@ -139,10 +138,12 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     NodeKeys.checkResource(resource);
   }
 
-  /** One vote: ask every node, count, fence, keep or roll back. */
+  /**
+   * One vote: ask every node, count, fence a quorum, else roll back. Whether validity is left is
+   * the engine's to say; it gives a lease won too late back.
+   */
   @Override
-  public Vote<QuorumHeld> take(
-      String resource, String token, long ttlMillis, long start, long validUntil)
+  public Vote<QuorumHeld> take(String resource, String token, long ttlMillis, long start)
       throws InterruptedException {
     String key = keyPrefix + resource;
     RequestOrder order = new RequestOrder();
@@ -154,11 +155,10 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       if (votes.quarantined() > 0) {
         logQuarantine(votes);
       }
-      if (yes >= quorum && ticker.read() - validUntil < 0) {
+      if (yes >= quorum) {
         long fence = fence(key, token, votes, order, ttlMillis);
-        if (fence > 0 && ticker.read() - validUntil < 0) {
-          return new Vote<>(
-              new QuorumHeld(resource, key, token, fence, votes, order), null, yes, votes);
+        if (fence > 0) {
+          return new Vote<>(new QuorumHeld(resource, key, token, fence, votes, order), yes, votes);
         }
       }
     } catch (InterruptedException e) {
@@ -167,16 +167,8 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     }
     // Lost: release on every node that may hold our token (a late OK may still land), and wait,
     // so that a failed attempt leaves nothing behind that would block the next one.
-    long now = ticker.read();
     rollBack(key, token, votes, order, true);
-    // "Held elsewhere" only when the refusals alone rule out a quorum; if failed, silent or
-    // quarantined nodes were needed to block us, it is an outage, not ordinary contention.
-    int n = fanOut.nodes().size();
-    Reason reason =
-        yes >= quorum && now - validUntil >= 0
-            ? Reason.VALIDITY_EXPIRED
-            : votes.refusals() > n - quorum ? Reason.HELD_ELSEWHERE : Reason.QUORUM_UNREACHABLE;
-    return new Vote<>(null, reason, yes, votes);
+    return new Vote<>(null, yes, votes);
   }
 
   /** Releases on every node that may hold the token; a silent node's release is kept for later. */

@@ -1,6 +1,5 @@
 package dev.redlock.spi;
 
-import dev.redlock.LockUnavailableException.Reason;
 import dev.redlock.NodeOutcome;
 import java.util.List;
 
@@ -36,14 +35,17 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
   }
 
   /**
-   * An acquisition's result: the lease if won, else why not.
+   * One attempt's raw result, from which the engine alone decides: the lease is won only if a
+   * quorum took it and validity is left when the engine reads its clock; otherwise the engine gives
+   * {@code held} back (if any) and names the reason from the account (refusals that alone rule out
+   * a quorum: held elsewhere; else the quorum was unreachable, or the validity ran out).
    *
-   * @param held the lease, or null if the attempt was lost (and rolled back)
-   * @param reason why it was lost; null when won
-   * @param yes the yes votes when the attempt was decided
+   * @param held what a quorum took, or null if the store could not take it (it has then rolled back
+   *     what it sent)
+   * @param yes the yes votes when the store stopped counting
    * @param tally the account (which may still grow with late answers)
    */
-  record Vote<H>(H held, Reason reason, int yes, Tally tally) {}
+  record Vote<H>(H held, int yes, Tally tally) {}
 
   /** How many yes votes win. */
   int quorum();
@@ -59,13 +61,13 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
   void checkResource(String resource);
 
   /**
-   * One attempt to take {@code resource} for {@code ttlMillis} with {@code token}. The engine read
-   * its clock ({@code start}) before calling; a lease is only won if it is still before {@code
-   * validUntil} when decided. A lost attempt leaves nothing behind that would block the next.
+   * One attempt to take {@code resource} for {@code ttlMillis} with {@code token}; the engine read
+   * its clock ({@code start}) just before, and bounds the attempt by the store's timeout from then.
+   * An attempt that does not take a quorum leaves nothing behind that would block the next.
    *
    * @throws InterruptedException if interrupted; the attempt is rolled back
    */
-  Vote<H> take(String resource, String token, long ttlMillis, long start, long validUntil)
+  Vote<H> take(String resource, String token, long ttlMillis, long start)
       throws InterruptedException;
 
   /**

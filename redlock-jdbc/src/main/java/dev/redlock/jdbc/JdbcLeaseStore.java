@@ -1,6 +1,5 @@
 package dev.redlock.jdbc;
 
-import dev.redlock.LockUnavailableException.Reason;
 import dev.redlock.NodeOutcome;
 import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;
@@ -100,7 +99,7 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
   }
 
   @Override
-  public Vote<Row> take(String resource, String token, long ttlMillis, long start, long validUntil)
+  public Vote<Row> take(String resource, String token, long ttlMillis, long start)
       throws InterruptedException {
     long began = System.nanoTime();
     try (Connection c = borrow()) {
@@ -108,20 +107,19 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
       Duration took = Duration.ofNanos(System.nanoTime() - began);
       if (fence > 0) {
         NodeOutcome ok = new NodeOutcome(name, NodeOutcome.Status.OK, "", took);
-        return new Vote<>(
-            new Row(resource, token, fence, ok), null, 1, new SingleAnswer(true, ok, null));
+        return new Vote<>(new Row(resource, token, fence, ok), 1, new SingleAnswer(true, ok, null));
       }
       NodeOutcome no = new NodeOutcome(name, NodeOutcome.Status.REFUSED, HELD, took);
-      return new Vote<>(null, Reason.HELD_ELSEWHERE, 0, new SingleAnswer(false, no, null));
+      return new Vote<>(null, 0, new SingleAnswer(false, no, null));
     } catch (UnknownCommit e) {
       if (e.result > 0) { // we had won: the row may be committed, ours, and unknown to the engine
         forget(resource, token, ttlMillis, e);
       }
       NodeOutcome failed = failure(e, began);
-      return new Vote<>(null, Reason.QUORUM_UNREACHABLE, 0, new SingleAnswer(false, failed, e));
+      return new Vote<>(null, 0, new SingleAnswer(false, failed, e));
     } catch (SQLException e) {
       NodeOutcome failed = failure(e, began);
-      return new Vote<>(null, Reason.QUORUM_UNREACHABLE, 0, new SingleAnswer(false, failed, e));
+      return new Vote<>(null, 0, new SingleAnswer(false, failed, e));
     }
   }
 
