@@ -14,22 +14,26 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The lease lifecycle, whatever the store: one attempt (token, validity from a monotonic start, the
- * store's vote), retries with jitter, {@code withLock}, extension and renewal on the {@link
- * Watchdog}, loss, release, and the events. The store ({@link LeaseStore}) only takes, extends and
+ * store's raw votes, the verdict), retries with jitter, {@code withLock}, extension, the verdict on
+ * each renewal a lease's {@link Renewal} sends, loss, release, and the events. The engine alone
+ * decides validity, reasons and roll-backs; the store ({@link LeaseStore}) only takes, renews and
  * gives back.
  *
  * @param <H> what the store keeps about a granted lease
  */
-final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
+final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renewal.Renewer<H> {
   private static final Logger log = LoggerFactory.getLogger(Redlock.class);
 
   private final LockSettings settings;
@@ -260,44 +264,40 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
   }
 
   /**
-   * One renewal of a kept-alive lease, called by its timer. The store sends it without any thread
-   * waiting ({@link LeaseStore#renewAsync}) where it can, else it runs on a renewal thread. A
-   * renewal that does not win with validity left loses the lease at once, never "maybe"; one that
-   * is never answered is decided at the store's timeout, and the lease's deadline timer stands
-   * behind both.
+   * Sends one renewal for a lease's {@link Renewal}. The store sends it without any thread waiting
+   * ({@link LeaseStore#renewAsync}) where it can, else it runs on a renewal thread. One that is
+   * never answered is decided at the store's timeout, and the lease's deadline timer stands behind
+   * both.
    */
-  void renew(ManagedLease<H> lease) {
-    long start = ticker.read();
-    if (!lease.readyToRenew(start)) {
-      return;
-    }
-    if (!store.renewAsync(lease.held(), lease.ttlMillis(), votes -> renewed(lease, votes, start))) {
-      watchdog.renewal(() -> renewWaiting(lease));
+  @Override
+  public void renew(H held, long ttlMillis, BooleanSupplier stillDue, Consumer<Tally> outcome) {
+    if (!store.renewAsync(held, ttlMillis, outcome)) {
+      watchdog.renewal(
+          () -> {
+            if (!stillDue.getAsBoolean()) {
+              return; // released or lost while queued for a renewal thread
+            }
+            Tally votes;
+            try {
+              votes = store.renew(held, ttlMillis);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt(); // closing: the lease is released or expires
+              return;
+            }
+            outcome.accept(votes);
+          });
     }
   }
 
-  /** A renewal for a store that can only wait: on a renewal thread, never a timer thread. */
-  private void renewWaiting(ManagedLease<H> lease) {
-    long start = ticker.read();
-    if (!lease.readyToRenew(start)) {
-      return;
-    }
-    Tally votes;
-    try {
-      votes = store.renew(lease.held(), lease.ttlMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt(); // closing: the lease is released or expires
-      return;
-    }
-    renewed(lease, votes, start);
+  /** A renewal's verdict, the engine's alone: see {@link #applyExtend}. */
+  @Override
+  public boolean extended(ManagedLease<H> lease, Tally votes, long start) {
+    return applyExtend(lease, votes, start, lease.ttlMillis(), true);
   }
 
-  private void renewed(ManagedLease<H> lease, Tally votes, long start) {
-    if (applyExtend(lease, votes, start, lease.ttlMillis(), true)) {
-      lease.scheduleRenewal(renewalIntervalNanos(lease.ttlMillis()), start);
-    } else {
-      lease.loseOnLibraryThread(LeaseLostException.Reason.RENEWAL_FAILED, votes.outcomes());
-    }
+  @Override
+  public ScheduledFuture<?> at(long instant, Runnable task) {
+    return watchdog.at(instant, task);
   }
 
   private boolean applyExtend(ManagedLease<H> lease, Tally votes, long start, long ttlMillis) {
@@ -388,7 +388,8 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService {
     return watchdog;
   }
 
-  long now() {
+  @Override
+  public long now() {
     return ticker.read();
   }
 

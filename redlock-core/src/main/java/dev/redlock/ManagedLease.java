@@ -5,16 +5,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A {@link Lease}, whatever store holds it: its validity, renewal, loss and release. Its monitor
- * orders extend, renewal, loss and release; no I/O is waited on while holding it, except by a
- * caller's own synchronous extend.
+ * A {@link Lease}, whatever store holds it: its validity, loss and release, and, once kept alive,
+ * its {@link Renewal}. Its monitor orders extend, renewal, loss and release; no I/O is waited on
+ * while holding it, except by a caller's own synchronous extend.
  *
  * <p>States: held, then either released (by the holder) or lost (renewal failed, validity ran out,
  * or maxHold reached). Both are final.
@@ -37,9 +36,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   // Guarded by this:
   private long renewedFrom; // start of the latest successful acquisition or extend
   private boolean released;
-  private boolean renewing;
-  private long maxHoldUntil = Long.MAX_VALUE;
-  private ScheduledFuture<?> nextRenewal;
+  private Renewal<H> renewal; // while kept alive: null before keepAlive and after release or loss
   private boolean deadlineWatched;
   private final List<Consumer<? super LeaseLostException>> lossCallbacks = new ArrayList<>(0);
   private Thread taskThread; // the withLock thread to interrupt on loss, while its task runs
@@ -133,16 +130,16 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
       if (released) {
         throw new IllegalStateException("lease on '" + resource + "' was released");
       }
-      if (renewing) {
+      if (renewal != null) {
         return this;
       }
       if (!isValid()) {
         throw lose(LeaseLostException.Reason.EXPIRED, List.of());
       }
-      renewing = true;
       long maxHold = engine.settings().maxHold().toNanos();
-      maxHoldUntil = grantedAt + maxHold < grantedAt ? Long.MAX_VALUE : grantedAt + maxHold;
-      nextRenewal = engine.watchdog().at(renewedFrom + interval, () -> engine.renew(this));
+      long maxHoldUntil = grantedAt + maxHold < grantedAt ? Long.MAX_VALUE : grantedAt + maxHold;
+      renewal = new Renewal<>(this, engine, interval, maxHoldUntil);
+      renewal.start(renewedFrom);
       watchDeadline();
     }
     return this;
@@ -184,34 +181,25 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
       return false;
     }
     released = true;
-    renewing = false;
+    stopRenewing();
     taskThread = null;
     lossCallbacks.clear();
-    if (nextRenewal != null) {
-      nextRenewal.cancel(false);
-    }
     validUntil = engine.now(); // invalid from now on, whatever the nodes answer
     return true;
   }
 
-  // ---- renewal and loss, driven by Redlock and the Watchdog -------------------------------
+  // ---- renewal and loss, driven by the Renewal and the Watchdog ----------------------------
 
-  /** Whether a renewal should go out now; if the lease is past maxHold, loses it by policy. */
-  boolean readyToRenew(long now) {
-    synchronized (this) {
-      if (released || lost != null || !renewing) {
-        return false;
-      }
-      if (now - maxHoldUntil < 0 && validUntil - now > 0) {
-        return true;
-      }
+  private void stopRenewing() { // under this monitor
+    if (renewal != null) {
+      renewal.stop();
+      renewal = null;
     }
-    if (now - validUntil >= 0) {
-      loseOnLibraryThread(LeaseLostException.Reason.EXPIRED, List.of());
-    } else {
-      loseOnLibraryThread(LeaseLostException.Reason.MAX_HOLD_REACHED, List.of());
-    }
-    return false;
+  }
+
+  /** The start of the extend (or acquisition) that gave the validity kept. */
+  synchronized long renewedFrom() {
+    return renewedFrom;
   }
 
   /**
@@ -232,19 +220,6 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     return true;
   }
 
-  /**
-   * Schedules the next renewal one interval after the renewal that started at {@code start} (or
-   * after the start of the extend that gave the validity kept, if later). Never from an older
-   * start: after an extend longer than the ttl the kept validity's start stays behind, and renewals
-   * counted from it would fall due at once, again and again.
-   */
-  synchronized void scheduleRenewal(long interval, long start) {
-    if (renewing && !released && lost == null) {
-      long from = start - renewedFrom > 0 ? start : renewedFrom;
-      nextRenewal = engine.watchdog().at(from + interval, () -> engine.renew(this));
-    }
-  }
-
   /** Makes sure a timer signals the loss when validity (or maxHold) runs out. */
   private void watchDeadline() {
     if (!deadlineWatched) {
@@ -254,7 +229,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   }
 
   private synchronized long deadline() {
-    return renewing ? Math.min(validUntil, maxHoldUntil) : validUntil;
+    return renewal != null ? Math.min(validUntil, renewal.maxHoldUntil()) : validUntil;
   }
 
   /**
@@ -305,16 +280,13 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
       if (lost != null) {
         return lost;
       }
-      wasRenewing = renewing;
+      wasRenewing = renewal != null;
       loss = new LeaseLostException(describe(reason, outcomes), resource, reason, outcomes);
       if (released) {
         return loss; // nothing to signal: the holder gave it back
       }
       lost = loss;
-      renewing = false;
-      if (nextRenewal != null) {
-        nextRenewal.cancel(false);
-      }
+      stopRenewing();
       callbacks = List.copyOf(lossCallbacks);
       lossCallbacks.clear();
     }

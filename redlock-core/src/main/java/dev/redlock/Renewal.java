@@ -1,0 +1,125 @@
+package dev.redlock;
+
+import dev.redlock.spi.LeaseStore;
+import dev.redlock.spi.Tally;
+import java.util.List;
+import java.util.concurrent.ScheduledFuture;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+/**
+ * The watchdog's renewal of one kept-alive lease ({@link Lease#keepAlive}, {@code withLock}): when
+ * the next renewal falls due, sending it, and what its outcome does — the next renewal scheduled
+ * one interval after the renewal that ran, or the lease lost (the renewal failed, the validity ran
+ * out, or {@code maxHold} was reached). One per kept-alive lease, made and owned by the lease; it
+ * reaches the engine only through {@link Renewer}, and the engine alone says whether a renewal's
+ * votes extended the lease.
+ *
+ * <p>Lock order: the lease's monitor may be held while calling {@link #stop}; this object never
+ * calls the lease while holding its own.
+ *
+ * @param <H> what the store keeps about the lease
+ */
+final class Renewal<H extends LeaseStore.Held> {
+
+  /** What a renewal needs of the engine. */
+  interface Renewer<H extends LeaseStore.Held> {
+    /**
+     * Sends one renewal of {@code held}, unless {@code stillDue} says no by the time it goes out;
+     * {@code outcome} then runs once, on a library thread, with the votes.
+     */
+    void renew(H held, long ttlMillis, BooleanSupplier stillDue, Consumer<Tally> outcome);
+
+    /**
+     * The verdict on a renewal's votes: true if they extended the lease (and the lease now holds
+     * the new validity), false if the lease must be lost.
+     */
+    boolean extended(ManagedLease<H> lease, Tally votes, long start);
+
+    /** Runs {@code task} at {@code instant} on the monotonic clock. */
+    ScheduledFuture<?> at(long instant, Runnable task);
+
+    /** The monotonic clock. */
+    long now();
+  }
+
+  private final ManagedLease<H> lease;
+  private final Renewer<H> engine;
+  private final long intervalNanos;
+  private final long maxHoldUntil;
+  private ScheduledFuture<?> next; // guarded by this
+  private boolean stopped; // guarded by this
+
+  /**
+   * @param intervalNanos from one renewal's start to the next ({@code ttl × renewalFraction})
+   * @param maxHoldUntil when the lease is lost by policy, on the monotonic clock
+   */
+  Renewal(ManagedLease<H> lease, Renewer<H> engine, long intervalNanos, long maxHoldUntil) {
+    this.lease = lease;
+    this.engine = engine;
+    this.intervalNanos = intervalNanos;
+    this.maxHoldUntil = maxHoldUntil;
+  }
+
+  /** Schedules the first renewal, one interval after {@code from}. */
+  synchronized void start(long from) {
+    if (!stopped) {
+      next = engine.at(from + intervalNanos, this::due);
+    }
+  }
+
+  /** Stops renewing: the lease was released or lost. Final. */
+  synchronized void stop() {
+    stopped = true;
+    if (next != null) {
+      next.cancel(false);
+    }
+  }
+
+  long maxHoldUntil() {
+    return maxHoldUntil;
+  }
+
+  private synchronized boolean isStopped() {
+    return stopped;
+  }
+
+  /** A renewal fell due (on a timer thread): send it, or lose the lease if its time is up. */
+  private void due() {
+    long start = engine.now();
+    if (isStopped()) {
+      return;
+    }
+    if (!lease.isValid()) {
+      lease.loseOnLibraryThread(LeaseLostException.Reason.EXPIRED, List.of());
+      return;
+    }
+    if (start - maxHoldUntil >= 0) {
+      lease.loseOnLibraryThread(LeaseLostException.Reason.MAX_HOLD_REACHED, List.of());
+      return;
+    }
+    engine.renew(
+        lease.held(), lease.ttlMillis(), () -> !isStopped(), votes -> renewed(votes, start));
+  }
+
+  /**
+   * A renewal's outcome. A renewal that does not win with validity left loses the lease at once,
+   * never "maybe". The next renewal counts from the renewal that ran, or from the start of the
+   * extend that gave the validity kept, if later; never from an older start: after an extend longer
+   * than the ttl the kept validity's start stays behind, and renewals counted from it would fall
+   * due at once, again and again.
+   */
+  private void renewed(Tally votes, long start) {
+    if (!engine.extended(lease, votes, start)) {
+      lease.loseOnLibraryThread(LeaseLostException.Reason.RENEWAL_FAILED, votes.outcomes());
+      return;
+    }
+    long keptFrom = lease.renewedFrom(); // read before taking this monitor (lock order)
+    long from = keptFrom - start > 0 ? keptFrom : start;
+    synchronized (this) {
+      if (!stopped) {
+        next = engine.at(from + intervalNanos, this::due);
+      }
+    }
+  }
+}
