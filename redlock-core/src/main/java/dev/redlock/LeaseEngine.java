@@ -34,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * @param <H> what the store keeps about a granted lease
  */
 final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renewal.Renewer<H> {
-  private static final Logger log = LoggerFactory.getLogger(Redlock.class);
+  private static final Logger log = LoggerFactory.getLogger(LeaseEngine.class);
 
   private final LockSettings settings;
   private final String name;

@@ -27,8 +27,7 @@ import org.slf4j.LoggerFactory;
  * again ({@link StragglerReleases}).
  */
 public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
-  // The Redlock's own logger: what an operator reads about votes, quarantines and releases.
-  private static final Logger log = LoggerFactory.getLogger("dev.redlock.Redlock");
+  private static final Logger log = LoggerFactory.getLogger(QuorumStore.class);
   private static final String HELD = "held by another owner";
   private static final String NOT_OWNER = "not the owner: expired or taken";
 
