@@ -33,7 +33,7 @@ final class Chart {
     Map<String, Map<Integer, Double>> series = new LinkedHashMap<>();
     double max = 0;
     for (Report.Latency l : report.latencies) {
-      if (l.scenario().equals("uncontended")) {
+      if (l.scenario().equals(LoadDriver.SAME_RESOURCE)) {
         series.computeIfAbsent(l.impl(), k -> new TreeMap<>()).put(l.nodes(), l.p50());
         max = Math.max(max, l.p50());
       }
@@ -51,7 +51,10 @@ final class Chart {
     g.fillRect(0, 0, w, h);
     g.setColor(Color.BLACK);
     g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 16));
-    g.drawString("Uncontended acquire + release, p50 latency by number of nodes", left, 28);
+    g.drawString(
+        "The same resource taken again and again: acquire + release, p50 by number of nodes",
+        left,
+        28);
     g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
     int plotW = w - left - right;
     int plotH = h - top - bottom;

@@ -28,6 +28,7 @@ import org.netcrusher.core.throttle.DelayThrottler;
 import org.netcrusher.tcp.TcpCrusher;
 import org.netcrusher.tcp.TcpCrusherBuilder;
 import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Jedis;
 
 /**
  * The load driver: starts 5 local redis-server nodes and measures, in one run and interleaved, this
@@ -120,8 +121,12 @@ public final class LoadDriver {
         "redlock-bench on "
             + machine
             + (quick ? " (" + length.name().toLowerCase(Locale.ROOT) + ")" : ""));
+    // The headline: one job taking its own lock again and again. Then a new resource every time.
     for (int n : new int[] {1, 3, 5}) {
-      uncontended(uris.subList(0, n), n, "uncontended");
+      uncontended(uris.subList(0, n), n, SAME_RESOURCE, true);
+    }
+    for (int n : new int[] {1, 3, 5}) {
+      uncontended(uris.subList(0, n), n, NEW_RESOURCE, false);
     }
     slowNode(uris);
     contended(uris.subList(0, 5));
@@ -138,11 +143,18 @@ public final class LoadDriver {
             + out.resolve("performance-latency.png"));
   }
 
+  /** The uncontended scenarios' names, as the report and the chart print them. */
+  static final String SAME_RESOURCE = "uncontended, same resource";
+
+  static final String NEW_RESOURCE = "uncontended, new resource";
+
   /**
    * One thread, acquire + release of an uncontended lock; implementations interleaved round by
-   * round.
+   * round. {@code sameResource}: every cycle of an implementation takes the same resource (each
+   * implementation its own), as a job re-taking its ledger's lock does; else a new one each time.
    */
-  private void uncontended(List<String> uris, int n, String scenario) throws Exception {
+  private void uncontended(List<String> uris, int n, String scenario, boolean sameResource)
+      throws Exception {
     List<HostAndPort> hosts =
         uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
     List<LockUnderTest> impls = new ArrayList<>();
@@ -154,11 +166,11 @@ public final class LoadDriver {
     impls.add(new RawFloors.PipelinedWithOurScripts(hosts));
     impls.add(new Ours(uris));
     impls.add(new RedissonRedLockUnderTest(uris));
-    measureInterleaved(scenario, n, impls);
+    measureInterleaved(scenario, n, impls, sameResource);
   }
 
-  private void measureInterleaved(String scenario, int n, List<LockUnderTest> impls)
-      throws Exception {
+  private void measureInterleaved(
+      String scenario, int n, List<LockUnderTest> impls, boolean sameResource) throws Exception {
     int rounds =
         switch (length) {
           case FULL -> 20;
@@ -175,13 +187,17 @@ public final class LoadDriver {
     Map<String, long[]> allocation = new LinkedHashMap<>(); // bytes, cycles
     try {
       for (int round = 0; round <= rounds; round++) { // round 0 warms up and is discarded
-        for (LockUnderTest impl : impls) {
+        for (int which = 0; which < impls.size(); which++) {
+          LockUnderTest impl = impls.get(which);
           Histogram h =
               histograms.computeIfAbsent(
                   impl.name(), k -> new Histogram(TimeUnit.SECONDS.toNanos(10), 3));
           long bytesBefore = allocatedBytes();
           for (int i = 0; i < batch; i++) {
-            String key = "bench:" + scenario + ":" + n + ":" + i;
+            String key =
+                sameResource
+                    ? "bench:same:" + n + ":" + which
+                    : "bench:new:" + n + ":" + round + ":" + i;
             long start = System.nanoTime();
             impl.cycle(key);
             if (round > 0) {
@@ -275,6 +291,7 @@ public final class LoadDriver {
     try (Redlock a = Redlock.create(config);
         Redlock b = Redlock.create(config)) {
       long commandsBefore = nodeCommands(uris);
+      Cpu before = Cpu.read(uris);
       long sections =
           runThreads(
               8,
@@ -294,12 +311,14 @@ public final class LoadDriver {
           5,
           "redlock (this library)",
           sections * 1000.0 / millis,
-          (nodeCommands(uris) - commandsBefore) / (double) Math.max(1, sections));
+          (nodeCommands(uris) - commandsBefore) / (double) Math.max(1, sections),
+          Cpu.read(uris).minus(before).percentOf(millis));
     }
     // Redisson: 8 threads, tryLock with a 50 ms wait and a 1 s lease.
     RedissonRedLockUnderTest redisson = new RedissonRedLockUnderTest(uris);
     try {
       long commandsBefore = nodeCommands(uris);
+      Cpu before = Cpu.read(uris);
       long sections =
           runThreads(
               8,
@@ -317,14 +336,18 @@ public final class LoadDriver {
           5,
           "Redisson 3.52 RedissonRedLock",
           sections * 1000.0 / millis,
-          (nodeCommands(uris) - commandsBefore) / (double) Math.max(1, sections));
+          (nodeCommands(uris) - commandsBefore) / (double) Math.max(1, sections),
+          Cpu.read(uris).minus(before).percentOf(millis));
     } finally {
       redisson.close();
     }
     System.out.println("contended done");
   }
 
-  /** 1, 8 and 64 threads on distinct keys, N=5: throughput as threads grow, and failures. */
+  /**
+   * 1, 8, 64 and 256 threads on distinct keys, N=5: throughput as threads grow, failures, and the
+   * CPU the nodes and this process used meanwhile, so the bound is visible.
+   */
   private void manyKeys(List<String> uris) throws Exception {
     long millis =
         switch (length) {
@@ -333,9 +356,10 @@ public final class LoadDriver {
           case SMOKE -> 500;
         };
     try (Redlock redlock = Redlock.create(RedlockConfig.builder().nodes(uris).build())) {
-      for (int threads : new int[] {1, 8, 64}) {
+      for (int threads : new int[] {1, 8, 64, 256}) {
         AtomicLong next = new AtomicLong();
         AtomicLong failed = new AtomicLong();
+        Cpu before = Cpu.read(uris);
         long ops =
             runThreads(
                 threads,
@@ -350,12 +374,14 @@ public final class LoadDriver {
                     return 0;
                   }
                 });
+        Cpu used = Cpu.read(uris).minus(before);
         report.throughput(
             "distinct keys, " + threads + " threads (" + failed.get() + " failed)",
             5,
             "redlock (this library)",
             ops * 1000.0 / millis,
-            Double.NaN);
+            Double.NaN,
+            used.percentOf(millis));
         System.out.println(
             "many keys, " + threads + " threads: " + ops + " ok, " + failed.get() + " failed");
       }
@@ -391,6 +417,40 @@ public final class LoadDriver {
       return total;
     } finally {
       pool.shutdownNow();
+    }
+  }
+
+  /** CPU seconds used so far by the nodes (INFO cpu, user + sys, summed) and by this process. */
+  record Cpu(double nodeSeconds, double clientSeconds) {
+    static Cpu read(List<String> uris) {
+      double nodes = 0;
+      for (String uri : uris) {
+        HostAndPort host = HostAndPort.from(uri.substring("redis://".length()));
+        try (Jedis jedis = new Jedis(host)) {
+          for (String line : jedis.info("cpu").split("\r?\n")) {
+            if (line.startsWith("used_cpu_sys:") || line.startsWith("used_cpu_user:")) {
+              nodes += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+            }
+          }
+        }
+      }
+      com.sun.management.OperatingSystemMXBean os =
+          (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+      return new Cpu(nodes, os.getProcessCpuTime() / 1e9);
+    }
+
+    Cpu minus(Cpu earlier) {
+      return new Cpu(nodeSeconds - earlier.nodeSeconds, clientSeconds - earlier.clientSeconds);
+    }
+
+    /** "nodes 140%, client 55%": percent of one core over {@code millis} of wall time. */
+    String percentOf(long millis) {
+      double wall = millis / 1000.0;
+      return String.format(
+          Locale.ROOT,
+          "nodes %.0f%%, client %.0f%%",
+          100 * nodeSeconds / wall,
+          100 * clientSeconds / wall);
     }
   }
 

@@ -17,7 +17,12 @@ final class Report {
       double bytesPerCycle) {}
 
   record Throughput(
-      String scenario, int nodes, String impl, double perSecond, double commandsPerOp) {}
+      String scenario,
+      int nodes,
+      String impl,
+      double perSecond,
+      double commandsPerOp,
+      String cpu) {}
 
   final List<Latency> latencies = new ArrayList<>();
   final List<Throughput> throughputs = new ArrayList<>();
@@ -34,8 +39,13 @@ final class Report {
             bytesPerCycle));
   }
 
-  void throughput(String scenario, int nodes, String impl, double perSecond, double commandsPerOp) {
-    throughputs.add(new Throughput(scenario, nodes, impl, perSecond, commandsPerOp));
+  /**
+   * @param cpu the CPU the nodes and this process used meanwhile, as a phrase ("nodes 140%, client
+   *     55%", percent of one core)
+   */
+  void throughput(
+      String scenario, int nodes, String impl, double perSecond, double commandsPerOp, String cpu) {
+    throughputs.add(new Throughput(scenario, nodes, impl, perSecond, commandsPerOp, cpu));
   }
 
   /**
@@ -96,19 +106,20 @@ final class Report {
                   : String.format(Locale.ROOT, "%,.0f", l.bytesPerCycle)));
     }
     md.append(
-        "\n| scenario | N | implementation | per second | node commands per operation |\n|---|---|---|---|---|\n");
+        "\n| scenario | N | implementation | per second | node commands per operation | CPU used (of one core) |\n|---|---|---|---|---|---|\n");
     for (Throughput t : throughputs) {
       md.append(
           String.format(
               Locale.ROOT,
-              "| %s | %d | %s | %,.0f | %s |%n",
+              "| %s | %d | %s | %,.0f | %s | %s |%n",
               t.scenario,
               t.nodes,
               t.impl,
               t.perSecond,
               Double.isNaN(t.commandsPerOp)
                   ? "–"
-                  : String.format(Locale.ROOT, "%.1f", t.commandsPerOp)));
+                  : String.format(Locale.ROOT, "%.1f", t.commandsPerOp),
+              t.cpu));
     }
     return md.toString();
   }
