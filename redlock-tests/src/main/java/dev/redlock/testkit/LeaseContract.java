@@ -524,16 +524,48 @@ public abstract class LeaseContract {
     assertTrue(
         thrown instanceof LeaseLostException || thrown instanceof InterruptedException,
         thrown.toString());
+    // The loss interrupt may still be set on this thread if the task saw the loss through
+    // checkValid first (withLock does not clear it: docs/leases.md); it must break neither the
+    // wait for the callback (which may run after the task ended) nor the test's own clean-up.
+    Thread.interrupted();
     LeaseLostException loss = signalled.get(NO_HANG.toMillis(), TimeUnit.MILLISECONDS);
     assertTrue(
         loss.reason() == LeaseLostException.Reason.RENEWAL_FAILED
             || loss.reason() == LeaseLostException.Reason.EXPIRED,
         loss.toString());
-    // The loss interrupt may still be set on this thread if the task saw the loss through
-    // checkValid first (withLock does not clear it: docs/leases.md); it must not break the test's
-    // own clean-up.
-    Thread.interrupted();
     reconnect();
+  }
+
+  /**
+   * While the store is cut off, an attempt fails in bounded time as unreachable (not as busy), with
+   * the per-node account, and so does {@code acquire} once {@code maxWait} is spent; once it is
+   * back, the same client is granted the lock.
+   */
+  @Test
+  void whileTheStoreIsCutOffAttemptsFailInTimeAndSaySo() throws Exception {
+    LockService a = client();
+    String r = resource("cut-off");
+    a.acquire(resource("warm"), LONG_TTL, NO_HANG).release(); // connected before the cut
+    disconnect();
+    LockUnavailableException once =
+        assertTimeoutPreemptively(
+            NO_HANG,
+            () -> assertThrows(LockUnavailableException.class, () -> a.tryAcquire(r, LONG_TTL)));
+    assertEquals(
+        LockUnavailableException.Reason.QUORUM_UNREACHABLE, once.reason(), once.toString());
+    assertEquals(
+        nodeNames(), once.nodeOutcomes().stream().map(NodeOutcome::node).toList(), once.toString());
+    LockUnavailableException waited =
+        assertTimeoutPreemptively(
+            NO_HANG,
+            () ->
+                assertThrows(
+                    LockUnavailableException.class,
+                    () -> a.acquire(r, LONG_TTL, TIMING.scaled(Duration.ofMillis(500)))));
+    assertEquals(
+        LockUnavailableException.Reason.QUORUM_UNREACHABLE, waited.reason(), waited.toString());
+    reconnect();
+    a.acquire(r, LONG_TTL, NO_HANG).release();
   }
 
   // ---- release and close -------------------------------------------------------------------
