@@ -70,7 +70,9 @@ public abstract class LeaseContract {
   /**
    * A new client of the store under test (each test may make several), with the settings the store
    * usually runs the contract with, changed by {@code settings} (a test adds a listener, say)
-   * before they are built. The store's own settings come first, so the test's win.
+   * before they are built. The store's own settings come first, so the test's win. Their {@code
+   * maxTtl} must be at least the default ({@link LockSettings#DEFAULT_MAX_TTL}): the tests' longest
+   * ttls are capped there.
    */
   protected abstract LockService createClient(Consumer<LockSettings.Builder> settings);
 
@@ -96,10 +98,10 @@ public abstract class LeaseContract {
 
   /**
    * Waits (bounded) until the store keeps nothing of {@code resource}, once every lease of it has
-   * been released: nothing for a later owner to trip on, no key left to expire. The contract has
-   * already checked, through the API, that a new client is granted the resource at once; a store
-   * that can look at its own data checks it here (Redis: no node has the key; SQL: no row). The
-   * default checks nothing more.
+   * been released: nothing for a later owner to trip on, no key left to expire. The contract also
+   * checks, through the API, that a new client is granted the resource at once; a store that can
+   * look at its own data checks it here (Redis: no node has the key; SQL: no row). The default
+   * checks nothing more.
    */
   protected void awaitNothingKept(String resource) {}
 
