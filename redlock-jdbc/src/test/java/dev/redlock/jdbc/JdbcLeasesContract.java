@@ -197,7 +197,9 @@ abstract class JdbcLeasesContract extends LeaseContract {
       }
       Files.writeString(done, "");
       for (Process p : racers) {
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the racer exits");
+        assertTrue(
+            p.waitFor(TIMING.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS),
+            "the racer exits");
         assertEquals(0, p.exitValue());
       }
       assertEquals(1, won, "exactly one of two processes wins");
@@ -457,8 +459,9 @@ abstract class JdbcLeasesContract extends LeaseContract {
   @Test
   void anExhaustedPoolDelaysNoOperationPastTheTimeout() throws Exception {
     String r = resource("exhausted");
-    Duration bound = Duration.ofSeconds(10); // well past 1 s, well short of the pool's 30 s
-    HikariDataSource pool = closeAfterClients(db.newPool(1, Duration.ofSeconds(30)));
+    // Well past 1 s, well short of the pool's 30 s (both scaled).
+    Duration bound = TIMING.scaled(Duration.ofSeconds(10));
+    HikariDataSource pool = closeAfterClients(db.newPool(1, TIMING.scaled(Duration.ofSeconds(30))));
     try (CapturedLog log = new CapturedLog()) {
       try (LockService a = JdbcLeases.create(pool, table, SETTINGS)) {
         Lease held = a.acquire(r, Duration.ofSeconds(10), NO_HANG);
@@ -498,7 +501,7 @@ abstract class JdbcLeasesContract extends LeaseContract {
       try {
         LockUnavailableException e =
             assertTimeoutPreemptively(
-                Duration.ofSeconds(10),
+                TIMING.scaled(Duration.ofSeconds(10)),
                 () ->
                     assertThrows(
                         LockUnavailableException.class,
