@@ -13,7 +13,9 @@ import redis.clients.jedis.exceptions.JedisConnectionException;
 
 /**
  * An in-memory node for the algorithm's unit tests: healthy, down, slow on a fake clock, or
- * hanging.
+ * hanging. Requests are applied one at a time, as a Redis node runs its scripts. Keys never expire
+ * unless {@link #expiryClock} is set: then a key lives for the ttl its acquire or extend gave it
+ * (PX), on that clock, as the contract suite over the fake cluster needs.
  */
 final class FakeNode implements LockNode {
   enum Mode {
@@ -76,6 +78,45 @@ final class FakeNode implements LockNode {
    * counter; null for a node whose tokens always come from the counter (reported as "ahead").
    */
   volatile java.util.function.LongSupplier clockMicros;
+
+  /**
+   * The clock (nanoseconds) on which keys expire by their ttl, or null (the default) for keys that
+   * live until released: the algorithm's unit tests count on that.
+   */
+  volatile java.util.function.LongSupplier expiryClock;
+
+  /**
+   * When each key expires on {@link #expiryClock}, for the keys an acquire or extend gave a ttl.
+   */
+  private final Map<String, Long> expiresAt = new java.util.HashMap<>();
+
+  /** Whether the node holds {@code key} now (not released, not expired). */
+  synchronized boolean holds(String key) {
+    expire(key);
+    return keys.containsKey(key);
+  }
+
+  /** Drops {@code key} if its ttl has passed on {@link #expiryClock}. */
+  private void expire(String key) {
+    java.util.function.LongSupplier now = expiryClock;
+    Long deadline = expiresAt.get(key);
+    if (now != null && deadline != null && now.getAsLong() - deadline >= 0) {
+      keys.remove(key);
+      expiresAt.remove(key);
+    }
+  }
+
+  /**
+   * Makes {@code key} live at least {@code ttlMillis} more, if keys expire on this node: never
+   * shorter, as extend.lua (PTTL, then PEXPIRE only if longer); a new key has no ttl yet.
+   */
+  private void expireIn(String key, long ttlMillis) {
+    java.util.function.LongSupplier now = expiryClock;
+    if (now != null) {
+      long deadline = now.getAsLong() + TimeUnit.MILLISECONDS.toNanos(ttlMillis);
+      expiresAt.merge(key, deadline, (old, proposed) -> proposed - old > 0 ? proposed : old);
+    }
+  }
 
   /** Quarantine left in ms to answer with, or 0. */
   volatile long quarantinedMillis;
@@ -148,9 +189,10 @@ final class FakeNode implements LockNode {
     };
   }
 
-  private long apply(NodeRequest r) {
+  private synchronized long apply(NodeRequest r) {
     String key = r.key();
     String token = r.token();
+    expire(key);
     switch (r.verb()) {
       case ACQUIRE:
         if (quarantinedMillis > 0) {
@@ -159,6 +201,7 @@ final class FakeNode implements LockNode {
         if (keys.putIfAbsent(key, token) != null) {
           return 0; // held by another owner
         }
+        expireIn(key, r.argument());
         java.util.function.LongSupplier clock = clockMicros;
         long now = clock == null ? Long.MIN_VALUE : clock.getAsLong();
         long counter = fences.getOrDefault(key, 0L);
@@ -173,12 +216,17 @@ final class FakeNode implements LockNode {
         fences.merge(key, r.argument(), Math::max);
         return 1;
       case EXTEND:
-        return token.equals(keys.get(key)) ? 1 : 0;
+        if (!token.equals(keys.get(key))) {
+          return 0;
+        }
+        expireIn(key, r.argument());
+        return 1;
       case RELEASE:
         releases.incrementAndGet();
         if (!keys.remove(key, token)) {
           return 0;
         }
+        expiresAt.remove(key);
         fences.merge(key, r.argument(), Math::max); // the release raises the counter to the token
         return 1;
       default:

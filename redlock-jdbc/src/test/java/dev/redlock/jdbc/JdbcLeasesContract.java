@@ -36,6 +36,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -48,12 +49,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class JdbcLeasesContract extends LeaseContract {
-  static final LockSettings SETTINGS =
-      LockSettings.builder()
-          .timeout(Duration.ofSeconds(1))
-          .retryDelay(Duration.ofMillis(20))
-          .retryJitter(Duration.ofMillis(20))
-          .build();
+  static final LockSettings SETTINGS = settings().build();
 
   Database db;
   String table;
@@ -74,15 +70,41 @@ abstract class JdbcLeasesContract extends LeaseContract {
     }
   }
 
+  /**
+   * The settings the suite's clients run with: a 1 s statement timeout, short retries, and a maxTtl
+   * scaled with the ttls (a minute at factor 1).
+   */
+  static LockSettings.Builder settings() {
+    return LockSettings.builder()
+        .timeout(Duration.ofSeconds(1))
+        .maxTtl(TIMING.scaled(LockSettings.DEFAULT_MAX_TTL))
+        .retryDelay(Duration.ofMillis(20))
+        .retryJitter(Duration.ofMillis(20));
+  }
+
   /** Each client is a service of its own: its own pool, closed after the test's clients. */
   @Override
-  protected LockService createClient() {
-    return JdbcLeases.create(closeAfterClients(db.newPool()), table, SETTINGS);
+  protected LockService createClient(Consumer<LockSettings.Builder> adjust) {
+    LockSettings.Builder settings = settings();
+    adjust.accept(settings);
+    return JdbcLeases.create(closeAfterClients(db.newPool()), table, settings.build());
   }
 
   @Override
   protected Duration shortTtl() {
-    return Duration.ofSeconds(4); // renewable: ttl / 3 >= the 1 s statement timeout
+    return TIMING.scaled(Duration.ofSeconds(4)); // renewable: ttl / 3 >= the 1 s statement timeout
+  }
+
+  /** The store's one part, as its account names it: the dialect and the table. */
+  @Override
+  protected List<String> nodeNames() {
+    return List.of(kind().name().toLowerCase(java.util.Locale.ROOT) + ":" + table);
+  }
+
+  /** No row is left for the resource (a release deletes it, owner-checked). */
+  @Override
+  protected void awaitNothingKept(String resource) {
+    await("no row left for " + resource).atMost(NO_HANG).until(() -> owner(resource) == null);
   }
 
   @Override
@@ -175,7 +197,9 @@ abstract class JdbcLeasesContract extends LeaseContract {
       }
       Files.writeString(done, "");
       for (Process p : racers) {
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the racer exits");
+        assertTrue(
+            p.waitFor(TIMING.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS),
+            "the racer exits");
         assertEquals(0, p.exitValue());
       }
       assertEquals(1, won, "exactly one of two processes wins");
@@ -364,7 +388,10 @@ abstract class JdbcLeasesContract extends LeaseContract {
       List<String> warnings = warnings(log, r);
       assertEquals(1, warnings.size(), warnings.toString());
       assertTrue(
-          warnings.get(0).contains("; its row may be held until its ttl (4000 ms) ends"),
+          warnings
+              .get(0)
+              .contains(
+                  "; its row may be held until its ttl (" + shortTtl().toMillis() + " ms) ends"),
           warnings.toString());
       assertFalse(log.text().contains(owner), "the owner token never reaches the log");
       await().atMost(NO_HANG).until(() -> pool.getHikariPoolMXBean().getActiveConnections() == 0);
@@ -432,8 +459,9 @@ abstract class JdbcLeasesContract extends LeaseContract {
   @Test
   void anExhaustedPoolDelaysNoOperationPastTheTimeout() throws Exception {
     String r = resource("exhausted");
-    Duration bound = Duration.ofSeconds(10); // well past 1 s, well short of the pool's 30 s
-    HikariDataSource pool = closeAfterClients(db.newPool(1, Duration.ofSeconds(30)));
+    // Well past 1 s, well short of the pool's 30 s (both scaled).
+    Duration bound = TIMING.scaled(Duration.ofSeconds(10));
+    HikariDataSource pool = closeAfterClients(db.newPool(1, TIMING.scaled(Duration.ofSeconds(30))));
     try (CapturedLog log = new CapturedLog()) {
       try (LockService a = JdbcLeases.create(pool, table, SETTINGS)) {
         Lease held = a.acquire(r, Duration.ofSeconds(10), NO_HANG);
@@ -473,7 +501,7 @@ abstract class JdbcLeasesContract extends LeaseContract {
       try {
         LockUnavailableException e =
             assertTimeoutPreemptively(
-                Duration.ofSeconds(10),
+                TIMING.scaled(Duration.ofSeconds(10)),
                 () ->
                     assertThrows(
                         LockUnavailableException.class,

@@ -1,5 +1,6 @@
 package dev.redlock.testkit;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -8,13 +9,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
 import dev.redlock.LeaseLostException;
+import dev.redlock.LockEvent;
 import dev.redlock.LockService;
+import dev.redlock.LockSettings;
 import dev.redlock.LockUnavailableException;
+import dev.redlock.NodeOutcome;
+import dev.redlock.RedlockListener;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -22,37 +28,82 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * What every lease store must do, whatever keeps the leases: the semantics the Redis quorum and the
- * SQL table share. A store's suite extends this and says how to make a client, how long a short ttl
- * is, and how to cut the store off and back.
+ * SQL table share, spoken through the public API only ({@link LockService}, {@link Lease}, {@link
+ * LockEvent}s, the exceptions). A store's suite extends this and says how to make a client, how
+ * long a short ttl is, how to cut the store off and back, and what its per-node account names.
  *
  * <pre>{@code
  * class PostgresLeasesIT extends LeaseContract {
- *   protected LockService newClient() { return JdbcLeases.create(dataSource, table, settings); }
+ *   protected LockService createClient(Consumer<LockSettings.Builder> settings) {
+ *     LockSettings.Builder b = LockSettings.builder().timeout(Duration.ofSeconds(1));
+ *     settings.accept(b);
+ *     return JdbcLeases.create(dataSource, table, b.build());
+ *   }
  *   ...
  * }
  * }</pre>
+ *
+ * <p>Bounds and ttls are written for an ordinary machine and scaled by {@link #TIMING}: on a slow
+ * one, run with {@code -Dredlock.test.timing=3} (see {@link Timing}). Stores scale their own ttls
+ * and timeouts with it too.
  */
 public abstract class LeaseContract {
-  protected static final Duration NO_HANG = Duration.ofSeconds(30);
+  /** This run's timing ({@link Timing#get()}): scale the store's ttls and timeouts with it. */
+  protected static final Timing TIMING = Timing.get();
+
+  /** Bound for "returns instead of hanging": {@link Timing#noHang()}. */
+  protected static final Duration NO_HANG = TIMING.noHang();
+
+  /** A ttl no test outlives: 10 s, scaled, at most the default {@code maxTtl}. */
+  private static final Duration LONG_TTL = atMostMaxTtl(TIMING.scaled(Duration.ofSeconds(10)));
+
   private final List<LockService> clients = new ArrayList<>();
   private final List<AutoCloseable> afterClients = new ArrayList<>();
 
-  /** A new client of the store under test (each test may make several). */
-  protected abstract LockService createClient();
+  /**
+   * A new client of the store under test (each test may make several), with the settings the store
+   * usually runs the contract with, changed by {@code settings} (a test adds a listener, say)
+   * before they are built. The store's own settings come first, so the test's win. Their {@code
+   * maxTtl} must be at least the default ({@link LockSettings#DEFAULT_MAX_TTL}): the tests' longest
+   * ttls are capped there.
+   */
+  protected abstract LockService createClient(Consumer<LockSettings.Builder> settings);
 
-  /** A ttl short enough to wait out in a test, long enough to renew (a few timeouts). */
+  /**
+   * A ttl short enough to wait out in a test, long enough to renew (a few timeouts), scaled by
+   * {@link #TIMING}. Tests also give leases 6 times this ttl, so it must be at most a sixth of the
+   * clients' {@code maxTtl}.
+   */
   protected abstract Duration shortTtl();
 
   /** Makes the store unreachable for the clients (as if it stopped), until {@link #reconnect}. */
   protected abstract void disconnect();
 
-  /** Ends {@link #disconnect()}. */
+  /** Ends {@link #disconnect()}. Called after every test, so it must be harmless when connected. */
   protected abstract void reconnect();
+
+  /**
+   * What a failure's and an event's per-node account names, in its order: {@link
+   * NodeOutcome#node()} of each part of the store a client asks (Redis: each node's URI; a SQL
+   * table: one entry).
+   */
+  protected abstract List<String> nodeNames();
+
+  /**
+   * Waits (bounded) until the store keeps nothing of {@code resource}, once every lease of it has
+   * been released: nothing for a later owner to trip on, no key left to expire. The contract also
+   * checks, through the API, that a new client is granted the resource at once; a store that can
+   * look at its own data checks it here (Redis: no node has the key; SQL: no row). The default
+   * checks nothing more.
+   */
+  protected void awaitNothingKept(String resource) {}
 
   /** The resource names of this run: distinct per test, so stores need no cleaning between. */
   protected String resource(String name) {
@@ -68,8 +119,14 @@ public abstract class LeaseContract {
     return resource;
   }
 
+  /** A new client with the store's usual settings, closed after the test. */
   protected final LockService client() {
-    LockService client = createClient();
+    return client(settings -> {});
+  }
+
+  /** A new client whose settings {@code settings} changed (see {@link #createClient}). */
+  protected final LockService client(Consumer<LockSettings.Builder> settings) {
+    LockService client = createClient(settings);
     clients.add(client);
     return client;
   }
@@ -85,26 +142,204 @@ public abstract class LeaseContract {
     afterClients.clear();
   }
 
-  private static void waitOut(Lease lease) {
-    long deadline = System.nanoTime() + NO_HANG.toNanos();
-    while (lease.isValid() && System.nanoTime() < deadline) {
-      LockSupport.parkNanos(lease.remainingValidity().toNanos() + 1_000_000);
-    }
+  private static Duration atMostMaxTtl(Duration ttl) {
+    return ttl.compareTo(LockSettings.DEFAULT_MAX_TTL) < 0 ? ttl : LockSettings.DEFAULT_MAX_TTL;
   }
+
+  /** Waits until {@code lease} has run out, on its own clock (bounded by {@link #NO_HANG}). */
+  private static void waitOut(Lease lease) {
+    await("the lease runs out")
+        .atMost(NO_HANG)
+        .pollInterval(Duration.ofMillis(10))
+        .until(() -> !lease.isValid());
+  }
+
+  /**
+   * Checks {@code check} every 50 ms for {@code span} and fails at the first look that sees it
+   * false: an invariant over a window, not a wait (an Awaitility {@code during} would start its
+   * window again after a false look).
+   */
+  private static void assertThroughout(Duration span, String what, BooleanSupplier check) {
+    long until = System.nanoTime() + span.toNanos();
+    do {
+      assertTrue(check.getAsBoolean(), what);
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+    } while (System.nanoTime() - until < 0);
+    assertTrue(check.getAsBoolean(), what);
+  }
+
+  /** Whether {@code other} is refused {@code r} now (a lease it got is released at once). */
+  private static boolean refused(LockService other, String r) {
+    Optional<Lease> taken = other.tryAcquire(r, LONG_TTL);
+    taken.ifPresent(Lease::release);
+    return taken.isEmpty();
+  }
+
+  // ---- one holder at a time ----------------------------------------------------------------
 
   @Test
   void oneHolderAtATimeAndTheNextAfterRelease() throws Exception {
     LockService a = client();
     LockService b = client();
     String r = resource("exclusive");
-    Lease held = a.acquire(r, Duration.ofSeconds(10), NO_HANG);
+    Lease held = a.acquire(r, LONG_TTL, NO_HANG);
     assertTrue(held.isValid());
-    assertTrue(b.tryAcquire(r, Duration.ofSeconds(10)).isEmpty(), "held elsewhere");
+    assertTrue(b.tryAcquire(r, LONG_TTL).isEmpty(), "a second client cannot acquire while held");
+    assertTrue(a.tryAcquire(r, LONG_TTL).isEmpty(), "not reentrant: the same client cannot either");
     held.release();
-    Lease next = b.acquire(r, Duration.ofSeconds(10), NO_HANG);
+    Lease next =
+        b.tryAcquire(r, LONG_TTL)
+            .orElseThrow(() -> new AssertionError("free again as soon as release returns"));
     assertTrue(next.fencingToken() > held.fencingToken(), "fencing tokens grow");
     next.release();
   }
+
+  @Test
+  void aLeaseNamesItsResourceAndKeepsMostOfItsTtl() throws Exception {
+    LockService a = client();
+    String r = resource("happy");
+    Lease lease = a.acquire(r, LONG_TTL, NO_HANG);
+    assertEquals(r, lease.resource());
+    assertTrue(lease.isValid());
+    assertTrue(
+        lease.remainingValidity().compareTo(LONG_TTL) < 0,
+        "validity is ttl minus elapsed and drift: " + lease.remainingValidity());
+    assertTrue(
+        lease.remainingValidity().compareTo(LONG_TTL.minus(TIMING.scaled(Duration.ofSeconds(1))))
+            > 0,
+        "a healthy store leaves most of the ttl: " + lease.remainingValidity());
+    lease.release();
+    assertFalse(lease.isValid());
+  }
+
+  @Test
+  void acquireGivesUpAfterMaxWaitWhenHeldElsewhere() throws Exception {
+    LockService a = client();
+    LockService b = client();
+    String r = resource("busy");
+    try (Lease held = a.acquire(r, LONG_TTL, Duration.ZERO)) {
+      LockUnavailableException e =
+          assertTimeoutPreemptively(
+              NO_HANG,
+              () ->
+                  assertThrows(
+                      LockUnavailableException.class,
+                      () -> b.acquire(r, LONG_TTL, TIMING.scaled(Duration.ofMillis(300)))));
+      assertEquals(LockUnavailableException.Reason.HELD_ELSEWHERE, e.reason());
+      assertEquals(r, e.resource());
+      assertTrue(e.attempts() > 1, "it retried: " + e.attempts());
+      assertEquals(nodeNames().size(), e.nodeOutcomes().size(), e.getMessage());
+      assertTrue(
+          e.getMessage().contains("held elsewhere") && e.getMessage().contains(nodeNames().get(0)),
+          e.getMessage());
+      assertTrue(held.isValid());
+    }
+  }
+
+  @Test
+  void twoRacingForOneResourceExactlyOneWins() throws Exception {
+    LockService a = client();
+    LockService b = client();
+    String r = resource("race");
+    // Warm both up first: the race is about the store's decision, not about connecting.
+    a.acquire(resource("warm-a"), LONG_TTL, NO_HANG).release();
+    b.acquire(resource("warm-b"), LONG_TTL, NO_HANG).release();
+    CyclicBarrier start = new CyclicBarrier(2);
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      List<Future<Optional<Lease>>> tries = new ArrayList<>();
+      for (LockService s : List.of(a, b)) {
+        tries.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  try {
+                    return s.tryAcquire(r, LONG_TTL);
+                  } catch (LockUnavailableException e) {
+                    return Optional.<Lease>empty();
+                  }
+                }));
+      }
+      // Both answers first: releasing the winner before the other has answered would let it win.
+      List<Lease> winners = new ArrayList<>();
+      for (Future<Optional<Lease>> t : tries) {
+        t.get(NO_HANG.toMillis(), TimeUnit.MILLISECONDS).ifPresent(winners::add);
+      }
+      int won = winners.size();
+      winners.forEach(Lease::release);
+      assertEquals(1, won, "exactly one of two racing clients wins");
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /**
+   * 3 clients × 4 threads × 15 rounds on one resource: no two holders ever inside at once, every
+   * lease valid inside, the fencing tokens growing in grant order, and nothing left kept after.
+   */
+  @Test
+  void manyClientsAndThreadsNeverOverlap() throws Exception {
+    int clientsCount = 3;
+    int threadsPerClient = 4;
+    int rounds = 15;
+    OverlapDetector detector = new OverlapDetector();
+    AtomicInteger grants = new AtomicInteger();
+    List<Long> tokens = new ArrayList<>();
+    String r = resource("contended");
+    Duration maxWait = TIMING.scaled(Duration.ofSeconds(60));
+    ExecutorService pool = Executors.newFixedThreadPool(clientsCount * threadsPerClient);
+    try {
+      List<Future<?>> workers = new ArrayList<>();
+      for (int c = 0; c < clientsCount; c++) {
+        LockService s = client();
+        for (int t = 0; t < threadsPerClient; t++) {
+          String who = "client" + c + "-thread" + t;
+          workers.add(
+              pool.submit(
+                  () -> {
+                    for (int i = 0; i < rounds; i++) {
+                      try (Lease lease = s.acquire(r, LONG_TTL, maxWait)) {
+                        detector.enter(r, who);
+                        synchronized (tokens) {
+                          tokens.add(lease.fencingToken());
+                        }
+                        grants.incrementAndGet();
+                        assertTrue(lease.isValid());
+                        detector.exit(r, who);
+                      }
+                    }
+                    return null;
+                  }));
+        }
+      }
+      for (Future<?> f : workers) {
+        f.get(TIMING.scaled(Duration.ofMinutes(2)).toMillis(), TimeUnit.MILLISECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertEquals(List.of(), detector.violations());
+    assertEquals(clientsCount * threadsPerClient * rounds, grants.get());
+    for (int i = 1; i < tokens.size(); i++) {
+      assertTrue(tokens.get(i) > tokens.get(i - 1), "tokens in grant order: " + tokens);
+    }
+    assertFalse(refused(client(), r), "every lease was released");
+    awaitNothingKept(r);
+  }
+
+  @Test
+  void resourcesAreCaseSensitive() throws Exception {
+    LockService a = client();
+    Lease upper = a.acquire(resource("Case"), LONG_TTL, NO_HANG);
+    Lease lower =
+        a.tryAcquire(resource("case"), LONG_TTL)
+            .orElseThrow(() -> new AssertionError("'case' is not 'Case'"));
+    assertTrue(upper.isValid() && lower.isValid(), "two resources, two leases");
+    upper.release();
+    lower.release();
+  }
+
+  // ---- expiry and ownership ----------------------------------------------------------------
 
   @Test
   void aHolderThatHangsLosesTheLockWhenItsTtlEnds() throws Exception {
@@ -113,11 +348,53 @@ public abstract class LeaseContract {
     String r = resource("hang");
     Lease stalled = a.acquire(r, shortTtl(), NO_HANG);
     // A stops renewing and acting: after its ttl, B gets the lock.
-    Lease next =
-        assertTimeoutPreemptively(NO_HANG, () -> b.acquire(r, Duration.ofSeconds(10), NO_HANG));
+    Lease next = assertTimeoutPreemptively(NO_HANG, () -> b.acquire(r, LONG_TTL, NO_HANG));
     assertFalse(stalled.isValid(), "B was granted only once A's lease had ended");
     assertTrue(next.fencingToken() > stalled.fencingToken());
     next.release();
+  }
+
+  @Test
+  void anExpiredHolderCanNeitherReleaseNorExtendTheNextOwnersLock() throws Exception {
+    LockService a = client();
+    LockService b = client();
+    LockService c = client();
+    String r = resource("stale");
+    Lease stale = a.acquire(r, shortTtl(), NO_HANG);
+    waitOut(stale);
+    Lease owner = b.acquire(r, LONG_TTL, NO_HANG);
+    assertFalse(stale.extend(LONG_TTL), "an expired lease is never extended");
+    stale.release(); // owner-checked: B's lock stays
+    assertTrue(c.tryAcquire(r, LONG_TTL).isEmpty(), "B still holds it");
+    assertTrue(owner.isValid());
+    assertTrue(owner.extend(LONG_TTL), "the owner extends");
+    owner.release();
+  }
+
+  /**
+   * {@code extend} moves the validity forward, here and in the store (another client is still
+   * refused once the first ttl has passed); a released lease cannot be extended.
+   */
+  @Test
+  void extendMovesValidityForwardInTheStore() throws Exception {
+    LockService a = client();
+    LockService b = client();
+    String r = resource("extended");
+    Lease lease = a.tryAcquire(r, shortTtl()).orElseThrow();
+    Duration longer = atMostMaxTtl(TIMING.scaled(Duration.ofSeconds(30)));
+    assertTrue(lease.extend(longer));
+    assertTrue(
+        lease.remainingValidity().compareTo(longer.multipliedBy(2).dividedBy(3)) > 0,
+        "validity was moved forward: " + lease.remainingValidity());
+    assertThroughout(
+        shortTtl().plus(TIMING.scaled(Duration.ofMillis(500))),
+        "the store kept the extended lease past its first ttl",
+        () -> refused(b, r));
+    lease.release();
+    assertThrows(
+        IllegalStateException.class,
+        () -> lease.extend(LONG_TTL),
+        "a released lease cannot be extended");
   }
 
   /**
@@ -136,135 +413,63 @@ public abstract class LeaseContract {
         lease.remainingValidity().compareTo(shortTtl().multipliedBy(2)) > 0,
         "the lease kept its longer validity: " + lease.remainingValidity());
     // Past the shorter ttl (and a margin for clocks), the store must still hold it.
-    long until = System.nanoTime() + shortTtl().plusMillis(500).toNanos();
-    while (System.nanoTime() < until) {
-      Optional<Lease> other = b.tryAcquire(r, shortTtl());
-      other.ifPresent(Lease::release);
-      assertTrue(other.isEmpty(), "the store shortened the lease: another client took it");
-      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
-    }
+    assertThroughout(
+        shortTtl().plus(TIMING.scaled(Duration.ofMillis(500))),
+        "the store shortened the lease: another client took it",
+        () -> refused(b, r));
     assertTrue(lease.isValid());
     lease.release();
   }
 
   /**
-   * A holder whose thread was interrupted ({@code Future.cancel(true)}, {@code shutdownNow()}, a
-   * lease-loss interrupt) still releases, and keeps its interrupt: the next client gets the lock
-   * long before the ttl.
+   * A kept-alive lease given a short extend keeps its validity and its renewal schedule: before,
+   * the extend's shorter validity replaced the renewal's, and the lease was lost before its next
+   * renewal fell due. The lease's ttl is 6 short ttls (a renewal every 2), the extend 1: the window
+   * outlasts the shorter validity and a renewal.
    */
   @Test
-  void anInterruptedHolderStillReleases() throws Exception {
+  void aKeptAliveLeaseSurvivesAShorterExtend() {
     LockService a = client();
     LockService b = client();
-    String r = resource("interrupted");
-    Lease lease = a.acquire(r, Duration.ofSeconds(30), NO_HANG);
-    Thread.currentThread().interrupt();
-    try {
-      lease.release();
-      assertTrue(Thread.currentThread().isInterrupted(), "release kept the interrupt");
-    } finally {
-      Thread.interrupted();
-    }
-    Lease next =
-        assertTimeoutPreemptively(NO_HANG, () -> b.acquire(r, shortTtl(), Duration.ofSeconds(10)));
-    next.release();
+    String r = resource("kept-shorter");
+    Lease lease = a.tryAcquire(r, shortTtl().multipliedBy(6)).orElseThrow().keepAlive();
+    assertTrue(lease.extend(shortTtl()));
+    assertThroughout(
+        shortTtl().multipliedBy(5).dividedBy(2),
+        "the kept-alive lease stays valid, and held in the store",
+        () -> lease.isValid() && refused(b, r));
+    lease.release();
   }
 
+  /**
+   * A kept-alive lease given an extend longer than its ttl renews at its own pace: before, renewals
+   * were counted from the extend's start, fell due at once and ran in a tight loop.
+   */
   @Test
-  void anExpiredHolderCanNeitherReleaseNorExtendTheNextOwnersLock() throws Exception {
-    LockService a = client();
-    LockService b = client();
-    LockService c = client();
-    String r = resource("stale");
-    Lease stale = a.acquire(r, shortTtl(), NO_HANG);
-    waitOut(stale);
-    Lease owner = b.acquire(r, Duration.ofSeconds(10), NO_HANG);
-    assertFalse(stale.extend(Duration.ofSeconds(10)), "an expired lease is never extended");
-    stale.release(); // owner-checked: B's lock stays
-    assertTrue(c.tryAcquire(r, Duration.ofSeconds(10)).isEmpty(), "B still holds it");
-    assertTrue(owner.isValid());
-    assertTrue(owner.extend(Duration.ofSeconds(10)), "the owner extends");
-    owner.release();
-  }
-
-  @Test
-  void twoRacingForOneResourceExactlyOneWins() throws Exception {
-    LockService a = client();
-    LockService b = client();
-    String r = resource("race");
-    // Warm both up first: the race is about the store's decision, not about connecting.
-    a.acquire(resource("warm-a"), Duration.ofSeconds(10), NO_HANG).release();
-    b.acquire(resource("warm-b"), Duration.ofSeconds(10), NO_HANG).release();
-    CyclicBarrier start = new CyclicBarrier(2);
-    ExecutorService pool = Executors.newFixedThreadPool(2);
-    try {
-      List<Future<Optional<Lease>>> tries = new ArrayList<>();
-      for (LockService s : List.of(a, b)) {
-        tries.add(
-            pool.submit(
-                () -> {
-                  start.await();
-                  try {
-                    return s.tryAcquire(r, Duration.ofSeconds(10));
-                  } catch (LockUnavailableException e) {
-                    return Optional.<Lease>empty();
-                  }
-                }));
-      }
-      // Both answers first: releasing the winner before the other has answered would let it win.
-      List<Lease> winners = new ArrayList<>();
-      for (Future<Optional<Lease>> t : tries) {
-        t.get(NO_HANG.toSeconds(), TimeUnit.SECONDS).ifPresent(winners::add);
-      }
-      int won = winners.size();
-      winners.forEach(Lease::release);
-      assertEquals(1, won, "exactly one of two racing clients wins");
-    } finally {
-      pool.shutdownNow();
-    }
-  }
-
-  @Test
-  void manyClientsAndThreadsNeverOverlap() throws Exception {
-    List<LockService> services = List.of(client(), client(), client());
-    OverlapDetector detector = new OverlapDetector();
-    AtomicInteger grants = new AtomicInteger();
-    List<Long> tokens = new ArrayList<>();
-    String r = resource("contended");
-    ExecutorService pool = Executors.newFixedThreadPool(6);
-    try {
-      List<Future<?>> workers = new ArrayList<>();
-      for (int w = 0; w < 6; w++) {
-        LockService s = services.get(w % 3);
-        String who = "worker" + w;
-        workers.add(
-            pool.submit(
-                () -> {
-                  for (int i = 0; i < 10; i++) {
-                    try (Lease lease = s.acquire(r, Duration.ofSeconds(10), NO_HANG)) {
-                      detector.enter(r, who);
-                      synchronized (tokens) {
-                        tokens.add(lease.fencingToken());
+  void aKeptAliveLeaseGivenALongerExtendRenewsAtItsPace() {
+    AtomicInteger renewals = new AtomicInteger();
+    LockService a =
+        client(
+            settings ->
+                settings.listener(
+                    event -> {
+                      if (event.kind() == LockEvent.Kind.EXTENDED) {
+                        renewals.incrementAndGet();
                       }
-                      grants.incrementAndGet();
-                      detector.exit(r, who);
-                    }
-                  }
-                  return null;
-                }));
-      }
-      for (Future<?> f : workers) {
-        f.get(2, TimeUnit.MINUTES);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
-    assertEquals(List.of(), detector.violations());
-    assertEquals(60, grants.get());
-    for (int i = 1; i < tokens.size(); i++) {
-      assertTrue(tokens.get(i) > tokens.get(i - 1), "tokens in grant order: " + tokens);
-    }
+                    }));
+    Lease lease = a.tryAcquire(resource("kept-longer"), shortTtl()).orElseThrow().keepAlive();
+    assertTrue(lease.extend(shortTtl().multipliedBy(5)));
+    int before = renewals.get();
+    Duration window = shortTtl().multipliedBy(2);
+    assertThroughout(window, "the kept-alive lease stays valid", lease::isValid);
+    int during = renewals.get() - before;
+    lease.release();
+    // One renewal every ttl × renewalFraction (a third): about 6 in 2 ttls. The loop made
+    // thousands.
+    assertTrue(during <= 20, during + " renewals in " + window);
   }
+
+  // ---- withLock, renewal and loss ----------------------------------------------------------
 
   @Test
   void withLockRenewsWhileTheTaskRunsAndReleasesAfter() throws Exception {
@@ -280,14 +485,16 @@ public abstract class LeaseContract {
             lease -> {
               long until = System.nanoTime() + ttl.multipliedBy(3).toNanos();
               while (System.nanoTime() < until) {
-                assertTrue(b.tryAcquire(r, Duration.ofSeconds(10)).isEmpty(), "still held");
+                assertTrue(b.tryAcquire(r, LONG_TTL).isEmpty(), "still held");
                 lease.checkValid();
                 LockSupport.parkNanos(ttl.toNanos() / 4); // the task's own work
               }
               return "done";
             });
     assertEquals("done", result);
-    Lease after = b.acquire(r, Duration.ofSeconds(10), NO_HANG);
+    Lease after =
+        b.tryAcquire(r, LONG_TTL)
+            .orElseThrow(() -> new AssertionError("withLock released when the task returned"));
     after.release();
   }
 
@@ -309,34 +516,158 @@ public abstract class LeaseContract {
                       disconnect();
                       while (true) { // the job: it checks before each step
                         lease.checkValid();
-                        Thread.sleep(10); // interrupted when the lease is lost
+                        // One step of work; the lease-loss interrupt cuts it short.
+                        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+                        if (Thread.interrupted()) { // as Thread.sleep would: the flag is cleared
+                          throw new InterruptedException("interrupted by the lease's loss");
+                        }
                       }
                     }));
     assertTrue(
         thrown instanceof LeaseLostException || thrown instanceof InterruptedException,
         thrown.toString());
-    LeaseLostException loss = signalled.get(NO_HANG.toSeconds(), TimeUnit.SECONDS);
+    // The loss interrupt may still be set on this thread if the task saw the loss through
+    // checkValid first (withLock does not clear it: docs/leases.md); it must break neither the
+    // wait for the callback (which may run after the task ended) nor the test's own clean-up.
+    Thread.interrupted();
+    LeaseLostException loss = signalled.get(NO_HANG.toMillis(), TimeUnit.MILLISECONDS);
     assertTrue(
         loss.reason() == LeaseLostException.Reason.RENEWAL_FAILED
             || loss.reason() == LeaseLostException.Reason.EXPIRED,
         loss.toString());
-    // The loss interrupt may still be set on this thread if the task saw the loss through
-    // checkValid first (withLock does not clear it: docs/leases.md); it must not break the test's
-    // own clean-up.
-    Thread.interrupted();
     reconnect();
   }
 
+  /**
+   * While the store is cut off, an attempt fails in bounded time as unreachable (not as busy), with
+   * the per-node account, and so does {@code acquire} once {@code maxWait} is spent; once it is
+   * back, the same client is granted the lock.
+   */
   @Test
-  void resourcesAreCaseSensitive() throws Exception {
+  void whileTheStoreIsCutOffAttemptsFailInTimeAndSaySo() throws Exception {
     LockService a = client();
-    Lease upper = a.acquire(resource("Case"), Duration.ofSeconds(10), NO_HANG);
-    Lease lower =
-        a.tryAcquire(resource("case"), Duration.ofSeconds(10))
-            .orElseThrow(() -> new AssertionError("'case' is not 'Case'"));
-    assertTrue(upper.isValid() && lower.isValid(), "two resources, two leases");
-    upper.release();
-    lower.release();
+    String r = resource("cut-off");
+    a.acquire(resource("warm"), LONG_TTL, NO_HANG).release(); // connected before the cut
+    disconnect();
+    LockUnavailableException once =
+        assertTimeoutPreemptively(
+            NO_HANG,
+            () -> assertThrows(LockUnavailableException.class, () -> a.tryAcquire(r, LONG_TTL)));
+    assertEquals(
+        LockUnavailableException.Reason.QUORUM_UNREACHABLE, once.reason(), once.toString());
+    assertEquals(
+        nodeNames(), once.nodeOutcomes().stream().map(NodeOutcome::node).toList(), once.toString());
+    LockUnavailableException waited =
+        assertTimeoutPreemptively(
+            NO_HANG,
+            () ->
+                assertThrows(
+                    LockUnavailableException.class,
+                    () -> a.acquire(r, LONG_TTL, TIMING.scaled(Duration.ofMillis(500)))));
+    assertEquals(
+        LockUnavailableException.Reason.QUORUM_UNREACHABLE, waited.reason(), waited.toString());
+    reconnect();
+    a.acquire(r, LONG_TTL, NO_HANG).release();
+  }
+
+  // ---- release and close -------------------------------------------------------------------
+
+  /**
+   * A holder whose thread was interrupted ({@code Future.cancel(true)}, {@code shutdownNow()}, a
+   * lease-loss interrupt) still releases, and keeps its interrupt: the next client gets the lock
+   * long before the ttl.
+   */
+  @Test
+  void anInterruptedHolderStillReleases() throws Exception {
+    LockService a = client();
+    LockService b = client();
+    String r = resource("interrupted");
+    Lease lease = a.acquire(r, LONG_TTL, NO_HANG);
+    Thread.currentThread().interrupt();
+    try {
+      lease.release();
+      assertTrue(Thread.currentThread().isInterrupted(), "release kept the interrupt");
+    } finally {
+      Thread.interrupted();
+    }
+    Lease next =
+        assertTimeoutPreemptively(
+            NO_HANG, () -> b.acquire(r, shortTtl(), TIMING.scaled(Duration.ofSeconds(10))));
+    next.release();
+  }
+
+  @Test
+  void releaseIsIdempotent() {
+    LockService a = client();
+    String r = resource("released");
+    Lease lease = a.tryAcquire(r, LONG_TTL).orElseThrow();
+    lease.release();
+    lease.release();
+    lease.close();
+    assertFalse(lease.isValid());
+    assertEquals(Duration.ZERO, lease.remainingValidity());
+    awaitNothingKept(r);
+    client().tryAcquire(r, LONG_TTL).orElseThrow(() -> new AssertionError("released")).release();
+  }
+
+  /**
+   * {@code close()} releases what is still held (another client gets it at once), is idempotent,
+   * and refuses every later call.
+   */
+  @Test
+  void closeReleasesWhatIsHeldAndRefusesLaterCalls() throws Exception {
+    LockService a = client();
+    String r = resource("closed");
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try {
+      List<Future<?>> work = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        int thread = t;
+        work.add(
+            pool.submit(
+                () -> {
+                  for (int i = 0; i < 10; i++) {
+                    a.acquire(r + ":" + thread + ":" + i, LONG_TTL, NO_HANG).release();
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> f : work) {
+        f.get(NO_HANG.toMillis(), TimeUnit.MILLISECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    Lease stillHeld = a.tryAcquire(r, LONG_TTL).orElseThrow();
+    a.close();
+    a.close(); // idempotent
+    assertFalse(stillHeld.isValid(), "close releases what is still held");
+    awaitNothingKept(r);
+    client()
+        .tryAcquire(r, LONG_TTL)
+        .orElseThrow(() -> new AssertionError("close released the lease in the store"))
+        .release();
+    assertThrows(IllegalStateException.class, () -> a.tryAcquire(r, LONG_TTL));
+    assertThrows(IllegalStateException.class, () -> a.acquire(r, LONG_TTL, Duration.ZERO));
+    assertThrows(
+        IllegalStateException.class, () -> a.withLock(r, LONG_TTL, Duration.ZERO, lease -> 1));
+  }
+
+  // ---- listeners and input -----------------------------------------------------------------
+
+  @Test
+  void listenersSeeEachLeaseFromGrantToRelease() {
+    List<LockEvent> events = new CopyOnWriteArrayList<>();
+    LockService a =
+        client(settings -> settings.listener(events::add).listener(RedlockListener.auditLog()));
+    Lease lease = a.tryAcquire(resource("listened"), LONG_TTL).orElseThrow();
+    lease.release();
+    assertEquals(
+        List.of(LockEvent.Kind.ATTEMPT, LockEvent.Kind.ACQUIRED, LockEvent.Kind.RELEASED),
+        events.stream().map(LockEvent::kind).toList());
+    assertEquals(lease.fencingToken(), events.get(1).fencingToken());
+    assertEquals(
+        nodeNames(), events.get(1).nodeOutcomes().stream().map(NodeOutcome::node).toList());
   }
 
   @Test

@@ -64,9 +64,7 @@ class FencingIT extends RealNodesTest {
 
   /** A client of the first {@code n} nodes. */
   Redlock client(int n, RedlockConfig.Builder extra) {
-    Redlock redlock = Redlock.create(extra.nodes(nodes.uris().subList(0, n)).build());
-    clients.add(redlock);
-    return redlock;
+    return client(extra.nodes(nodes.uris().subList(0, n)).build());
   }
 
   static RedlockConfig.Builder settings() {

@@ -1,7 +1,7 @@
 package dev.redlock.it;
 
-/** The contract on five nodes: two may fail. */
-class FiveNodesIT extends LockContract {
+/** The lease contract and the Redis-only tests on five nodes: two may fail. */
+class FiveNodesIT extends RedisQuorumContract {
   @Override
   int nodeCount() {
     return 5;

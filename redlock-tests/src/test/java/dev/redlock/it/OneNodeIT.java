@@ -1,7 +1,10 @@
 package dev.redlock.it;
 
-/** The contract on a single node: no fault tolerance, but every rule of ownership and expiry. */
-class OneNodeIT extends LockContract {
+/**
+ * The lease contract and the Redis-only tests on a single node: no fault tolerance, but every rule
+ * of ownership and expiry.
+ */
+class OneNodeIT extends RedisQuorumContract {
   @Override
   int nodeCount() {
     return 1;

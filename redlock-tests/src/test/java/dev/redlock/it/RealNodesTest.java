@@ -4,12 +4,9 @@ import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.Persistence;
 import dev.redlock.testkit.RedisBinary;
-import dev.redlock.testkit.RedisNode;
 import dev.redlock.testkit.RedisNodes;
-import dev.redlock.testkit.Tools;
+import dev.redlock.testkit.Timing;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -18,19 +15,21 @@ import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.TestInstance;
 
 /**
- * The one fixture of the real-node suites: K redis-server processes per class, emptied (and vouched
- * for) before each test, healed after it; clients made by a test are closed after it. Each test
- * gets its own resource name.
+ * The base of the real-node suites about one feature (renewal, fencing, the restart guard...): the
+ * one fixture, {@link RealNodes}, with K nodes per class, emptied (and vouched for) before each
+ * test, healed after it; clients made by a test are closed after it. Each test gets its own
+ * resource name.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class RealNodesTest {
   /**
-   * Generous bound for "returns instead of hanging": far above any correct run, far below a hang.
+   * Generous bound for "returns instead of hanging": far above any correct run, far below a hang
+   * ({@link Timing#noHang()}).
    */
-  static final Duration NO_HANG = Duration.ofSeconds(30);
+  static final Duration NO_HANG = Timing.get().noHang();
 
+  private RealNodes fixture;
   RedisNodes nodes;
-  final List<Redlock> clients = new ArrayList<>();
   String resource;
 
   abstract int nodeCount();
@@ -45,42 +44,37 @@ abstract class RealNodesTest {
   }
 
   Duration nodeTimeout() {
-    return Duration.ofMillis(200);
+    return RealNodes.NODE_TIMEOUT;
   }
 
   @BeforeAll
   void startNodes() {
-    nodes = Tools.requireOrSkip(() -> RedisNodes.start(nodeCount(), binary(), persistence()));
+    fixture = new RealNodes(nodeCount(), binary(), persistence(), nodeTimeout());
+    fixture.start();
+    nodes = fixture.nodes();
   }
 
   @AfterAll
   void stopNodes() {
-    if (nodes != null) {
-      nodes.close();
+    if (fixture != null) {
+      fixture.stop();
     }
   }
 
   @BeforeEach
   void cleanNodes(TestInfo info) {
-    nodes.heal(persistence());
-    nodes.all().forEach(Admin::flushAll);
+    fixture.clean();
     resource = "it:" + info.getTestMethod().orElseThrow().getName();
   }
 
   @AfterEach
   void closeClients() {
-    clients.forEach(Redlock::close);
-    clients.clear();
-    nodes.heal(persistence());
+    fixture.closeClients();
   }
 
   /** Settings for a client of every node: short retries, so contention tests run fast. */
   RedlockConfig.Builder config() {
-    return RedlockConfig.builder()
-        .nodes(nodes.uris())
-        .nodeTimeout(nodeTimeout())
-        .retryDelay(Duration.ofMillis(20))
-        .retryJitter(Duration.ofMillis(20));
+    return fixture.config();
   }
 
   Redlock client() {
@@ -89,9 +83,7 @@ abstract class RealNodesTest {
 
   /** A client closed after the test. */
   Redlock client(RedlockConfig config) {
-    Redlock redlock = Redlock.create(config);
-    clients.add(redlock);
-    return redlock;
+    return fixture.client(config);
   }
 
   /** The Redis key of this test's resource, with the default prefix. */
@@ -101,10 +93,6 @@ abstract class RealNodesTest {
 
   /** How many running, unfrozen nodes hold this test's key. */
   long nodesWithKey() {
-    return nodes.all().stream()
-        .filter(RedisNode::isRunning)
-        .filter(node -> !node.isPaused())
-        .filter(node -> Admin.get(node, key()) != null)
-        .count();
+    return fixture.nodesWithKey(key());
   }
 }

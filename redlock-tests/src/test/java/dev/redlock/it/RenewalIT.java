@@ -326,14 +326,18 @@ class RenewalIT extends RealNodesTest {
     redlock.close();
     await()
         .atMost(NO_HANG)
-        .until(
+        .untilAsserted(
             () ->
-                Thread.getAllStackTraces().keySet().stream()
-                    .noneMatch(
-                        t ->
-                            t.getName().startsWith("redlock-watchdog-")
-                                || t.getName().startsWith("redlock-io-")
-                                || t.getName().startsWith("redlock-renewal-")));
+                assertEquals(
+                    List.of(), // named, with what they run, so a failure says whose they are
+                    Thread.getAllStackTraces().entrySet().stream()
+                        .filter(
+                            e ->
+                                e.getKey().getName().startsWith("redlock-watchdog-")
+                                    || e.getKey().getName().startsWith("redlock-io-")
+                                    || e.getKey().getName().startsWith("redlock-renewal-"))
+                        .map(e -> e.getKey().getName() + " " + List.of(e.getValue()))
+                        .toList()));
   }
 
   /**

@@ -1,7 +1,7 @@
 package dev.redlock.it;
 
-/** The contract on three nodes: one may fail. */
-class ThreeNodesIT extends LockContract {
+/** The lease contract and the Redis-only tests on three nodes: one may fail. */
+class ThreeNodesIT extends RedisQuorumContract {
   @Override
   int nodeCount() {
     return 3;

@@ -9,32 +9,140 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
-import dev.redlock.LockEvent;
+import dev.redlock.LockService;
+import dev.redlock.LockSettings;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.NodeOutcome;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
-import dev.redlock.RedlockListener;
+import dev.redlock.testkit.LeaseContract;
 import dev.redlock.testkit.NodeData;
-import dev.redlock.testkit.OverlapDetector;
+import dev.redlock.testkit.Persistence;
+import dev.redlock.testkit.RedisBinary;
 import dev.redlock.testkit.RedisNode;
+import dev.redlock.testkit.RedisNodes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.TestInstance;
 import redis.clients.jedis.Jedis;
 
 /**
- * The lock's contract against real redis-server processes, run for every topology by the subclasses
- * (1, 3 and 5 nodes; Redis 7 and 6.2). Each test names its own resource.
+ * The lease contract ({@link LeaseContract}: what every store keeps) plus what only a quorum of
+ * Redis nodes can be asked (keys on the nodes, the prefix, a killed or frozen minority and
+ * majority, {@code NOSCRIPT}, a wrong password, connections after {@code close()}), against real
+ * redis-server processes, for every topology by the subclasses (1, 3 and 5 nodes; Redis 7 and 6.2).
+ * The nodes come from the one fixture, {@link RealNodes}. Each Redis-only test names its own
+ * resource ({@link #resource}); the contract's tests name theirs.
  */
-abstract class LockContract extends RealNodesTest {
-  static final Duration TTL = Duration.ofSeconds(10);
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class RedisQuorumContract extends LeaseContract {
+  /** The ttl of the Redis-only tests: none of them outlives it. */
+  static final Duration TTL = TIMING.scaled(Duration.ofSeconds(10));
+
+  private RealNodes fixture;
+  RedisNodes nodes;
+
+  /** This Redis-only test's resource: {@code it:} and the test's name. */
+  String resource;
+
+  abstract int nodeCount();
+
+  RedisBinary binary() {
+    return RedisBinary.locate();
+  }
+
+  @BeforeAll
+  void startNodes() {
+    fixture = new RealNodes(nodeCount(), binary(), Persistence.NONE, RealNodes.NODE_TIMEOUT);
+    fixture.start();
+    nodes = fixture.nodes();
+  }
+
+  @AfterAll
+  void stopNodes() {
+    if (fixture != null) {
+      fixture.stop();
+    }
+  }
+
+  @BeforeEach
+  void cleanNodes(TestInfo info) {
+    fixture.clean();
+    resource = "it:" + info.getTestMethod().orElseThrow().getName();
+  }
+
+  /** Runs before the contract's own clean-up: the Redlocks closed, every node healed. */
+  @AfterEach
+  void closeRedlocks() {
+    fixture.closeClients();
+  }
+
+  // ---- the contract's hooks ------------------------------------------------------------------
+
+  /**
+   * A Redlock over every node with the fixture's settings (as {@link #config()}), then the test's.
+   */
+  @Override
+  protected LockService createClient(Consumer<LockSettings.Builder> settings) {
+    LockSettings.Builder base =
+        LockSettings.builder()
+            .timeout(RealNodes.NODE_TIMEOUT)
+            .retryDelay(Duration.ofMillis(20))
+            .retryJitter(Duration.ofMillis(20));
+    settings.accept(base);
+    return Redlock.create(RedlockSettings.from(base.build()).nodes(nodes.uris()).build());
+  }
+
+  /** 1 s, scaled: five node timeouts, a renewal every third. */
+  @Override
+  protected Duration shortTtl() {
+    return TIMING.scaled(Duration.ofSeconds(1));
+  }
+
+  /** A frozen majority (SIGSTOP): nothing can be granted or renewed. */
+  @Override
+  protected void disconnect() {
+    for (int i = 0; i < quorum(); i++) {
+      nodes.node(i).pause();
+    }
+  }
+
+  @Override
+  protected void reconnect() {
+    for (RedisNode node : nodes.all()) {
+      if (node.isRunning() && node.isPaused()) {
+        node.resume();
+      }
+    }
+  }
+
+  /** Each node's URI, in the configured order. */
+  @Override
+  protected List<String> nodeNames() {
+    return nodes.uris();
+  }
+
+  /** No running node has the resource's key, within half the ttl (as {@link #awaitNoKeyLeft}). */
+  @Override
+  protected void awaitNothingKept(String resource) {
+    String key = RedlockConfig.DEFAULT_KEY_PREFIX + resource;
+    await("no node keeps " + key)
+        .atMost(TTL.dividedBy(2))
+        .until(() -> fixture.nodesWithKey(key) == 0);
+  }
+
+  // ---- the Redis-only tests' tools -----------------------------------------------------------
 
   int n() {
     return nodes.size();
@@ -49,6 +157,31 @@ abstract class LockContract extends RealNodesTest {
     return n() - quorum();
   }
 
+  /** Settings for a client of every node: short retries, so contention tests run fast. */
+  RedlockConfig.Builder config() {
+    return fixture.config();
+  }
+
+  /** A Redlock with {@link #config()}, closed after the test. */
+  Redlock redlock() {
+    return redlock(config().build());
+  }
+
+  /** A Redlock closed after the test. */
+  Redlock redlock(RedlockConfig config) {
+    return fixture.client(config);
+  }
+
+  /** The Redis key of this test's resource, with the default prefix. */
+  String key() {
+    return RedlockConfig.DEFAULT_KEY_PREFIX + resource;
+  }
+
+  /** How many running, unfrozen nodes hold this test's key. */
+  long nodesWithKey() {
+    return fixture.nodesWithKey(key());
+  }
+
   /**
    * Waits until no live node has the key, for at most half the ttl: if a rollback or release had
    * not happened, the key would still be there then; a loaded machine only makes it later.
@@ -61,14 +194,14 @@ abstract class LockContract extends RealNodesTest {
 
   @Test
   void acquireWritesTheKeyOnEveryNodeAndReleaseRemovesIt() throws Exception {
-    Redlock redlock = client();
-    try (Lease lease = redlock.acquire(resource, TTL, Duration.ofSeconds(2))) {
+    Redlock redlock = redlock();
+    try (Lease lease = redlock.acquire(resource, TTL, TIMING.scaled(Duration.ofSeconds(2)))) {
       assertEquals(resource, lease.resource());
       assertTrue(lease.isValid());
       assertTrue(
           lease.remainingValidity().compareTo(TTL) < 0, "validity is ttl minus elapsed and drift");
       assertTrue(
-          lease.remainingValidity().compareTo(TTL.minusSeconds(1)) > 0,
+          lease.remainingValidity().compareTo(TTL.minus(TIMING.scaled(Duration.ofSeconds(1)))) > 0,
           "healthy nodes leave most of the ttl");
       await()
           .atMost(NO_HANG)
@@ -87,47 +220,9 @@ abstract class LockContract extends RealNodesTest {
   }
 
   @Test
-  void tryAcquireGetsTheLockOnceAndIsEmptyWhileHeld() {
-    Redlock a = client();
-    Redlock b = client();
-    Optional<Lease> first = a.tryAcquire(resource, TTL);
-    assertTrue(first.isPresent());
-    assertTrue(b.tryAcquire(resource, TTL).isEmpty(), "a second client cannot acquire while held");
-    assertTrue(
-        a.tryAcquire(resource, TTL).isEmpty(), "not reentrant: the same client cannot either");
-    first.get().release();
-    Optional<Lease> second = b.tryAcquire(resource, TTL);
-    assertTrue(second.isPresent(), "free again after release");
-    second.get().release();
-  }
-
-  @Test
-  void acquireGivesUpAfterMaxWaitWhenHeldElsewhere() throws Exception {
-    Redlock a = client();
-    Redlock b = client();
-    try (Lease held = a.acquire(resource, TTL, Duration.ZERO)) {
-      LockUnavailableException e =
-          assertTimeoutPreemptively(
-              NO_HANG,
-              () ->
-                  assertThrows(
-                      LockUnavailableException.class,
-                      () -> b.acquire(resource, TTL, Duration.ofMillis(300))));
-      assertEquals(LockUnavailableException.Reason.HELD_ELSEWHERE, e.reason());
-      assertEquals(resource, e.resource());
-      assertTrue(e.attempts() > 1, "it retried: " + e.attempts());
-      assertEquals(n(), e.nodeOutcomes().size());
-      assertTrue(
-          e.getMessage().contains("held elsewhere") && e.getMessage().contains(nodes.node(0).uri()),
-          e.getMessage());
-      assertTrue(held.isValid());
-    }
-  }
-
-  @Test
   void keysUseTheConfiguredPrefix() {
     nodes.all().forEach(node -> NodeData.vouchForNewNode(node, "payments/"));
-    Redlock redlock = client(config().keyPrefix("payments/").build());
+    Redlock redlock = redlock(config().keyPrefix("payments/").build());
     Lease lease = redlock.tryAcquire(resource, TTL).orElseThrow();
     await()
         .atMost(NO_HANG)
@@ -140,25 +235,11 @@ abstract class LockContract extends RealNodesTest {
     await().atMost(NO_HANG).until(() -> Admin.get(nodes.node(0), "payments/" + resource) == null);
   }
 
-  @Test
-  void listenersSeeEachLeaseFromGrantToRelease() {
-    List<LockEvent> events = new java.util.concurrent.CopyOnWriteArrayList<>();
-    Redlock redlock =
-        client(config().listener(events::add).listener(RedlockListener.auditLog()).build());
-    Lease lease = redlock.tryAcquire(resource, TTL).orElseThrow();
-    lease.release();
-    assertEquals(
-        List.of(LockEvent.Kind.ATTEMPT, LockEvent.Kind.ACQUIRED, LockEvent.Kind.RELEASED),
-        events.stream().map(LockEvent::kind).toList());
-    assertEquals(lease.fencingToken(), events.get(1).fencingToken());
-    assertEquals(n(), events.get(1).nodeOutcomes().size());
-  }
-
   // ---- ownership ----------------------------------------------------------------------------
 
   @Test
   void releaseAndExtendNeverTouchAnotherOwnersKey() {
-    Redlock redlock = client();
+    Redlock redlock = redlock();
     Lease lease = redlock.tryAcquire(resource, TTL).orElseThrow();
     // Another owner's token replaces ours on every node (as after an expiry and a new grant).
     nodes.all().forEach(node -> Admin.set(node, key(), "another-owner"));
@@ -177,9 +258,9 @@ abstract class LockContract extends RealNodesTest {
 
   @Test
   void afterExpiryAnotherClientWinsAndTheFirstReleaseLeavesItAlone() {
-    Redlock a = client();
-    Redlock b = client();
-    Duration shortTtl = Duration.ofMillis(400);
+    Redlock a = redlock();
+    Redlock b = redlock();
+    Duration shortTtl = TIMING.scaled(Duration.ofMillis(400));
     Lease first = a.tryAcquire(resource, shortTtl).orElseThrow();
     Lease second =
         await()
@@ -215,8 +296,8 @@ abstract class LockContract extends RealNodesTest {
 
   @Test
   void extendMovesValidityForwardOnTheNodes() {
-    Redlock redlock = client();
-    Lease lease = redlock.tryAcquire(resource, Duration.ofSeconds(1)).orElseThrow();
+    Redlock redlock = redlock();
+    Lease lease = redlock.tryAcquire(resource, shortTtl()).orElseThrow();
     assertTrue(lease.extend(Duration.ofSeconds(30)));
     assertTrue(
         lease.remainingValidity().compareTo(Duration.ofSeconds(20)) > 0,
@@ -231,54 +312,9 @@ abstract class LockContract extends RealNodesTest {
         "a released lease cannot be extended");
   }
 
-  /**
-   * A kept-alive lease given a short extend keeps its validity and its renewal schedule: before,
-   * the extend's shorter validity replaced the renewal's, and the lease was lost before its next
-   * renewal fell due.
-   */
-  @Test
-  void aKeptAliveLeaseSurvivesAShorterExtend() {
-    Redlock redlock = client();
-    Lease lease = redlock.tryAcquire(resource, Duration.ofSeconds(3)).orElseThrow().keepAlive();
-    assertTrue(lease.extend(Duration.ofMillis(500)));
-    await()
-        .during(Duration.ofSeconds(4)) // past the shorter validity and more than a renewal
-        .atMost(NO_HANG)
-        .until(lease::isValid);
-    lease.release();
-  }
-
-  /**
-   * A kept-alive lease given an extend longer than its ttl renews at its own pace: before, renewals
-   * were counted from the extend's start, fell due at once and ran in a tight loop.
-   */
-  @Test
-  void aKeptAliveLeaseGivenALongerExtendRenewsAtItsPace() {
-    java.util.concurrent.atomic.AtomicInteger renewals =
-        new java.util.concurrent.atomic.AtomicInteger();
-    Redlock redlock =
-        client(
-            config()
-                .listener(
-                    event -> {
-                      if (event.kind() == LockEvent.Kind.EXTENDED) {
-                        renewals.incrementAndGet();
-                      }
-                    })
-                .build());
-    Lease lease = redlock.tryAcquire(resource, Duration.ofMillis(900)).orElseThrow().keepAlive();
-    assertTrue(lease.extend(Duration.ofSeconds(30)));
-    int before = renewals.get();
-    await().during(Duration.ofSeconds(2)).atMost(NO_HANG).until(lease::isValid);
-    int during = renewals.get() - before;
-    lease.release();
-    // One renewal every ttl × renewalFraction (300 ms): about 7 in 2 s. The loop made thousands.
-    assertTrue(during <= 20, during + " renewals in 2 s");
-  }
-
   @Test
   void releaseIsIdempotentAndSurvivesAScriptFlush() {
-    Redlock redlock = client();
+    Redlock redlock = redlock();
     Lease lease = redlock.tryAcquire(resource, TTL).orElseThrow();
     for (RedisNode node : nodes.all()) {
       try (Jedis jedis = Admin.on(node)) {
@@ -293,47 +329,7 @@ abstract class LockContract extends RealNodesTest {
     assertEquals(Duration.ZERO, lease.remainingValidity());
   }
 
-  // ---- contention ---------------------------------------------------------------------------
-
-  @Test
-  void manyClientsAndThreadsNeverHoldTheLockAtOnce() throws Exception {
-    int clientsCount = 3;
-    int threadsPerClient = 4;
-    int rounds = 15;
-    OverlapDetector detector = new OverlapDetector();
-    AtomicInteger granted = new AtomicInteger();
-    ExecutorService pool = Executors.newFixedThreadPool(clientsCount * threadsPerClient);
-    try {
-      List<Future<?>> workers = new ArrayList<>();
-      for (int c = 0; c < clientsCount; c++) {
-        Redlock redlock = client();
-        for (int t = 0; t < threadsPerClient; t++) {
-          String holder = "client" + c + "-thread" + t;
-          workers.add(
-              pool.submit(
-                  () -> {
-                    for (int i = 0; i < rounds; i++) {
-                      try (Lease lease = redlock.acquire(resource, TTL, Duration.ofSeconds(60))) {
-                        detector.enter(resource, holder);
-                        granted.incrementAndGet();
-                        assertTrue(lease.isValid());
-                        detector.exit(resource, holder);
-                      }
-                    }
-                    return null;
-                  }));
-        }
-      }
-      for (Future<?> worker : workers) {
-        worker.get();
-      }
-    } finally {
-      pool.shutdownNow();
-    }
-    assertEquals(List.of(), detector.violations());
-    assertEquals(clientsCount * threadsPerClient * rounds, granted.get());
-    awaitNoKeyLeft("every lease was released");
-  }
+  // ---- rollback ---------------------------------------------------------------------------
 
   @Test
   void aFailedAttemptLeavesNoKeyBehind() {
@@ -342,7 +338,7 @@ abstract class LockContract extends RealNodesTest {
     for (int i = 0; i < blockers; i++) {
       Admin.set(nodes.node(i), key(), "another-owner");
     }
-    assertTrue(client().tryAcquire(resource, TTL).isEmpty());
+    assertTrue(redlock().tryAcquire(resource, TTL).isEmpty());
     await("a lost attempt is rolled back")
         .atMost(TTL.dividedBy(2))
         .untilAsserted(
@@ -364,10 +360,10 @@ abstract class LockContract extends RealNodesTest {
     for (int i = 0; i < minority(); i++) {
       nodes.node(i).kill();
     }
-    Redlock redlock = client();
+    Redlock redlock = redlock();
     Lease lease =
         assertTimeoutPreemptively(
-            NO_HANG, () -> redlock.acquire(resource, TTL, Duration.ofSeconds(5)));
+            NO_HANG, () -> redlock.acquire(resource, TTL, TIMING.scaled(Duration.ofSeconds(5))));
     assertTrue(lease.isValid());
     assertEquals(quorum(), nodesWithKey(), "held on every live node");
     lease.release();
@@ -379,7 +375,7 @@ abstract class LockContract extends RealNodesTest {
     for (int i = 0; i < minority(); i++) {
       nodes.node(i).pause();
     }
-    Redlock redlock = client();
+    Redlock redlock = redlock();
     for (int round = 0; round < 3; round++) {
       // Each attempt decides on the quorum and does not wait for the frozen nodes.
       Lease lease =
@@ -395,14 +391,14 @@ abstract class LockContract extends RealNodesTest {
     for (int i = 0; i < minority() + 1; i++) {
       nodes.node(i).kill();
     }
-    Redlock redlock = client();
+    Redlock redlock = redlock();
     LockUnavailableException e =
         assertTimeoutPreemptively(
             NO_HANG,
             () ->
                 assertThrows(
                     LockUnavailableException.class,
-                    () -> redlock.acquire(resource, TTL, Duration.ofMillis(500))));
+                    () -> redlock.acquire(resource, TTL, TIMING.scaled(Duration.ofMillis(500)))));
     assertEquals(LockUnavailableException.Reason.QUORUM_UNREACHABLE, e.reason());
     for (int i = 0; i < minority() + 1; i++) {
       NodeOutcome outcome = e.nodeOutcomes().get(i);
@@ -419,7 +415,7 @@ abstract class LockContract extends RealNodesTest {
     for (int i = 0; i < minority() + 1; i++) {
       nodes.node(i).pause();
     }
-    Redlock redlock = client();
+    Redlock redlock = redlock();
     LockUnavailableException e =
         assertTimeoutPreemptively(
             NO_HANG,
@@ -449,7 +445,11 @@ abstract class LockContract extends RealNodesTest {
               .map(node -> "redis://:wrong-password@127.0.0.1:" + node.port())
               .toList();
       Redlock redlock =
-          client(RedlockConfig.builder().nodes(wrong).nodeTimeout(Duration.ofMillis(500)).build());
+          redlock(
+              RedlockConfig.builder()
+                  .nodes(wrong)
+                  .nodeTimeout(TIMING.scaled(Duration.ofMillis(500)))
+                  .build());
       LockUnavailableException e =
           assertThrows(LockUnavailableException.class, () -> redlock.tryAcquire(resource, TTL));
       assertEquals(LockUnavailableException.Reason.QUORUM_UNREACHABLE, e.reason());
@@ -462,7 +462,7 @@ abstract class LockContract extends RealNodesTest {
           nodes.all().stream()
               .map(node -> "redis://:" + password + "@127.0.0.1:" + node.port())
               .toList();
-      Redlock authenticated = client(RedlockConfig.builder().nodes(right).build());
+      Redlock authenticated = redlock(RedlockConfig.builder().nodes(right).build());
       authenticated.tryAcquire(resource, TTL).orElseThrow().release();
     } finally {
       for (RedisNode node : nodes.all()) {
@@ -486,15 +486,13 @@ abstract class LockContract extends RealNodesTest {
             pool.submit(
                 () -> {
                   for (int i = 0; i < 10; i++) {
-                    redlock
-                        .acquire(resource + ":" + thread + ":" + i, TTL, Duration.ofSeconds(5))
-                        .release();
+                    redlock.acquire(resource + ":" + thread + ":" + i, TTL, NO_HANG).release();
                   }
                   return null;
                 }));
       }
       for (Future<?> f : work) {
-        f.get();
+        f.get(NO_HANG.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
       }
     } finally {
       pool.shutdownNow();
