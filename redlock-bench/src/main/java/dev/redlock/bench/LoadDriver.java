@@ -187,13 +187,16 @@ public final class LoadDriver {
     Map<String, long[]> allocation = new LinkedHashMap<>(); // bytes, cycles
     try {
       for (int round = 0; round <= rounds; round++) { // round 0 warms up and is discarded
+        // The warm-up round is longer: the first scenario of a run would otherwise be measured
+        // while the JIT is still compiling (and escape analysis not yet removing allocations).
+        int cycles = round == 0 ? batch * warmUpBatches() : batch;
         for (int which = 0; which < impls.size(); which++) {
           LockUnderTest impl = impls.get(which);
           Histogram h =
               histograms.computeIfAbsent(
                   impl.name(), k -> new Histogram(TimeUnit.SECONDS.toNanos(10), 3));
           long bytesBefore = allocatedBytes();
-          for (int i = 0; i < batch; i++) {
+          for (int i = 0; i < cycles; i++) {
             String key =
                 sameResource
                     ? "bench:same:" + n + ":" + which
@@ -219,6 +222,10 @@ public final class LoadDriver {
             report.latency(
                 scenario, n, name, h, allocation.get(name)[0] / (double) allocation.get(name)[1]));
     System.out.printf(Locale.ROOT, "%s N=%d done%n", scenario, n);
+  }
+
+  private int warmUpBatches() {
+    return length == Length.SMOKE ? 1 : 10;
   }
 
   /** One of five nodes behind a proxy that adds 20 ms: the quorum should not wait for it. */

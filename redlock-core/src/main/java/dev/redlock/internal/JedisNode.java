@@ -41,6 +41,12 @@ public final class JedisNode implements LockNode {
   // Encoded once: they go with every request.
   private final byte[] maxTtlArg;
   private final byte[] guardArg;
+  private final byte[] lifeKeyArg;
+  private final byte[] legacyEpochKeyArg;
+  private static final byte[] EVALSHA = SafeEncoder.encode("EVALSHA");
+  private static final byte[] ONE = {'1'};
+  private static final byte[] TWO = {'2'};
+  private static final byte[] FOUR = {'4'};
 
   /** The run_id the newest connection read: connections to another process are dropped. */
   private volatile String latestRunId;
@@ -51,6 +57,8 @@ public final class JedisNode implements LockNode {
     this.borrowWait = timeout;
     this.maxTtlArg = SafeEncoder.encode(keys.maxTtlMillisText());
     this.guardArg = SafeEncoder.encode(keys.guardFlag());
+    this.lifeKeyArg = SafeEncoder.encode(keys.lifeKey());
+    this.legacyEpochKeyArg = SafeEncoder.encode(keys.legacyEpochKey());
     DefaultJedisClientConfig.Builder client = clientConfig(uri, timeout, CLIENT_NAME);
     GenericObjectPoolConfig<Connection> poolConfig = new GenericObjectPoolConfig<>();
     poolConfig.setMaxTotal(maxConnections);
@@ -117,7 +125,7 @@ public final class JedisNode implements LockNode {
       throw new NodeLifeUnknownException(why);
     }
     try {
-      connection.send(command(connection, request, false));
+      connection.send(request.frame(keys, this::encode), connectionArgs(connection, request));
       return new JedisExchange(connection, request);
     } catch (RuntimeException e) {
       connection.setBroken();
@@ -270,15 +278,73 @@ public final class JedisNode implements LockNode {
     }
   }
 
+  /**
+   * The EVALSHA call of {@code r}, as every node sends it but for the acquire script's
+   * per-connection arguments (see {@link #connectionArgs}): the same bytes {@link #command} would
+   * make, made once per request instead of once per node.
+   */
+  private NodeRequest.Frame encode(NodeRequest r) {
+    byte[] sha = SafeEncoder.encode(scriptOf(r.verb()).sha1());
+    byte[] key = SafeEncoder.encode(r.key());
+    byte[] token = SafeEncoder.encode(r.token());
+    byte[] argument = Resp.ascii(r.argument());
+    byte[][] args =
+        switch (r.verb()) {
+          case ACQUIRE ->
+              new byte[][] {
+                EVALSHA,
+                sha,
+                FOUR,
+                key,
+                lifeKeyArg,
+                SafeEncoder.encode(keys.fenceKeyOfLock(r.key())),
+                legacyEpochKeyArg,
+                token,
+                argument,
+                maxTtlArg,
+                guardArg
+              };
+          case RAISE_FENCE, RELEASE ->
+              new byte[][] {
+                EVALSHA,
+                sha,
+                TWO,
+                key,
+                SafeEncoder.encode(keys.fenceKeyOfLock(r.key())),
+                token,
+                argument,
+                maxTtlArg
+              };
+          case EXTEND -> new byte[][] {EVALSHA, sha, ONE, key, token, argument};
+        };
+    return new NodeRequest.Frame(keys, Resp.bulks(args), args.length);
+  }
+
+  /** What this connection adds to {@code r}'s frame: the acquire script's per-process arguments. */
+  private byte[][] connectionArgs(FlushableConnection connection, NodeRequest r) {
+    if (r.verb() != NodeRequest.Verb.ACQUIRE) {
+      return NO_ARGS;
+    }
+    if (connection.scriptArgs == null) { // once per connection: they go with every acquire
+      connection.scriptArgs = connection.life.scriptArgs(keys.trustDurable());
+    }
+    return connection.scriptArgs;
+  }
+
+  private static final byte[][] NO_ARGS = {};
+
+  private static Script scriptOf(NodeRequest.Verb verb) {
+    return switch (verb) {
+      case ACQUIRE -> Script.ACQUIRE;
+      case RAISE_FENCE -> Script.RAISE_FENCE;
+      case EXTEND -> Script.EXTEND;
+      case RELEASE -> Script.RELEASE;
+    };
+  }
+
   private CommandArguments command(
       FlushableConnection connection, NodeRequest r, boolean withSource) {
-    Script script =
-        switch (r.verb()) {
-          case ACQUIRE -> Script.ACQUIRE;
-          case RAISE_FENCE -> Script.RAISE_FENCE;
-          case EXTEND -> Script.EXTEND;
-          case RELEASE -> Script.RELEASE;
-        };
+    Script script = scriptOf(r.verb());
     List<String> keyList =
         switch (r.verb()) {
           case ACQUIRE ->
@@ -297,10 +363,7 @@ public final class JedisNode implements LockNode {
     switch (r.verb()) {
       case ACQUIRE -> {
         call.add(r.argument()).add(maxTtlArg).add(guardArg);
-        if (connection.scriptArgs == null) { // once per connection: they go with every acquire
-          connection.scriptArgs = connection.life.scriptArgs(keys.trustDurable());
-        }
-        for (byte[] arg : connection.scriptArgs) {
+        for (byte[] arg : connectionArgs(connection, r)) {
           call.add(arg);
         }
       }
@@ -426,6 +489,39 @@ public final class JedisNode implements LockNode {
     void send(CommandArguments command) {
       sendCommand(command);
       flush();
+    }
+
+    private byte[] out = new byte[512]; // this connection's write buffer, reused
+
+    /**
+     * Writes {@code frame} followed by {@code extra} bulk strings in one write on the socket, past
+     * Jedis's own buffer (empty: every Jedis write here is flushed at once); Jedis reads the reply.
+     */
+    void send(NodeRequest.Frame frame, byte[][] extra) {
+      if (!isConnected()) {
+        connect(); // pooled connections are connected; a failure here is the node's
+      }
+      Socket socket = sockets.socket;
+      int extraBytes = 0;
+      for (byte[] arg : extra) {
+        extraBytes += 1 + 11 + 2 + arg.length + 2;
+      }
+      int size = Resp.MAX_HEADER + frame.bytes().length + extraBytes;
+      if (out.length < size) {
+        out = new byte[Math.max(size, 2 * out.length)];
+      }
+      int at = Resp.header(out, 0, frame.count() + extra.length);
+      System.arraycopy(frame.bytes(), 0, out, at, frame.bytes().length);
+      at += frame.bytes().length;
+      for (byte[] arg : extra) {
+        at = Resp.bulk(out, at, arg);
+      }
+      try {
+        socket.getOutputStream().write(out, 0, at);
+      } catch (IOException e) {
+        setBroken();
+        throw new JedisConnectionException(e);
+      }
     }
 
     void flushWrites() {

@@ -1,15 +1,77 @@
 package dev.redlock.internal;
 
+import java.util.Objects;
+import java.util.function.Function;
+
 /**
  * One request to one node, as data: the algorithm says what to ask, the node decides how to send
- * it. Replies are numbers: see {@link Verb}.
- *
- * @param verb what to ask
- * @param key the lock key
- * @param token the owner token of the acquisition
- * @param argument the ttl in ms (acquire, extend) or the fencing token to reach (raise); else 0
+ * it. Replies are numbers: see {@link Verb}. A request goes to every node: its wire encoding is
+ * made once, by the first node that sends it, and reused by the others ({@link #frame}).
  */
-public record NodeRequest(Verb verb, String key, String token, long argument) {
+public final class NodeRequest {
+  private final Verb verb;
+  private final String key;
+  private final String token;
+  private final long argument;
+  private volatile Frame
+      frame; // the encoding for one node key set; a benign race at worst encodes twice
+
+  /** What the nodes write of this request for {@code keys}: RESP bulk strings, and how many. */
+  record Frame(NodeKeys keys, byte[] bytes, int count) {}
+
+  /**
+   * @param verb what to ask
+   * @param key the lock key
+   * @param token the owner token of the acquisition
+   * @param argument the ttl in ms (acquire, extend) or the fencing token to reach (raise); else 0
+   */
+  public NodeRequest(Verb verb, String key, String token, long argument) {
+    this.verb = Objects.requireNonNull(verb, "verb");
+    this.key = Objects.requireNonNull(key, "key");
+    this.token = Objects.requireNonNull(token, "token");
+    this.argument = argument;
+  }
+
+  public Verb verb() {
+    return verb;
+  }
+
+  public String key() {
+    return key;
+  }
+
+  public String token() {
+    return token;
+  }
+
+  public long argument() {
+    return argument;
+  }
+
+  /** This request's frame for {@code keys}: the cached one, or {@code encode}'s, then cached. */
+  Frame frame(NodeKeys keys, Function<NodeRequest, Frame> encode) {
+    Frame f = frame;
+    if (f == null || (f.keys() != keys && !f.keys().equals(keys))) {
+      f = encode.apply(this);
+      frame = f;
+    }
+    return f;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof NodeRequest r
+        && verb == r.verb
+        && argument == r.argument
+        && key.equals(r.key)
+        && token.equals(r.token);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(verb, key, token, argument);
+  }
+
   /** Names the owner by its {@link TokenHash}: the token itself must never reach a log. */
   @Override
   public String toString() {
