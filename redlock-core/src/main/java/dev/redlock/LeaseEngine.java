@@ -141,6 +141,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     checkRenewable(ttl); // before acquiring: a lease we could not renew must not be taken at all
     @SuppressWarnings("unchecked") // acquire only ever returns this engine's leases
     ManagedLease<H> lease = (ManagedLease<H>) acquire(resource, ttl, maxWait);
+    boolean threw = false;
     try {
       lease.keepAlive();
       if (settings.taskInterruption() == TaskInterruption.ON_LEASE_LOSS) {
@@ -148,6 +149,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
       }
       return task.run(lease);
     } catch (Exception | Error e) {
+      threw = true;
       LeaseLostException loss = lease.lossOrNull();
       if (loss != null && loss != e) {
         e.addSuppressed(loss);
@@ -155,6 +157,11 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
       throw e;
     } finally {
       lease.interruptOnLoss(null); // from here on a loss must not interrupt this thread
+      if (threw && lease.interruptedForLoss(Thread.currentThread())) {
+        // The interrupt was the loss's, sent to stop the task; the task is over and what withLock
+        // throws carries the loss. Left set, it would only break the caller's next blocking call.
+        Thread.interrupted();
+      }
       lease.release();
     }
   }

@@ -40,6 +40,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   private boolean deadlineWatched;
   private final List<Consumer<? super LeaseLostException>> lossCallbacks = new ArrayList<>(0);
   private Thread taskThread; // the withLock thread to interrupt on loss, while its task runs
+  private Thread interruptedForLoss; // the thread the loss interrupted, if any
 
   ManagedLease(LeaseEngine<H> engine, H held, long ttlMillis, long start, long validUntil) {
     this.engine = engine;
@@ -318,8 +319,14 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   private synchronized void interruptTask() {
     if (taskThread != null) {
       taskThread.interrupt(); // under the monitor: never after the task has finished
+      interruptedForLoss = taskThread;
       taskThread = null;
     }
+  }
+
+  /** Whether the loss interrupted {@code thread} (while its withLock task ran). */
+  synchronized boolean interruptedForLoss(Thread thread) {
+    return interruptedForLoss == thread;
   }
 
   private String describe(LeaseLostException.Reason reason, List<NodeOutcome> outcomes) {

@@ -6,7 +6,8 @@ package dev.redlock;
 public enum TaskInterruption {
   /**
    * Interrupt the task's thread once, when the lease is lost, so blocking I/O stops (the default).
-   * The interrupt is not cleared afterwards: a task that ignores it leaves the flag set.
+   * When the task then throws, {@code withLock} clears that interrupt as it rethrows (the exception
+   * carries the loss); a task that swallows it and returns normally leaves the flag set.
    */
   ON_LEASE_LOSS,
   /**
