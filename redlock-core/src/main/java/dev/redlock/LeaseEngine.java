@@ -12,14 +12,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BooleanSupplier;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,6 +45,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   private final Set<ManagedLease<H>> held = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final List<RedlockListener> listeners;
+  private final WaitingRoom waiting;
 
   /**
    * @param name what to call this service in messages ("Redlock")
@@ -60,6 +60,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     this.watchdog = watchdog;
     this.roundNanos = settings.timeout().toNanos();
     this.listeners = settings.listeners();
+    this.waiting = new WaitingRoom(store);
   }
 
   /** An engine with timers of its own over {@code store}. */
@@ -119,16 +120,32 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     }
     long began = ticker.read();
     long giveUpAt = began + maxWait.toNanos();
-    for (int attempts = 1; ; attempts++) {
-      Attempt attempt = attempt(resource, ttlMillis);
-      if (attempt.lease != null) {
-        return attempt.lease;
+    WaitingRoom.Place place = null; // while held elsewhere: in line with this engine's waiters
+    try {
+      for (int attempts = 1; ; attempts++) {
+        ensureOpen();
+        Attempt attempt = attempt(resource, ttlMillis);
+        if (attempt.lease != null) {
+          return attempt.lease;
+        }
+        long left = giveUpAt - ticker.read();
+        if (left <= 0) {
+          throw attempt.failure(resource, attempts, ticker.read() - began);
+        }
+        if (attempt.reason == Reason.HELD_ELSEWHERE) {
+          if (place == null) {
+            place = waiting.enter(resource);
+          }
+          place.awaitTurn(pauseNanos(), left);
+        } else {
+          TimeUnit.NANOSECONDS.sleep(
+              Math.min(left, pauseNanos())); // an outage: every thread retries
+        }
       }
-      long left = giveUpAt - ticker.read();
-      if (left <= 0) {
-        throw attempt.failure(resource, attempts, ticker.read() - began);
+    } finally {
+      if (place != null) {
+        place.close();
       }
-      TimeUnit.NANOSECONDS.sleep(Math.min(left, pauseNanos()));
     }
   }
 
@@ -272,28 +289,36 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
 
   /**
    * Sends one renewal for a lease's {@link Renewal}. The store sends it without any thread waiting
-   * ({@link LeaseStore#renewAsync}) where it can, else it runs on a renewal thread. One that is
-   * never answered is decided at the store's timeout, and the lease's deadline timer stands behind
-   * both.
+   * ({@link LeaseStore#renewAsync}) where it can, else it runs on a renewal thread, which checks
+   * again that it is due and reads the clock itself (it may have waited in line). One that is never
+   * answered is decided at the store's timeout, and the lease's deadline timer stands behind both.
    */
   @Override
-  public void renew(H held, long ttlMillis, BooleanSupplier stillDue, Consumer<Tally> outcome) {
-    if (!store.renewAsync(held, ttlMillis, outcome)) {
-      watchdog.renewal(
-          () -> {
-            if (!stillDue.getAsBoolean()) {
-              return; // released or lost while queued for a renewal thread
-            }
-            Tally votes;
-            try {
-              votes = store.renew(held, ttlMillis);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt(); // closing: the lease is released or expires
-              return;
-            }
-            outcome.accept(votes);
-          });
+  public void renew(Renewal<H> renewal) {
+    OptionalLong due = renewal.startIfDue();
+    if (due.isEmpty()) {
+      return;
     }
+    long start = due.getAsLong();
+    if (store.renewAsync(
+        renewal.held(), renewal.ttlMillis(), votes -> renewal.renewed(votes, start))) {
+      return;
+    }
+    watchdog.renewal(
+        () -> {
+          OptionalLong now = renewal.startIfDue(); // it may have waited in line
+          if (now.isEmpty()) {
+            return;
+          }
+          Tally votes;
+          try {
+            votes = store.renew(renewal.held(), renewal.ttlMillis());
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // closing: the lease is released or expires
+            return;
+          }
+          renewal.renewed(votes, now.getAsLong());
+        });
   }
 
   /** A renewal's verdict, the engine's alone: see {@link #applyExtend}. */
@@ -506,6 +531,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     if (!closed.compareAndSet(false, true)) {
       return;
     }
+    waiting.close(); // waiters ask once more and find the service closed
     List<H> releasing = new ArrayList<>();
     for (ManagedLease<H> lease : new ArrayList<>(held)) {
       if (lease.beginRelease()) {

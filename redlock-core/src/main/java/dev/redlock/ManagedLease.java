@@ -85,14 +85,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
       }
     }
     if (!isValid()) {
-      LeaseLostException loss = lose(LeaseLostException.Reason.EXPIRED, List.of());
-      synchronized (this) {
-        if (taskThread == Thread.currentThread()) {
-          taskThread =
-              null; // the task knows now: an interrupt on top would only break its clean-up
-        }
-      }
-      throw loss;
+      throw lose(LeaseLostException.Reason.EXPIRED, List.of()); // never interrupts this thread
     }
   }
 
@@ -309,8 +302,14 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     } else {
       // On the caller's thread: callbacks first, then the interrupt, so whatever the task does on
       // being interrupted, the callbacks have seen the loss (interrupt() happens-before its
-      // detection).
+      // detection). Never the calling thread itself: it found the loss (checkValid) and is told
+      // by the exception; an interrupt on top would only break its clean-up.
       tell.run();
+      synchronized (this) {
+        if (taskThread == Thread.currentThread()) {
+          taskThread = null;
+        }
+      }
       interruptTask();
     }
     return loss;
@@ -318,8 +317,13 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
 
   private synchronized void interruptTask() {
     if (taskThread != null) {
-      taskThread.interrupt(); // under the monitor: never after the task has finished
-      interruptedForLoss = taskThread;
+      // Under the monitor: never after the task has finished. A thread interrupted already (its
+      // own cancellation, say) is left as it is, and not recorded: that interrupt is not ours to
+      // clear.
+      if (!taskThread.isInterrupted()) {
+        taskThread.interrupt();
+        interruptedForLoss = taskThread;
+      }
       taskThread = null;
     }
   }

@@ -3,9 +3,8 @@ package dev.redlock;
 import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.ScheduledFuture;
-import java.util.function.BooleanSupplier;
-import java.util.function.Consumer;
 
 /**
  * The watchdog's renewal of one kept-alive lease ({@link Lease#keepAlive}, {@code withLock}): when
@@ -25,10 +24,12 @@ final class Renewal<H extends LeaseStore.Held> {
   /** What a renewal needs of the engine. */
   interface Renewer<H extends LeaseStore.Held> {
     /**
-     * Sends one renewal of {@code held}, unless {@code stillDue} says no by the time it goes out;
-     * {@code outcome} then runs once, on a library thread, with the votes.
+     * Sends one renewal of {@code renewal}'s lease, on whatever thread the store needs: it first
+     * asks {@link Renewal#startIfDue} on that thread, and sends nothing if the renewal is no longer
+     * due; else {@link Renewal#renewed} runs once, on a library thread, with the votes and that
+     * start.
      */
-    void renew(H held, long ttlMillis, BooleanSupplier stillDue, Consumer<Tally> outcome);
+    void renew(Renewal<H> renewal);
 
     /**
      * The verdict on a renewal's votes: true if they extended the lease (and the lease now holds
@@ -84,22 +85,38 @@ final class Renewal<H extends LeaseStore.Held> {
     return stopped;
   }
 
-  /** A renewal fell due (on a timer thread): send it, or lose the lease if its time is up. */
+  /** A renewal fell due (on a timer thread). */
   private void due() {
+    engine.renew(this);
+  }
+
+  /**
+   * Whether the renewal is still due now, on the thread about to send it (a timer thread, or a
+   * renewal thread it waited for): the clock to count its validity from, or empty if not (stopped,
+   * or the lease's time is up: then the lease is lost here).
+   */
+  OptionalLong startIfDue() {
     long start = engine.now();
     if (isStopped()) {
-      return;
+      return OptionalLong.empty();
     }
     if (!lease.isValid()) {
       lease.loseOnLibraryThread(LeaseLostException.Reason.EXPIRED, List.of());
-      return;
+      return OptionalLong.empty();
     }
     if (start - maxHoldUntil >= 0) {
       lease.loseOnLibraryThread(LeaseLostException.Reason.MAX_HOLD_REACHED, List.of());
-      return;
+      return OptionalLong.empty();
     }
-    engine.renew(
-        lease.held(), lease.ttlMillis(), () -> !isStopped(), votes -> renewed(votes, start));
+    return OptionalLong.of(start);
+  }
+
+  H held() {
+    return lease.held();
+  }
+
+  long ttlMillis() {
+    return lease.ttlMillis();
   }
 
   /**
@@ -109,7 +126,7 @@ final class Renewal<H extends LeaseStore.Held> {
    * than the ttl the kept validity's start stays behind, and renewals counted from it would fall
    * due at once, again and again.
    */
-  private void renewed(Tally votes, long start) {
+  void renewed(Tally votes, long start) {
     if (!engine.extended(lease, votes, start)) {
       lease.loseOnLibraryThread(LeaseLostException.Reason.RENEWAL_FAILED, votes.outcomes());
       return;

@@ -298,6 +298,7 @@ public final class LoadDriver {
     try (Redlock a = Redlock.create(config);
         Redlock b = Redlock.create(config)) {
       long commandsBefore = nodeCommands(uris);
+      long callsBefore = scriptCalls(uris);
       Cpu before = Cpu.read(uris);
       long sections =
           runThreads(
@@ -319,12 +320,14 @@ public final class LoadDriver {
           "redlock (this library)",
           sections * 1000.0 / millis,
           (nodeCommands(uris) - commandsBefore) / (double) Math.max(1, sections),
+          (scriptCalls(uris) - callsBefore) / (double) Math.max(1, sections),
           Cpu.read(uris).minus(before).percentOf(millis));
     }
     // Redisson: 8 threads, tryLock with a 50 ms wait and a 1 s lease.
     RedissonRedLockUnderTest redisson = new RedissonRedLockUnderTest(uris);
     try {
       long commandsBefore = nodeCommands(uris);
+      long callsBefore = scriptCalls(uris);
       Cpu before = Cpu.read(uris);
       long sections =
           runThreads(
@@ -344,6 +347,7 @@ public final class LoadDriver {
           "Redisson 3.52 RedissonRedLock",
           sections * 1000.0 / millis,
           (nodeCommands(uris) - commandsBefore) / (double) Math.max(1, sections),
+          (scriptCalls(uris) - callsBefore) / (double) Math.max(1, sections),
           Cpu.read(uris).minus(before).percentOf(millis));
     } finally {
       redisson.close();
@@ -387,6 +391,7 @@ public final class LoadDriver {
             5,
             "redlock (this library)",
             ops * 1000.0 / millis,
+            Double.NaN,
             Double.NaN,
             used.percentOf(millis));
         System.out.println(
@@ -461,13 +466,24 @@ public final class LoadDriver {
     }
   }
 
-  /** Commands the nodes executed so far, not counting INFO itself. */
+  /**
+   * Commands the nodes executed so far, not counting INFO itself. Redis counts the commands a
+   * script runs too: an acquire on one node is its EVALSHA and the 4 calls inside.
+   */
   private static long nodeCommands(List<String> uris) {
+    return calls(uris, command -> !command.equals("info"));
+  }
+
+  /** Scripts the nodes were asked to run (EVALSHA, EVAL): requests, as a client sends them. */
+  private static long scriptCalls(List<String> uris) {
+    return calls(uris, command -> command.equals("evalsha") || command.equals("eval"));
+  }
+
+  private static long calls(List<String> uris, java.util.function.Predicate<String> counted) {
     long total = 0;
     for (String uri : uris) {
       HostAndPort host = HostAndPort.from(uri.substring("redis://".length()));
-      total +=
-          CommandStats.calls(host.getHost(), host.getPort(), command -> !command.equals("info"));
+      total += CommandStats.calls(host.getHost(), host.getPort(), counted);
     }
     return total;
   }

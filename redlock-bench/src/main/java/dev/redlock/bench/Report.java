@@ -22,6 +22,7 @@ final class Report {
       String impl,
       double perSecond,
       double commandsPerOp,
+      double scriptCallsPerOp,
       String cpu) {}
 
   final List<Latency> latencies = new ArrayList<>();
@@ -44,8 +45,15 @@ final class Report {
    *     55%", percent of one core)
    */
   void throughput(
-      String scenario, int nodes, String impl, double perSecond, double commandsPerOp, String cpu) {
-    throughputs.add(new Throughput(scenario, nodes, impl, perSecond, commandsPerOp, cpu));
+      String scenario,
+      int nodes,
+      String impl,
+      double perSecond,
+      double commandsPerOp,
+      double scriptCallsPerOp,
+      String cpu) {
+    throughputs.add(
+        new Throughput(scenario, nodes, impl, perSecond, commandsPerOp, scriptCallsPerOp, cpu));
   }
 
   /**
@@ -106,12 +114,12 @@ final class Report {
                   : String.format(Locale.ROOT, "%,.0f", l.bytesPerCycle)));
     }
     md.append(
-        "\n| scenario | N | implementation | per second | node commands per operation | CPU used (of one core) |\n|---|---|---|---|---|---|\n");
+        "\n| scenario | N | implementation | per second | node commands per operation (with those scripts run) | script calls per operation | CPU used (of one core) |\n|---|---|---|---|---|---|---|\n");
     for (Throughput t : throughputs) {
       md.append(
           String.format(
               Locale.ROOT,
-              "| %s | %d | %s | %,.0f | %s | %s |%n",
+              "| %s | %d | %s | %,.0f | %s | %s | %s |%n",
               t.scenario,
               t.nodes,
               t.impl,
@@ -119,6 +127,9 @@ final class Report {
               Double.isNaN(t.commandsPerOp)
                   ? "–"
                   : String.format(Locale.ROOT, "%.1f", t.commandsPerOp),
+              Double.isNaN(t.scriptCallsPerOp)
+                  ? "–"
+                  : String.format(Locale.ROOT, "%.1f", t.scriptCallsPerOp),
               t.cpu));
     }
     return md.toString();

@@ -101,6 +101,19 @@ public final class JedisNode implements LockNode {
     return uri.toString();
   }
 
+  /**
+   * Release announcements on a connection of their own, with 2 s to connect (never on a caller's
+   * path, so not bound by the node timeout).
+   */
+  @Override
+  public KeySubscription listen(java.util.function.Consumer<String> released) {
+    return new JedisSubscription(
+        name(),
+        new HostAndPort(uri.host(), uri.port()),
+        clientConfig(uri, Duration.ofSeconds(2), CLIENT_NAME).build(),
+        released);
+  }
+
   @Override
   public boolean hasIdleConnection() {
     return pool.getNumIdle() > 0;
@@ -493,15 +506,22 @@ public final class JedisNode implements LockNode {
 
     private byte[] out = new byte[512]; // this connection's write buffer, reused
 
+    private String socketName() {
+      Socket socket = sockets.socket;
+      return socket == null ? "the node" : String.valueOf(socket.getRemoteSocketAddress());
+    }
+
     /**
      * Writes {@code frame} followed by {@code extra} bulk strings in one write on the socket, past
      * Jedis's own buffer (empty: every Jedis write here is flushed at once); Jedis reads the reply.
      */
     void send(NodeRequest.Frame frame, byte[][] extra) {
-      if (!isConnected()) {
-        connect(); // pooled connections are connected; a failure here is the node's
-      }
       Socket socket = sockets.socket;
+      if (socket == null || !isConnected()) {
+        // Pooled connections are connected and were read (AUTH, SELECT, the node's life); a bare
+        // reconnect here would skip all three. Fail instead: the pool makes a new one.
+        throw new JedisConnectionException("connection to " + socketName() + " is closed");
+      }
       int extraBytes = 0;
       for (byte[] arg : extra) {
         extraBytes += 1 + 11 + 2 + arg.length + 2;
