@@ -45,7 +45,6 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   private final Set<ManagedLease<H>> held = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final List<RedlockListener> listeners;
-  private final WaitingRoom waiting;
 
   /**
    * @param name what to call this service in messages ("Redlock")
@@ -60,7 +59,6 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     this.watchdog = watchdog;
     this.roundNanos = settings.timeout().toNanos();
     this.listeners = settings.listeners();
-    this.waiting = new WaitingRoom(store);
   }
 
   /** An engine with timers of its own over {@code store}. */
@@ -120,32 +118,16 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     }
     long began = ticker.read();
     long giveUpAt = began + maxWait.toNanos();
-    WaitingRoom.Place place = null; // while held elsewhere: in line with this engine's waiters
-    try {
-      for (int attempts = 1; ; attempts++) {
-        ensureOpen();
-        Attempt attempt = attempt(resource, ttlMillis);
-        if (attempt.lease != null) {
-          return attempt.lease;
-        }
-        long left = giveUpAt - ticker.read();
-        if (left <= 0) {
-          throw attempt.failure(resource, attempts, ticker.read() - began);
-        }
-        if (attempt.reason == Reason.HELD_ELSEWHERE) {
-          if (place == null) {
-            place = waiting.enter(resource);
-          }
-          place.awaitTurn(pauseNanos(), left);
-        } else {
-          TimeUnit.NANOSECONDS.sleep(
-              Math.min(left, pauseNanos())); // an outage: every thread retries
-        }
+    for (int attempts = 1; ; attempts++) {
+      Attempt attempt = attempt(resource, ttlMillis);
+      if (attempt.lease != null) {
+        return attempt.lease;
       }
-    } finally {
-      if (place != null) {
-        place.close();
+      long left = giveUpAt - ticker.read();
+      if (left <= 0) {
+        throw attempt.failure(resource, attempts, ticker.read() - began);
       }
+      TimeUnit.NANOSECONDS.sleep(Math.min(left, pauseNanos()));
     }
   }
 
@@ -531,7 +513,6 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    waiting.close(); // waiters ask once more and find the service closed
     List<H> releasing = new ArrayList<>();
     for (ManagedLease<H> lease : new ArrayList<>(held)) {
       if (lease.beginRelease()) {

@@ -101,19 +101,6 @@ public final class JedisNode implements LockNode {
     return uri.toString();
   }
 
-  /**
-   * Release announcements on a connection of their own, with 2 s to connect (never on a caller's
-   * path, so not bound by the node timeout).
-   */
-  @Override
-  public KeySubscription listen(java.util.function.Consumer<String> released) {
-    return new JedisSubscription(
-        name(),
-        new HostAndPort(uri.host(), uri.port()),
-        clientConfig(uri, Duration.ofSeconds(2), CLIENT_NAME).build(),
-        released);
-  }
-
   @Override
   public boolean hasIdleConnection() {
     return pool.getNumIdle() > 0;

@@ -59,15 +59,6 @@ public interface LockNode extends AutoCloseable {
     }
   }
 
-  /**
-   * Listens, on a connection and a thread of its own, to this node's announcements that a lock key
-   * was released, calling {@code released} with the key (on that thread: it must not block); null
-   * if this node cannot announce. Nothing is connected until a key is added.
-   */
-  default KeySubscription listen(java.util.function.Consumer<String> released) {
-    return null;
-  }
-
   /** Closes the node's connections. Idempotent. */
   @Override
   void close();

@@ -41,7 +41,6 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   private final StragglerReleases stragglers;
   private final long[] quarantineLoggedAt;
   private final Timers timer;
-  private final ReleaseNotices notices;
 
   /**
    * A lease held on a quorum of nodes.
@@ -121,13 +120,6 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     this.stragglers = new StragglerReleases(nodes, timer, io, ticker, nodeTimeoutNanos);
     this.quarantineLoggedAt = new long[nodes.size()];
     this.timer = timer;
-    this.notices = new ReleaseNotices(fanOut.nodes());
-  }
-
-  /** Each node's announcement that the resource's key was released (the release script's). */
-  @Override
-  public AutoCloseable whenGivenBack(String resource, Runnable givenBack) {
-    return notices.listen(keyPrefix + resource, givenBack);
   }
 
   @Override
@@ -399,7 +391,6 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   /** Stops re-sending, the I/O threads and the connections. */
   @Override
   public void close() {
-    notices.close();
     stragglers.close();
     fanOut.close();
     io.shutdown();

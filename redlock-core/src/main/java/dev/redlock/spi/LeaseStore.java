@@ -91,18 +91,6 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
     return false;
   }
 
-  /**
-   * Optional: runs {@code givenBack} each time a part of the store (a node) announces that {@code
-   * resource} was given back, by any client, until the returned handle is closed; null if this
-   * store announces nothing (then waiters only poll). A store of N nodes may announce one release N
-   * times, once per node: waiters count them against {@link #quorum()}. {@code givenBack} runs on a
-   * store thread and must not block. Announcements are hints: they may be late or lost, and waiters
-   * keep polling.
-   */
-  default AutoCloseable whenGivenBack(String resource, Runnable givenBack) {
-    return null;
-  }
-
   /** Gives {@code held} back, waiting (bounded) until enough of the store has let it go. */
   void giveBack(H held);
 

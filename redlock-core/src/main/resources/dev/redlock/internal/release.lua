@@ -22,11 +22,4 @@ if fence > 0 then
     redis.call('SET', KEYS[2], ARGV[2], 'KEEPTTL')
   end
 end
-redis.call('DEL', KEYS[1])
-if fence > 0 then
-  -- A lease given back (not an attempt rolled back: it never held a quorum), announced on the
-  -- key's name as a channel: waiting clients ask again at once instead of at their next poll.
-  -- pcall: an ACL without channel rights only loses the announcement.
-  redis.pcall('PUBLISH', KEYS[1], '')
-end
-return 1
+return redis.call('DEL', KEYS[1])

@@ -87,13 +87,6 @@ final class Admin {
     return busy;
   }
 
-  /** How many connections subscribe to {@code channel} on the node ({@code PUBSUB NUMSUB}). */
-  static long subscribers(RedisNode node, String channel) {
-    try (Jedis jedis = on(node)) {
-      return jedis.pubsubNumSub(channel).getOrDefault(channel, 0L);
-    }
-  }
-
   static void killScript(RedisNode node) {
     try (Jedis jedis = new Jedis("127.0.0.1", node.port(), 2000)) {
       jedis.scriptKill();
