@@ -44,6 +44,7 @@ public final class JedisNode implements LockNode {
   private final byte[] lifeKeyArg;
   private final byte[] legacyEpochKeyArg;
   private static final byte[] EVALSHA = SafeEncoder.encode("EVALSHA");
+  private static final byte[] EVAL = SafeEncoder.encode("EVAL");
   private static final byte[] ONE = {'1'};
   private static final byte[] TWO = {'2'};
   private static final byte[] FOUR = {'4'};
@@ -205,9 +206,11 @@ public final class JedisNode implements LockNode {
       RuntimeException[] errors,
       boolean[] read) {
     for (int i : chosen) {
-      connection.sendCommand(command(connection, requests.get(i), withSource));
+      NodeRequest r = requests.get(i);
+      connection.append(
+          withSource ? frame(r, true) : r.frame(keys, this::encode), connectionArgs(connection, r));
     }
-    connection.flushWrites();
+    connection.writeAppended();
     List<Integer> noScript = new java.util.ArrayList<>(0);
     for (int i : chosen) {
       long left = deadline - System.nanoTime();
@@ -280,11 +283,20 @@ public final class JedisNode implements LockNode {
 
   /**
    * The EVALSHA call of {@code r}, as every node sends it but for the acquire script's
-   * per-connection arguments (see {@link #connectionArgs}): the same bytes {@link #command} would
-   * make, made once per request instead of once per node.
+   * per-connection arguments (see {@link #connectionArgs}): made once per request, not per node.
    */
   private NodeRequest.Frame encode(NodeRequest r) {
-    byte[] sha = SafeEncoder.encode(scriptOf(r.verb()).sha1());
+    return frame(r, false);
+  }
+
+  /**
+   * {@code r} as EVALSHA, or as EVAL with the script's source ({@code withSource}: the node lost
+   * its script cache), without the per-connection arguments.
+   */
+  private NodeRequest.Frame frame(NodeRequest r, boolean withSource) {
+    Script script = scriptOf(r.verb());
+    byte[] call = withSource ? EVAL : EVALSHA;
+    byte[] body = SafeEncoder.encode(withSource ? script.source() : script.sha1());
     byte[] key = SafeEncoder.encode(r.key());
     byte[] token = SafeEncoder.encode(r.token());
     byte[] argument = Resp.ascii(r.argument());
@@ -292,8 +304,8 @@ public final class JedisNode implements LockNode {
         switch (r.verb()) {
           case ACQUIRE ->
               new byte[][] {
-                EVALSHA,
-                sha,
+                call,
+                body,
                 FOUR,
                 key,
                 lifeKeyArg,
@@ -306,8 +318,8 @@ public final class JedisNode implements LockNode {
               };
           case RAISE_FENCE, RELEASE ->
               new byte[][] {
-                EVALSHA,
-                sha,
+                call,
+                body,
                 TWO,
                 key,
                 SafeEncoder.encode(keys.fenceKeyOfLock(r.key())),
@@ -315,7 +327,7 @@ public final class JedisNode implements LockNode {
                 argument,
                 maxTtlArg
               };
-          case EXTEND -> new byte[][] {EVALSHA, sha, ONE, key, token, argument};
+          case EXTEND -> new byte[][] {call, body, ONE, key, token, argument};
         };
     return new NodeRequest.Frame(keys, Resp.bulks(args), args.length);
   }
@@ -340,37 +352,6 @@ public final class JedisNode implements LockNode {
       case EXTEND -> Script.EXTEND;
       case RELEASE -> Script.RELEASE;
     };
-  }
-
-  private CommandArguments command(
-      FlushableConnection connection, NodeRequest r, boolean withSource) {
-    Script script = scriptOf(r.verb());
-    List<String> keyList =
-        switch (r.verb()) {
-          case ACQUIRE ->
-              List.of(r.key(), keys.lifeKey(), keys.fenceKeyOfLock(r.key()), keys.legacyEpochKey());
-          case RAISE_FENCE, RELEASE -> List.of(r.key(), keys.fenceKeyOfLock(r.key()));
-          case EXTEND -> List.of(r.key());
-        };
-    CommandArguments call =
-        new CommandArguments(withSource ? Protocol.Command.EVAL : Protocol.Command.EVALSHA)
-            .add(withSource ? script.source() : script.sha1())
-            .add(keyList.size());
-    for (String key : keyList) {
-      call.key(key);
-    }
-    call.add(r.token());
-    switch (r.verb()) {
-      case ACQUIRE -> {
-        call.add(r.argument()).add(maxTtlArg).add(guardArg);
-        for (byte[] arg : connectionArgs(connection, r)) {
-          call.add(arg);
-        }
-      }
-      case RAISE_FENCE, RELEASE -> call.add(r.argument()).add(maxTtlArg);
-      case EXTEND -> call.add(r.argument());
-    }
-    return call;
   }
 
   private static long toReply(NodeRequest request, Object reply) {
@@ -424,7 +405,7 @@ public final class JedisNode implements LockNode {
           reply = connection.getOne();
         } catch (JedisNoScriptException e) {
           // The node restarted or ran SCRIPT FLUSH: EVAL sends the source and caches it again.
-          connection.send(command(connection, request, true));
+          connection.send(frame(request, true), connectionArgs(connection, request));
           reply = connection.getOne();
         }
         read = true;
@@ -486,11 +467,6 @@ public final class JedisNode implements LockNode {
       }
     }
 
-    void send(CommandArguments command) {
-      sendCommand(command);
-      flush();
-    }
-
     private byte[] out = new byte[512]; // this connection's write buffer, reused
 
     private String socketName() {
@@ -498,41 +474,55 @@ public final class JedisNode implements LockNode {
       return socket == null ? "the node" : String.valueOf(socket.getRemoteSocketAddress());
     }
 
-    /**
-     * Writes {@code frame} followed by {@code extra} bulk strings in one write on the socket, past
-     * Jedis's own buffer (empty: every Jedis write here is flushed at once); Jedis reads the reply.
-     */
+    private int appended; // bytes in out not written yet
+
+    /** Writes {@code frame} and {@code extra} now, in one write (see {@link #writeAppended}). */
     void send(NodeRequest.Frame frame, byte[][] extra) {
+      append(frame, extra);
+      writeAppended();
+    }
+
+    /**
+     * Adds {@code frame} followed by {@code extra} bulk strings to this connection's write buffer;
+     * {@link #writeAppended} writes them, so a pipeline of requests is one write.
+     */
+    void append(NodeRequest.Frame frame, byte[][] extra) {
+      int extraBytes = 0;
+      for (byte[] arg : extra) {
+        extraBytes += 1 + 11 + 2 + arg.length + 2;
+      }
+      int size = appended + Resp.MAX_HEADER + frame.bytes().length + extraBytes;
+      if (out.length < size) {
+        out = java.util.Arrays.copyOf(out, Math.max(size, 2 * out.length));
+      }
+      int at = Resp.header(out, appended, frame.count() + extra.length);
+      System.arraycopy(frame.bytes(), 0, out, at, frame.bytes().length);
+      at += frame.bytes().length;
+      for (byte[] arg : extra) {
+        at = Resp.bulk(out, at, arg);
+      }
+      appended = at;
+    }
+
+    /**
+     * Writes what was appended in one write on the socket, past Jedis's own buffer (empty: every
+     * Jedis write here is flushed at once); Jedis reads the replies.
+     */
+    void writeAppended() {
+      int length = appended;
+      appended = 0;
       Socket socket = sockets.socket;
       if (socket == null || !isConnected()) {
         // Pooled connections are connected and were read (AUTH, SELECT, the node's life); a bare
         // reconnect here would skip all three. Fail instead: the pool makes a new one.
         throw new JedisConnectionException("connection to " + socketName() + " is closed");
       }
-      int extraBytes = 0;
-      for (byte[] arg : extra) {
-        extraBytes += 1 + 11 + 2 + arg.length + 2;
-      }
-      int size = Resp.MAX_HEADER + frame.bytes().length + extraBytes;
-      if (out.length < size) {
-        out = new byte[Math.max(size, 2 * out.length)];
-      }
-      int at = Resp.header(out, 0, frame.count() + extra.length);
-      System.arraycopy(frame.bytes(), 0, out, at, frame.bytes().length);
-      at += frame.bytes().length;
-      for (byte[] arg : extra) {
-        at = Resp.bulk(out, at, arg);
-      }
       try {
-        socket.getOutputStream().write(out, 0, at);
+        socket.getOutputStream().write(out, 0, length);
       } catch (IOException e) {
         setBroken();
         throw new JedisConnectionException(e);
       }
-    }
-
-    void flushWrites() {
-      flush();
     }
 
     boolean replyArrived() {

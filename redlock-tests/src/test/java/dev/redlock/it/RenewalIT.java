@@ -350,6 +350,36 @@ class RenewalIT extends RealNodesTest {
         .sum();
   }
 
+  /**
+   * Renewals go out pipelined; a node that lost its script cache (a restart, SCRIPT FLUSH) answers
+   * them NOSCRIPT, and the pipeline sends them again with the script's source: the lease lives on.
+   */
+  @Test
+  void pipelinedRenewalsSurviveAScriptFlush() {
+    Redlock redlock = client(config().build());
+    Duration ttl = Duration.ofSeconds(1);
+    Lease lease = redlock.tryAcquire(resource, ttl).orElseThrow().keepAlive();
+    long evalsBefore = evals();
+    for (RedisNode node : nodes.all()) {
+      try (redis.clients.jedis.Jedis jedis = Admin.on(node)) {
+        jedis.scriptFlush();
+      }
+    }
+    await(
+            "valid for three ttls after the flush: every renewal since was sent again with its source")
+        .during(ttl.multipliedBy(3))
+        .atMost(NO_HANG)
+        .until(lease::isValid);
+    assertTrue(evals() > evalsBefore, "the scripts were sent again with their source (EVAL)");
+    lease.release();
+  }
+
+  private long evals() {
+    return nodes.all().stream()
+        .mapToLong(node -> CommandStats.calls(node, c -> c.equals("eval")))
+        .sum();
+  }
+
   @Test
   void thousandsOfRenewedLeasesShareAFewThreads() throws Exception {
     Redlock redlock = client(config().nodeTimeout(Duration.ofMillis(500)).build());
