@@ -1,6 +1,5 @@
 package dev.redlock;
 
-import dev.redlock.internal.DurationText;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,10 +1,8 @@
 package dev.redlock;
 
 import dev.redlock.LockUnavailableException.Reason;
-import dev.redlock.internal.LockTokens;
 import dev.redlock.internal.Ticker;
 import dev.redlock.internal.TokenHash;
-import dev.redlock.internal.Validity;
 import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;
 import java.time.Duration;

@@ -242,7 +242,7 @@ public final class LockSettings {
      */
     public LockSettings build() {
       long largestMillis = maxTtl.toMillis(); // the largest whole-millisecond ttl allowed
-      long drift = dev.redlock.internal.Validity.driftNanos(largestMillis, clockDriftFactor);
+      long drift = Validity.driftNanos(largestMillis, clockDriftFactor);
       if (TimeUnit.MILLISECONDS.toNanos(largestMillis) <= timeout.toNanos() + drift) {
         throw new IllegalArgumentException(
             "maxTtl leaves no valid ttl: a ttl must be > "

@@ -2,10 +2,9 @@ package dev.redlock;
 
 import dev.redlock.LockUnavailableException.Reason;
 import dev.redlock.internal.IoThreads;
-import dev.redlock.internal.JedisNode;
-import dev.redlock.internal.LockNode;
-import dev.redlock.internal.NodeKeys;
 import dev.redlock.internal.Ticker;
+import dev.redlock.node.LockNode;
+import dev.redlock.node.NodeKeys;
 import dev.redlock.quorum.QuorumStore;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -85,7 +84,7 @@ public final class Redlock implements LockService {
         .forEach(
             uri ->
                 nodes.add(
-                    new JedisNode(
+                    LockNode.connect(
                         uri, config.settings().timeout(), config.maxConnectionsPerNode(), keys)));
     ExecutorService io = IoThreads.create(nodes.size() * config.maxConnectionsPerNode());
     return new Redlock(config, nodes, io, Ticker.SYSTEM);

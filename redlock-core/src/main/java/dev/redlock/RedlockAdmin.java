@@ -1,10 +1,9 @@
 package dev.redlock;
 
-import dev.redlock.internal.JedisNode;
-import dev.redlock.internal.NodeKeys;
-import dev.redlock.internal.NodeUri;
-import dev.redlock.internal.Script;
 import dev.redlock.internal.TokenHash;
+import dev.redlock.node.NodeKeys;
+import dev.redlock.node.NodeUri;
+import dev.redlock.node.Script;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -12,7 +11,6 @@ import java.util.List;
 import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.Pipeline;
 import redis.clients.jedis.Response;
@@ -74,9 +72,7 @@ public final class RedlockAdmin implements AutoCloseable {
   }
 
   private Jedis connect(NodeUri uri) {
-    return new Jedis(
-        new HostAndPort(uri.host(), uri.port()),
-        JedisNode.clientConfig(uri, config.settings().timeout(), "redlock-admin").build());
+    return uri.connect(config.settings().timeout(), "redlock-admin");
   }
 
   /**

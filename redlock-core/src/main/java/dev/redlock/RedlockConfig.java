@@ -1,8 +1,7 @@
 package dev.redlock;
 
-import dev.redlock.internal.DurationText;
-import dev.redlock.internal.NodeKeys;
-import dev.redlock.internal.NodeUri;
+import dev.redlock.node.NodeKeys;
+import dev.redlock.node.NodeUri;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;

@@ -16,11 +16,18 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The rooms of the code (docs/design.md, "How the code is laid out") and the rule for what goes
- * where, checked on the sources so that they cannot drift: the acquire path reads downhill (API →
- * quorum → internal), and no other module reaches the library's unexported packages.
+ * where, checked on the sources so that they cannot drift: the acquire path reads downhill (API and
+ * engine → quorum → node, each leaning on internal), a type is public only where another of the
+ * library's packages uses it, and no other module reaches the library's unexported packages.
  */
 class CodeLayoutTest {
   private static final Path CORE = Path.of("src/main/java/dev/redlock");
+  private static final List<String> UNEXPORTED = List.of("internal", "node", "quorum");
+  private static final Pattern PUBLIC_TYPE =
+      Pattern.compile(
+          "^public (?:final |abstract |sealed |non-sealed )*(?:class|interface|record|enum|@interface)"
+              + " (\\w+)",
+          Pattern.MULTILINE);
   private static final Pattern IMPORT =
       Pattern.compile("^import (?:static )?(dev\\.redlock[\\w.]*);", Pattern.MULTILINE);
 
@@ -30,19 +37,49 @@ class CodeLayoutTest {
   }
 
   @Test
+  void oneNodeUsesTheInternalPackageOnly() {
+    assertEquals(
+        List.of(),
+        importsOutside(CORE.resolve("node"), "dev.redlock.internal."),
+        "one node's I/O must not know the quorum, the engine or the API");
+  }
+
+  @Test
   void theQuorumUsesTheNodesTheSpiAndTheNodeOutcomeOnly() {
+    assertEquals(
+        List.of(),
+        importsOutside(
+            CORE.resolve("quorum"),
+            "dev.redlock.node.",
+            "dev.redlock.internal.",
+            "dev.redlock.spi.",
+            "dev.redlock.NodeOutcome"),
+        "the quorum must not call back into the engine or the API");
+  }
+
+  /**
+   * A public type in an unexported package is a seam another of the library's packages uses; one
+   * that only its own package uses is package-private. The internal package holds only what two or
+   * more packages share: a type that one package uses lives in that package.
+   */
+  @Test
+  void publicTypesOfTheUnexportedPackagesAreSeams() {
     List<String> wrong = new ArrayList<>();
-    for (String imported : importsOf(CORE.resolve("quorum"), "dev.redlock.")) {
-      String target = imported.substring(imported.indexOf(" imports ") + " imports ".length());
-      boolean allowed =
-          target.startsWith("dev.redlock.internal.")
-              || target.startsWith("dev.redlock.spi.")
-              || target.equals("dev.redlock.NodeOutcome");
-      if (!allowed) {
-        wrong.add(imported);
+    for (String pkg : UNEXPORTED) {
+      for (Path file : javaFiles(CORE.resolve(pkg))) {
+        Matcher m = PUBLIC_TYPE.matcher(read(file));
+        if (!m.find()) {
+          continue;
+        }
+        String type = m.group(1);
+        List<String> users = packagesUsing(type, pkg);
+        int needed = pkg.equals("internal") ? 2 : 1;
+        if (users.size() < needed) {
+          wrong.add(pkg + "." + type + " is public but used outside its package only by " + users);
+        }
       }
     }
-    assertEquals(List.of(), wrong, "the quorum must not call back into the engine or the API");
+    assertEquals(List.of(), wrong);
   }
 
   @Test
@@ -60,19 +97,54 @@ class CodeLayoutTest {
         if (!Files.isDirectory(src)) {
           continue;
         }
-        for (String hit : importsOf(src, "dev.redlock.internal", "dev.redlock.quorum")) {
+        for (String hit :
+            importsOf(src, "dev.redlock.internal", "dev.redlock.node", "dev.redlock.quorum")) {
           wrong.add(root.relativize(module) + ": " + hit);
         }
         for (Path file : javaFiles(src)) {
           String text = read(file);
-          if (text.contains("package dev.redlock.internal;")
-              || text.contains("package dev.redlock.quorum;")) {
+          if (UNEXPORTED.stream().anyMatch(p -> text.contains("package dev.redlock." + p + ";"))) {
             wrong.add(root.relativize(file) + " declares a class inside an unexported package");
           }
         }
       }
     }
     assertEquals(List.of(), wrong);
+  }
+
+  /** The library's packages, other than {@code pkg}, whose code names {@code type}. */
+  private static List<String> packagesUsing(String type, String pkg) {
+    Pattern word = Pattern.compile("\\b" + type + "\\b");
+    List<String> users = new ArrayList<>();
+    for (Path file : javaFiles(CORE)) {
+      String user = CORE.relativize(file.getParent()).toString();
+      String name = user.isEmpty() ? "dev.redlock" : user;
+      if (!user.equals(pkg)
+          && !file.getFileName().toString().equals("package-info.java")
+          && !users.contains(name)
+          && word.matcher(read(file)).find()) {
+        users.add(name);
+      }
+    }
+    return users;
+  }
+
+  /**
+   * "File imports X" for every library import under {@code dir} that is not one of {@code allowed}.
+   */
+  private static List<String> importsOutside(Path dir, String... allowed) {
+    List<String> wrong = new ArrayList<>();
+    for (String imported : importsOf(dir, "dev.redlock.")) {
+      String target = imported.substring(imported.indexOf(" imports ") + " imports ".length());
+      boolean ok = false;
+      for (String prefix : allowed) {
+        ok |= target.startsWith(prefix);
+      }
+      if (!ok) {
+        wrong.add(imported);
+      }
+    }
+    return wrong;
   }
 
   /**

@@ -1,8 +1,8 @@
 package dev.redlock;
 
-import dev.redlock.internal.Exchange;
-import dev.redlock.internal.LockNode;
-import dev.redlock.internal.NodeRequest;
+import dev.redlock.node.Exchange;
+import dev.redlock.node.LockNode;
+import dev.redlock.node.NodeRequest;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;

@@ -12,7 +12,7 @@ import java.util.HexFormat;
 /**
  * This library's Lua scripts, read from its jar as the nodes run them, so the floors do the same
  * work on the nodes as the library does. Read as resources: the bench needs no class of the
- * library's internal package.
+ * library's unexported packages.
  */
 final class OurScripts {
   /** A script's source and its SHA-1, the name {@code EVALSHA} knows it by. */
@@ -24,7 +24,7 @@ final class OurScripts {
   private OurScripts() {}
 
   private static Lua load(String name) {
-    String path = "/dev/redlock/internal/" + name;
+    String path = "/dev/redlock/node/" + name;
     try (InputStream in = Redlock.class.getResourceAsStream(path)) {
       if (in == null) {
         throw new IllegalStateException("script missing from the library's jar: " + path);

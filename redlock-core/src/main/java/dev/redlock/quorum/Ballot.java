@@ -1,9 +1,9 @@
 package dev.redlock.quorum;
 
 import dev.redlock.NodeOutcome;
-import dev.redlock.internal.Exchange;
-import dev.redlock.internal.LockNode;
 import dev.redlock.internal.Ticker;
+import dev.redlock.node.Exchange;
+import dev.redlock.node.LockNode;
 import dev.redlock.spi.Tally;
 import java.time.Duration;
 import java.util.ArrayList;

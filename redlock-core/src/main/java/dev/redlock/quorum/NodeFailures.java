@@ -1,7 +1,7 @@
 package dev.redlock.quorum;
 
 import dev.redlock.NodeOutcome;
-import dev.redlock.internal.NodeLifeUnknownException;
+import dev.redlock.node.NodeLifeUnknownException;
 import java.net.ConnectException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;

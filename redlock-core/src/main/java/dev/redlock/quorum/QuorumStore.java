@@ -1,11 +1,11 @@
 package dev.redlock.quorum;
 
 import dev.redlock.NodeOutcome;
-import dev.redlock.internal.LockNode;
-import dev.redlock.internal.NodeKeys;
-import dev.redlock.internal.NodeRequest;
-import dev.redlock.internal.NodeRequest.Verb;
 import dev.redlock.internal.Ticker;
+import dev.redlock.node.LockNode;
+import dev.redlock.node.NodeKeys;
+import dev.redlock.node.NodeRequest;
+import dev.redlock.node.NodeRequest.Verb;
 import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;
 import java.util.ArrayList;

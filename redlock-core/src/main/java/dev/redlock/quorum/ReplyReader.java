@@ -1,7 +1,7 @@
 package dev.redlock.quorum;
 
-import dev.redlock.internal.Exchange;
 import dev.redlock.internal.Ticker;
+import dev.redlock.node.Exchange;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;

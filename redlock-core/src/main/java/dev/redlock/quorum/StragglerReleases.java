@@ -1,9 +1,9 @@
 package dev.redlock.quorum;
 
-import dev.redlock.internal.LockNode;
-import dev.redlock.internal.NodeRequest;
-import dev.redlock.internal.NodeRequest.Verb;
 import dev.redlock.internal.Ticker;
+import dev.redlock.node.LockNode;
+import dev.redlock.node.NodeRequest;
+import dev.redlock.node.NodeRequest.Verb;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,10 +1,9 @@
 package dev.redlock.quorum;
 
-import dev.redlock.internal.Exchange;
-import dev.redlock.internal.LockNode;
-import dev.redlock.internal.LockTokens;
-import dev.redlock.internal.NodeRequest;
 import dev.redlock.internal.Ticker;
+import dev.redlock.node.Exchange;
+import dev.redlock.node.LockNode;
+import dev.redlock.node.NodeRequest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -20,10 +19,10 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The in-process parts of an acquisition, without the network: token generation, and sending a verb
- * to five nodes and collecting their votes (with nodes that answer at once, on the calling thread).
- * Core's own microbenchmarks, beside the package-private types they measure; how to run them:
- * docs/performance.md ("In-process microbenchmarks").
+ * The in-process part of a vote, without the network: sending a verb to five nodes and collecting
+ * their votes (with nodes that answer at once, on the calling thread). Core's own microbenchmarks,
+ * beside the package-private types they measure; how to run them: docs/performance.md ("In-process
+ * microbenchmarks").
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -32,7 +31,6 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 3, time = 1)
 @Fork(1)
 public class QuorumBenchmarks {
-  private final LockTokens tokens = new LockTokens();
   private FanOut fanOut;
 
   /** A node that answers yes at once, with a fencing counter. */
@@ -76,11 +74,6 @@ public class QuorumBenchmarks {
       nodes.add(new InstantNode("redis://bench:" + i));
     }
     fanOut = new FanOut(nodes, Runnable::run, Ticker.SYSTEM, 1_000_000_000L);
-  }
-
-  @Benchmark
-  public String token() {
-    return tokens.next();
   }
 
   @Benchmark

@@ -1,4 +1,4 @@
-package dev.redlock.internal;
+package dev.redlock;
 
 import java.security.SecureRandom;
 
@@ -7,7 +7,7 @@ import java.security.SecureRandom;
  * characters. A token identifies one acquisition (not a thread or a process), so a release or
  * extend can only ever touch the keys that acquisition wrote.
  */
-public final class LockTokens {
+final class LockTokens {
   private static final char[] HEX = "0123456789abcdef".toCharArray();
   private final SecureRandom random = new SecureRandom();
 

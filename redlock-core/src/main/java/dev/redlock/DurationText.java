@@ -1,4 +1,4 @@
-package dev.redlock.internal;
+package dev.redlock;
 
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
@@ -7,7 +7,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** Durations as people write them in properties and on the command line. */
-public final class DurationText {
+final class DurationText {
   private static final Pattern SHORT = Pattern.compile("(\\d+)\\s*(ms|s|m|h)");
 
   private DurationText() {}

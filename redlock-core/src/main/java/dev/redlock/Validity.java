@@ -1,4 +1,4 @@
-package dev.redlock.internal;
+package dev.redlock;
 
 import java.time.Duration;
 
@@ -12,7 +12,7 @@ import java.time.Duration;
  * valid until {@code start + ttl - drift}: everything the attempt spent is already counted because
  * {@code start} precedes the first request.
  */
-public final class Validity {
+final class Validity {
   /** The fixed part of the drift allowance: Redis expires keys with millisecond granularity. */
   static final long FIXED_DRIFT_NANOS = Duration.ofMillis(2).toNanos();
 

@@ -1,11 +1,16 @@
-package dev.redlock.internal;
+package dev.redlock.node;
 
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
+import redis.clients.jedis.ClientSetInfoConfig;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Jedis;
 
 /**
  * One node's address, parsed from {@code redis://[user:password@]host[:port][/db]} or {@code
@@ -153,5 +158,32 @@ public final class NodeUri {
   @Override
   public int hashCode() {
     return host.toLowerCase(Locale.ROOT).hashCode() * 31 + port;
+  }
+
+  /**
+   * Opens a plain connection to this node as the lock connects (database, TLS, credentials, {@code
+   * timeout} for connecting and for every reply), named {@code clientName} in {@code CLIENT LIST};
+   * the caller closes it.
+   */
+  public Jedis connect(Duration timeout, String clientName) {
+    return new Jedis(new HostAndPort(host, port), clientConfig(timeout, clientName).build());
+  }
+
+  /** How we connect to this node: its database, TLS, credentials, timeouts and a client name. */
+  DefaultJedisClientConfig.Builder clientConfig(Duration timeout, String clientName) {
+    int millis = (int) timeout.toMillis();
+    DefaultJedisClientConfig.Builder client =
+        DefaultJedisClientConfig.builder()
+            .connectionTimeoutMillis(millis)
+            .socketTimeoutMillis(millis)
+            .database(database)
+            .ssl(tls())
+            .clientName(clientName)
+            // CLIENT SETINFO is an extra round trip per connection, and Redis 6.2 rejects it.
+            .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
+    if (password != null) {
+      client.user(user).password(password);
+    }
+    return client;
   }
 }

@@ -1,4 +1,4 @@
-package dev.redlock.internal;
+package dev.redlock.node;
 
 /**
  * A node's vote cannot count because this client cannot tell whether the node restarted (its ACL

@@ -1,8 +1,9 @@
-package dev.redlock.internal;
+package dev.redlock.node;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
+import dev.redlock.internal.TokenHash;
 import org.junit.jupiter.api.Test;
 
 class NodeRequestTest {

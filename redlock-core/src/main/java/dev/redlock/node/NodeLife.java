@@ -1,4 +1,4 @@
-package dev.redlock.internal;
+package dev.redlock.node;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;

@@ -1,4 +1,4 @@
-package dev.redlock.internal;
+package dev.redlock.node;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 

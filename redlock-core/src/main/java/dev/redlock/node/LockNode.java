@@ -1,5 +1,6 @@
-package dev.redlock.internal;
+package dev.redlock.node;
 
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -8,6 +9,15 @@ import java.util.List;
  * every node before it reads any reply. Implementations must be thread-safe.
  */
 public interface LockNode extends AutoCloseable {
+
+  /**
+   * A node reached over pooled Jedis connections: at most {@code maxConnections} at once, each
+   * request given {@code timeout} to borrow a connection, connect and be answered; {@code keys}
+   * names the nodes' own keys and the arguments every script takes.
+   */
+  static LockNode connect(NodeUri uri, Duration timeout, int maxConnections, NodeKeys keys) {
+    return new JedisNode(uri, timeout, maxConnections, keys);
+  }
 
   /** The node's URI without credentials, for logs and accounts. */
   String name();

@@ -1,4 +1,4 @@
-package dev.redlock.internal;
+package dev.redlock.node;
 
 /**
  * What every node keeps besides lock keys, and the guard's setting, as the scripts need them. The

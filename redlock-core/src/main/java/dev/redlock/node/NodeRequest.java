@@ -1,5 +1,6 @@
-package dev.redlock.internal;
+package dev.redlock.node;
 
+import dev.redlock.internal.TokenHash;
 import java.util.Objects;
 import java.util.function.Function;
 

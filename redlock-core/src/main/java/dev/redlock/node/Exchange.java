@@ -1,4 +1,4 @@
-package dev.redlock.internal;
+package dev.redlock.node;
 
 /**
  * A request written to a node whose reply has not been read yet. {@link #finish} must be called

@@ -1,4 +1,4 @@
-package dev.redlock.internal;
+package dev.redlock.node;
 
 import java.io.IOException;
 import java.io.InputStream;

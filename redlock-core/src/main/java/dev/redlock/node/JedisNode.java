@@ -1,4 +1,4 @@
-package dev.redlock.internal;
+package dev.redlock.node;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -9,7 +9,6 @@ import org.apache.commons.pool2.PooledObject;
 import org.apache.commons.pool2.PooledObjectFactory;
 import org.apache.commons.pool2.impl.DefaultPooledObject;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
-import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.ConnectionPool;
@@ -30,9 +29,9 @@ import redis.clients.jedis.util.SafeEncoder;
  * thread. A request borrows a connection, writes and flushes, and gives the connection back when
  * its reply has been read.
  */
-public final class JedisNode implements LockNode {
+final class JedisNode implements LockNode {
   /** The name our connections carry in {@code CLIENT LIST}, so operators can tell them apart. */
-  public static final String CLIENT_NAME = "redlock";
+  static final String CLIENT_NAME = "redlock";
 
   private final NodeUri uri;
   private final ConnectionPool pool;
@@ -52,7 +51,7 @@ public final class JedisNode implements LockNode {
   /** The run_id the newest connection read: connections to another process are dropped. */
   private volatile String latestRunId;
 
-  public JedisNode(NodeUri uri, Duration timeout, int maxConnections, NodeKeys keys) {
+  JedisNode(NodeUri uri, Duration timeout, int maxConnections, NodeKeys keys) {
     this.uri = uri;
     this.keys = keys;
     this.borrowWait = timeout;
@@ -60,7 +59,7 @@ public final class JedisNode implements LockNode {
     this.guardArg = SafeEncoder.encode(keys.guardFlag());
     this.lifeKeyArg = SafeEncoder.encode(keys.lifeKey());
     this.legacyEpochKeyArg = SafeEncoder.encode(keys.legacyEpochKey());
-    DefaultJedisClientConfig.Builder client = clientConfig(uri, timeout, CLIENT_NAME);
+    DefaultJedisClientConfig.Builder client = uri.clientConfig(timeout, CLIENT_NAME);
     GenericObjectPoolConfig<Connection> poolConfig = new GenericObjectPoolConfig<>();
     poolConfig.setMaxTotal(maxConnections);
     poolConfig.setMaxIdle(maxConnections);
@@ -76,25 +75,6 @@ public final class JedisNode implements LockNode {
                 client.build(),
                 runId -> latestRunId = runId),
             poolConfig);
-  }
-
-  /** How we connect to a node: its database, TLS, credentials, timeouts and a client name. */
-  public static DefaultJedisClientConfig.Builder clientConfig(
-      NodeUri uri, Duration timeout, String clientName) {
-    int millis = (int) timeout.toMillis();
-    DefaultJedisClientConfig.Builder client =
-        DefaultJedisClientConfig.builder()
-            .connectionTimeoutMillis(millis)
-            .socketTimeoutMillis(millis)
-            .database(uri.database())
-            .ssl(uri.tls())
-            .clientName(clientName)
-            // CLIENT SETINFO is an extra round trip per connection, and Redis 6.2 rejects it.
-            .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
-    if (uri.password() != null) {
-      client.user(uri.user()).password(uri.password());
-    }
-    return client;
   }
 
   @Override
