@@ -41,9 +41,10 @@ public class LeaseLostException extends RedlockException {
   public LeaseLostException(
       String message, String resource, Reason reason, List<NodeOutcome> nodeOutcomes) {
     super(message);
-    this.resource = Objects.requireNonNull(resource, "resource");
-    this.reason = Objects.requireNonNull(reason, "reason");
-    this.nodeOutcomes = List.copyOf(nodeOutcomes);
+    this.resource = Objects.requireNonNull(resource, "resource must not be null");
+    this.reason = Objects.requireNonNull(reason, "reason must not be null");
+    this.nodeOutcomes =
+        List.copyOf(Objects.requireNonNull(nodeOutcomes, "nodeOutcomes must not be null"));
   }
 
   /** The resource whose lease was lost. */

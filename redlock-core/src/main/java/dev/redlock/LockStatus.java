@@ -53,7 +53,9 @@ public record LockStatus(String resource, int quorum, List<Node> nodes) {
       long fencingCounter,
       Duration quarantine) {
     public Node {
-      Objects.requireNonNull(node, "node");
+      Objects.requireNonNull(node, "node must not be null");
+      Objects.requireNonNull(ttl, "ttl must not be null");
+      Objects.requireNonNull(quarantine, "quarantine must not be null");
     }
 
     /** Whether the node answered. */
@@ -63,8 +65,8 @@ public record LockStatus(String resource, int quorum, List<Node> nodes) {
   }
 
   public LockStatus {
-    Objects.requireNonNull(resource, "resource");
-    nodes = List.copyOf(nodes);
+    Objects.requireNonNull(resource, "resource must not be null");
+    nodes = List.copyOf(Objects.requireNonNull(nodes, "nodes must not be null"));
   }
 
   /** The verdict: see {@link Verdict}. */

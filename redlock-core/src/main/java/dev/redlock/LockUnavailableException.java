@@ -45,10 +45,11 @@ public class LockUnavailableException extends RedlockException {
       int attempts,
       List<NodeOutcome> nodeOutcomes) {
     super(message);
-    this.resource = Objects.requireNonNull(resource, "resource");
-    this.reason = Objects.requireNonNull(reason, "reason");
+    this.resource = Objects.requireNonNull(resource, "resource must not be null");
+    this.reason = Objects.requireNonNull(reason, "reason must not be null");
     this.attempts = attempts;
-    this.nodeOutcomes = List.copyOf(nodeOutcomes);
+    this.nodeOutcomes =
+        List.copyOf(Objects.requireNonNull(nodeOutcomes, "nodeOutcomes must not be null"));
   }
 
   /** The resource that could not be locked. */

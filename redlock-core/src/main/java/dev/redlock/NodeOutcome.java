@@ -42,10 +42,10 @@ public record NodeOutcome(String node, Status status, String detail, Duration la
    * @throws NullPointerException if any argument is null
    */
   public NodeOutcome {
-    Objects.requireNonNull(node, "node");
-    Objects.requireNonNull(status, "status");
-    Objects.requireNonNull(detail, "detail");
-    Objects.requireNonNull(latency, "latency");
+    Objects.requireNonNull(node, "node must not be null");
+    Objects.requireNonNull(status, "status must not be null");
+    Objects.requireNonNull(detail, "detail must not be null");
+    Objects.requireNonNull(latency, "latency must not be null");
   }
 
   /** One line for a log: {@code redis://127.0.0.1:7001 REFUSED (held by another owner) 0.4ms}. */

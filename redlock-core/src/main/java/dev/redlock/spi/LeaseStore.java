@@ -45,7 +45,16 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
    * @param yes the yes votes when the store stopped counting
    * @param tally the account (which may still grow with late answers)
    */
-  record Vote<H>(H held, int yes, Tally tally) {}
+  record Vote<H>(H held, int yes, Tally tally) {
+    /**
+     * Creates a vote.
+     *
+     * @throws NullPointerException if {@code tally} is null
+     */
+    public Vote {
+      java.util.Objects.requireNonNull(tally, "tally must not be null");
+    }
+  }
 
   /** How many yes votes win. */
   int quorum();
