@@ -10,6 +10,8 @@ import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -41,6 +43,15 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   private final StragglerReleases stragglers;
   private final long[] quarantineLoggedAt;
   private final Timers timer;
+
+  /**
+   * Per key, the last release (or roll-back) this store sent that some node has not settled yet: it
+   * returned once a quorum confirmed it. The next take of the key follows it node by node ({@link
+   * RequestOrder}), or the new {@code SET NX} could reach a straggling node before our own release
+   * and be refused by our own old key. An entry lives until its release has settled on every node
+   * (at most about two node timeouts).
+   */
+  private final ConcurrentMap<String, Ballot> unsettledReleases = new ConcurrentHashMap<>();
 
   /**
    * A lease held on a quorum of nodes.
@@ -145,7 +156,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   public Vote<QuorumHeld> take(String resource, String token, long ttlMillis, long start)
       throws InterruptedException {
     String key = keyPrefix + resource;
-    RequestOrder order = new RequestOrder();
+    RequestOrder order = new RequestOrder(unsettledReleases.get(key));
     Ballot votes =
         fanOut.send(new NodeRequest(Verb.ACQUIRE, key, token, ttlMillis), HELD, order, null);
     int yes;
@@ -185,6 +196,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       }
     } finally {
       if (!confirmed) { // also when interrupted while waiting: the roll-back is still owed
+        followUntilSettled(key, rollback);
         rollback.whenAllSettled(() -> stragglers.keepUnconfirmed(rollback, key, token, 0));
       }
     }
@@ -336,12 +348,19 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     if (votes.allAnswered() && votes.definite() == votes.size()) {
       logRelease(held.resource(), votes); // the usual case: nothing to wait for or send again
     } else {
+      followUntilSettled(held.key, votes);
       votes.whenAllSettled(
           () -> {
             logRelease(held.resource(), votes);
             stragglers.keepUnconfirmed(votes, held.key, held.token, held.fencingToken());
           });
     }
+  }
+
+  /** Makes the next take of {@code key} follow {@code release} until it has settled everywhere. */
+  private void followUntilSettled(String key, Ballot release) {
+    unsettledReleases.put(key, release);
+    release.whenAllSettled(() -> unsettledReleases.remove(key, release));
   }
 
   /**

@@ -12,6 +12,18 @@ package dev.redlock.quorum;
 final class RequestOrder {
   private Ballot last; // guarded by this
 
+  /** An order whose first request follows nothing. */
+  RequestOrder() {}
+
+  /**
+   * An order whose first request follows {@code before} (null for nothing): a new lease of a key
+   * behind the release of the previous one, so that on a node where that release is still on its
+   * way the new {@code SET NX} cannot arrive first and be refused by our own old key.
+   */
+  RequestOrder(Ballot before) {
+    this.last = before;
+  }
+
   /** Puts {@code next} last in the order; returns the request it must follow, or null if none. */
   synchronized Ballot follow(Ballot next) {
     Ballot before = last;

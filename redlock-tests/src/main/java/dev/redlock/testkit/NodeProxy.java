@@ -27,6 +27,7 @@ public final class NodeProxy implements AutoCloseable {
   private final String target;
   private final String client;
   private final MutableDelay delay = new MutableDelay();
+  private final MutableDelay replyDelay = new MutableDelay();
   private boolean faulty;
 
   NodeProxy(NioReactor reactor, RedisNode node, String client) {
@@ -38,7 +39,8 @@ public final class NodeProxy implements AutoCloseable {
             .withReactor(reactor)
             .withBindAddress("127.0.0.1", port)
             .withConnectAddress("127.0.0.1", node.port())
-            .withIncomingThrottlerFactory(address -> delay)
+            .withIncomingThrottlerFactory(address -> replyDelay)
+            .withOutgoingThrottlerFactory(address -> delay)
             .buildAndOpen();
   }
 
@@ -73,6 +75,18 @@ public final class NodeProxy implements AutoCloseable {
     delay.nanos = latency.toNanos();
   }
 
+  /**
+   * Delays every reply from the node to clients by {@code latency}: the node has done what was
+   * asked, the client does not know it yet (what a slow return path, or a reply stuck in a busy
+   * client's socket, looks like).
+   */
+  public synchronized void replyLatency(Duration latency) {
+    faulty = true;
+    faults.info(
+        "reply latency +{} ms on {} ({} -> node {})", latency.toMillis(), uri(), client, target);
+    replyDelay.nanos = latency.toNanos();
+  }
+
   /** Ends every fault: the link is open, flowing and fast again. */
   public synchronized void restore() {
     if (!faulty) {
@@ -80,6 +94,7 @@ public final class NodeProxy implements AutoCloseable {
     }
     faulty = false;
     delay.nanos = 0;
+    replyDelay.nanos = 0;
     try {
       if (!crusher.isOpen()) {
         crusher.open();

@@ -13,6 +13,7 @@ import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.FaultyNodes;
 import dev.redlock.testkit.OverlapDetector;
+import dev.redlock.testkit.RedisNode;
 import dev.redlock.testkit.WithRedisNodes;
 import java.time.Duration;
 import java.util.List;
@@ -56,6 +57,69 @@ class NetworkFaultsIT {
       }
     }
     assertEquals(List.of(), detector.violations());
+  }
+
+  /**
+   * A job that re-takes its lock at once after releasing it (issue 15, item 1): on a node whose
+   * replies are slow, our release is still queued behind the earlier SET's reply when the next SET
+   * NX goes out. The next take must follow it there, not reach the node first and be refused by our
+   * own old key (which left the new lease on a bare quorum, and failed attempts in the bench).
+   */
+  @Test
+  @WithRedisNodes(3)
+  void aLockReTakenAtOnceIsNotRefusedByItsOwnReleaseStillOnTheWay(FaultyNodes nodes)
+      throws Exception {
+    String key = RedlockConfig.DEFAULT_KEY_PREFIX + "net:retake";
+    RedisNode slow = nodes.node(2);
+    try (Redlock redlock = client(nodes)) {
+      // Two open connections to node 2, made while it is fast (a handshake under the latency
+      // would take round trips of its own), so one request can go out while another awaits its
+      // reply.
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(
+              () -> {
+                Thread other =
+                    new Thread(
+                        () -> redlock.tryAcquire("net:retake:b", TTL).ifPresent(Lease::close));
+                other.start();
+                redlock.tryAcquire("net:retake:a", TTL).ifPresent(Lease::close);
+                other.join();
+                return Admin.redlockClients(slow) >= 2;
+              });
+      awaitNoConnectionInUse(redlock);
+      nodes.proxy(2).replyLatency(Duration.ofMillis(80)); // node 2 acts at once, answers late
+      Lease first = redlock.tryAcquire("net:retake", TTL).orElseThrow(); // won on nodes 0 and 1
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .pollInterval(Duration.ofMillis(1))
+          .until(() -> Admin.get(slow, key) != null); // node 2 took it; its reply is on its way
+      first.close(); // confirmed by 0 and 1; node 2's release waits for its SET's reply
+      Lease second = redlock.tryAcquire("net:retake", TTL).orElseThrow();
+      // Once the first release has landed on node 2, only the second lease can set the key there;
+      // taken before that release, it was refused by our own old key and never held node 2.
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .pollInterval(Duration.ofMillis(20))
+          .until(() -> second.nodeOutcomes().get(2).status() != NodeOutcome.Status.PENDING);
+      assertEquals(
+          NodeOutcome.Status.OK,
+          second.nodeOutcomes().get(2).status(),
+          second.nodeOutcomes().toString());
+      assertTrue(Admin.get(slow, key) != null, "node 2 holds the second lease");
+      second.close();
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .pollInterval(Duration.ofMillis(20))
+          .until(() -> Admin.get(slow, key) == null);
+    }
+  }
+
+  private static void awaitNoConnectionInUse(Redlock redlock) {
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .pollInterval(Duration.ofMillis(10))
+        .until(() -> redlock.connectionsInUse().values().stream().allMatch(n -> n == 0));
   }
 
   @Test
