@@ -48,6 +48,9 @@ final class ConfigProperties {
               "redlock.maxConnectionsPerNode",
               (b, v) -> b.maxConnectionsPerNode(integer("redlock.maxConnectionsPerNode", v))),
           new Row(
+              "redlock.connectTimeout",
+              (b, v) -> b.connectTimeout(DurationText.parse("redlock.connectTimeout", v))),
+          new Row(
               "redlock.renewalFraction",
               (b, v) -> b.renewalFraction(number("redlock.renewalFraction", v))),
           new Row("redlock.maxHold", (b, v) -> b.maxHold(DurationText.parse("redlock.maxHold", v))),

@@ -171,6 +171,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     if (Thread.interrupted()) {
       throw new InterruptedException(); // interrupted already: send nothing we would roll back
     }
+    store.awaitConnected(); // a new client's first connections, before the attempt's clock starts
     String token = tokens.next();
     long start = ticker.read();
     emitAttempt(LockEvent.Kind.ATTEMPT, resource, 0, 0, null, null);

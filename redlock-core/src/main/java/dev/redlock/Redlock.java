@@ -47,26 +47,27 @@ public final class Redlock implements LockService {
     this.config = config;
     this.nodes = List.copyOf(nodes);
     Watchdog watchdog = new Watchdog(ticker);
-    this.engine =
-        new LeaseEngine<>(
-            "Redlock",
-            config.settings(),
-            new QuorumStore(
-                config.quorum(),
-                config.keyPrefix(),
-                config.settings().timeout(),
-                config.settings().maxTtl(),
-                nodes,
-                io,
-                ticker,
-                watchdog),
+    QuorumStore store =
+        new QuorumStore(
+            config.quorum(),
+            config.keyPrefix(),
+            config.settings().timeout(),
+            config.settings().maxTtl(),
+            config.connectTimeout(),
+            nodes,
+            io,
             ticker,
             watchdog);
+    store.openConnections();
+    this.engine = new LeaseEngine<>("Redlock", config.settings(), store, ticker, watchdog);
   }
 
   /**
-   * Creates a Redlock over the configured nodes. No connection is opened yet: a node that is down
-   * now only costs its vote until it comes back.
+   * Creates a Redlock over the configured nodes and starts connecting to each in the background; it
+   * returns at once. The first attempt waits for those first connections (bounded by {@link
+   * RedlockConfig#connectTimeout()}, and by a node timeout more once a quorum is connected), so a
+   * one-shot job's only {@code tryAcquire} is not lost to connection setup. A node that is down now
+   * only costs its vote until it comes back.
    *
    * @throws NullPointerException if {@code config} is null
    */
@@ -85,7 +86,11 @@ public final class Redlock implements LockService {
             uri ->
                 nodes.add(
                     LockNode.connect(
-                        uri, config.settings().timeout(), config.maxConnectionsPerNode(), keys)));
+                        uri,
+                        config.settings().timeout(),
+                        config.connectTimeout(),
+                        config.maxConnectionsPerNode(),
+                        keys)));
     ExecutorService io = IoThreads.create(nodes.size() * config.maxConnectionsPerNode());
     return new Redlock(config, nodes, io, Ticker.SYSTEM);
   }
@@ -97,7 +102,8 @@ public final class Redlock implements LockService {
 
   /**
    * Makes one attempt to acquire the lock, without sleeping. Returns within about {@code
-   * nodeTimeout} (twice that when it must roll back a straggling node).
+   * nodeTimeout} (twice that when it must roll back a straggling node); the first attempt of a new
+   * Redlock may first wait for its connections, at most {@code connectTimeout}.
    *
    * @param resource the name of the thing to lock; the Redis key is {@code keyPrefix + resource}
    * @param ttl how long the nodes keep the lock if it is never released

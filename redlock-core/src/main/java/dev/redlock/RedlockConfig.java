@@ -33,10 +33,14 @@ public final class RedlockConfig {
   /** Default size of each node's connection pool. */
   public static final int DEFAULT_MAX_CONNECTIONS_PER_NODE = 64;
 
+  /** Default bound on making one connection: TCP, TLS handshake, credentials, the node's life. */
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
+
   private final List<NodeUri> nodes;
   private final int quorum;
   private final String keyPrefix;
   private final int maxConnectionsPerNode;
+  private final Duration connectTimeout;
   private final boolean restartGuard;
   private final boolean trustFsyncedAofRestarts;
   private final LockSettings settings;
@@ -46,6 +50,7 @@ public final class RedlockConfig {
     this.quorum = quorum;
     this.keyPrefix = b.keyPrefix;
     this.maxConnectionsPerNode = b.maxConnectionsPerNode;
+    this.connectTimeout = b.connectTimeout;
     this.restartGuard = b.restartGuard;
     this.trustFsyncedAofRestarts = b.trustFsyncedAofRestarts;
     this.settings = b.settings.build();
@@ -61,13 +66,13 @@ public final class RedlockConfig {
    * each key's default and rule): {@code redlock.nodes} (comma separated, required), {@code
    * redlock.quorum}, {@code redlock.keyPrefix}, {@code redlock.clockDriftFactor}, {@code
    * redlock.nodeTimeout}, {@code redlock.retryDelay}, {@code redlock.retryJitter}, {@code
-   * redlock.maxConnectionsPerNode}, {@code redlock.renewalFraction}, {@code redlock.maxHold},
-   * {@code redlock.taskInterruption} ({@code ON_LEASE_LOSS} or {@code NEVER}), {@code
-   * redlock.maxTtl}, {@code redlock.trustFsyncedAofRestarts} and {@code redlock.auditLog} ({@code
-   * true} adds {@link RedlockListener#auditLog()}). Durations are written {@code 50ms}, {@code 2s},
-   * {@code 1m}, {@code 1h} or ISO-8601 ({@code PT0.05S}). Keys outside {@code redlock.} are
-   * ignored; an unknown key inside it is an error, so a typo cannot silently fall back to a
-   * default.
+   * redlock.maxConnectionsPerNode}, {@code redlock.connectTimeout}, {@code
+   * redlock.renewalFraction}, {@code redlock.maxHold}, {@code redlock.taskInterruption} ({@code
+   * ON_LEASE_LOSS} or {@code NEVER}), {@code redlock.maxTtl}, {@code
+   * redlock.trustFsyncedAofRestarts} and {@code redlock.auditLog} ({@code true} adds {@link
+   * RedlockListener#auditLog()}). Durations are written {@code 50ms}, {@code 2s}, {@code 1m},
+   * {@code 1h} or ISO-8601 ({@code PT0.05S}). Keys outside {@code redlock.} are ignored; an unknown
+   * key inside it is an error, so a typo cannot silently fall back to a default.
    *
    * @throws NullPointerException if {@code properties} is null
    * @throws IllegalArgumentException naming the key and the rule, for a missing, unknown or
@@ -114,6 +119,14 @@ public final class RedlockConfig {
     return maxConnectionsPerNode;
   }
 
+  /**
+   * The bound on making one connection to a node (TCP, TLS handshake, credentials, reading the
+   * node's life), apart from {@code nodeTimeout}, which bounds each request on an open one.
+   */
+  public Duration connectTimeout() {
+    return connectTimeout;
+  }
+
   /** Whether the restart guard is on: true, except in tests that show what it prevents. */
   public boolean restartGuard() {
     return restartGuard;
@@ -154,6 +167,8 @@ public final class RedlockConfig {
         + settings.retryJitter()
         + ", maxConnectionsPerNode="
         + maxConnectionsPerNode
+        + ", connectTimeout="
+        + connectTimeout
         + ", renewalFraction="
         + settings.renewalFraction()
         + ", maxHold="
@@ -176,6 +191,7 @@ public final class RedlockConfig {
     private int quorum; // 0: the default majority, computed in build()
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private int maxConnectionsPerNode = DEFAULT_MAX_CONNECTIONS_PER_NODE;
+    private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
     private boolean restartGuard = true;
     private boolean trustFsyncedAofRestarts;
     // The settings every lease store shares: their rules and messages live in LockSettings.
@@ -298,6 +314,29 @@ public final class RedlockConfig {
         throw new IllegalArgumentException("maxConnectionsPerNode must be >= 1, was " + max);
       }
       this.maxConnectionsPerNode = max;
+      return this;
+    }
+
+    /**
+     * Sets the bound on making one connection to a node: the TCP connect, the TLS handshake,
+     * credentials and database, and reading the node's life for the restart guard. A new {@link
+     * Redlock} starts connecting to every node at once, and its first attempt waits for those
+     * connections (until every node is connected or has failed, and at most {@code nodeTimeout}
+     * more once a quorum is), bounded by this: a connection made on a cold JVM, or over TLS, takes
+     * longer than a request, and would otherwise lose the first attempt to {@code nodeTimeout}.
+     * Default 2 s.
+     *
+     * @throws NullPointerException if {@code timeout} is null
+     * @throws IllegalArgumentException unless it is between 1 ms and 1 minute
+     */
+    public Builder connectTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "connectTimeout must not be null");
+      if (timeout.compareTo(Duration.ofMillis(1)) < 0
+          || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
+        throw new IllegalArgumentException(
+            "connectTimeout must be >= 1ms and <= 1m, was " + timeout);
+      }
+      this.connectTimeout = timeout;
       return this;
     }
 

@@ -35,6 +35,7 @@ final class JedisNode implements LockNode {
 
   private final NodeUri uri;
   private final ConnectionPool pool;
+  private final Factory factory;
   private final NodeKeys keys;
   private final Duration borrowWait;
   // Encoded once: they go with every request.
@@ -51,7 +52,8 @@ final class JedisNode implements LockNode {
   /** The run_id the newest connection read: connections to another process are dropped. */
   private volatile String latestRunId;
 
-  JedisNode(NodeUri uri, Duration timeout, int maxConnections, NodeKeys keys) {
+  JedisNode(
+      NodeUri uri, Duration timeout, Duration connectTimeout, int maxConnections, NodeKeys keys) {
     this.uri = uri;
     this.keys = keys;
     this.borrowWait = timeout;
@@ -68,18 +70,39 @@ final class JedisNode implements LockNode {
     poolConfig.setBlockWhenExhausted(true);
     poolConfig.setMaxWait(timeout);
     poolConfig.setJmxEnabled(false);
-    this.pool =
-        new ConnectionPool(
-            new Factory(
-                new HostAndPort(uri.host(), uri.port()),
-                client.build(),
-                runId -> latestRunId = runId),
-            poolConfig);
+    this.factory =
+        new Factory(
+            new HostAndPort(uri.host(), uri.port()),
+            client.build(),
+            uri.clientConfig(connectTimeout, CLIENT_NAME).build(),
+            runId -> latestRunId = runId);
+    this.pool = new ConnectionPool(factory, poolConfig);
   }
 
   @Override
   public String name() {
     return uri.toString();
+  }
+
+  /**
+   * Makes one pooled connection now, bounded by the connect timeout rather than the node timeout:
+   * connections made on demand, by a request, get only the node timeout.
+   */
+  @Override
+  public void open() {
+    if (pool.getNumIdle() > 0) {
+      return;
+    }
+    factory.patient.set(Boolean.TRUE);
+    try {
+      pool.addObject();
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new JedisConnectionException("could not connect to " + uri, e);
+    } finally {
+      factory.patient.remove();
+    }
   }
 
   @Override
@@ -563,21 +586,28 @@ final class JedisNode implements LockNode {
   private static final class Factory implements PooledObjectFactory<Connection> {
     private final HostAndPort address;
     private final JedisClientConfig config;
+    private final JedisClientConfig patientConfig;
     private final java.util.function.Consumer<String> onRunId;
+
+    /** Set on the thread of {@link JedisNode#open}: its connection may take the connect timeout. */
+    final ThreadLocal<Boolean> patient = new ThreadLocal<>();
 
     Factory(
         HostAndPort address,
         JedisClientConfig config,
+        JedisClientConfig patientConfig,
         java.util.function.Consumer<String> onRunId) {
       this.address = address;
       this.config = config;
+      this.patientConfig = patientConfig;
       this.onRunId = onRunId;
     }
 
     @Override
     public PooledObject<Connection> makeObject() {
+      JedisClientConfig chosen = patient.get() != null ? patientConfig : config;
       FlushableConnection connection =
-          new FlushableConnection(new CapturingSocketFactory(address, config), config);
+          new FlushableConnection(new CapturingSocketFactory(address, chosen), chosen);
       try {
         connection.readLife();
       } catch (RuntimeException e) {

@@ -12,12 +12,22 @@ public interface LockNode extends AutoCloseable {
 
   /**
    * A node reached over pooled Jedis connections: at most {@code maxConnections} at once, each
-   * request given {@code timeout} to borrow a connection, connect and be answered; {@code keys}
-   * names the nodes' own keys and the arguments every script takes.
+   * request given {@code timeout} to borrow a connection, connect and be answered, {@link #open}
+   * given {@code connectTimeout}; {@code keys} names the nodes' own keys and the arguments every
+   * script takes. Opens no connection yet.
    */
-  static LockNode connect(NodeUri uri, Duration timeout, int maxConnections, NodeKeys keys) {
-    return new JedisNode(uri, timeout, maxConnections, keys);
+  static LockNode connect(
+      NodeUri uri, Duration timeout, Duration connectTimeout, int maxConnections, NodeKeys keys) {
+    return new JedisNode(uri, timeout, connectTimeout, maxConnections, keys);
   }
+
+  /**
+   * Opens a connection now, if none is idle, so that the first request finds one: blocks up to the
+   * connect timeout (which may exceed the node timeout: a cold JVM, a TLS handshake).
+   *
+   * @throws RuntimeException if the node cannot be reached or answered too late
+   */
+  default void open() {}
 
   /** The node's URI without credentials, for logs and accounts. */
   String name();

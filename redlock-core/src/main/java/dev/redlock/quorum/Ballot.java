@@ -76,10 +76,15 @@ final class Ballot implements Tally {
    * that node), so a later request still waits for a straggler there.
    */
   void skip(int node, CompletableFuture<Void> before) {
+    skip(node, before, "not sent: known not to hold the key, or not needed");
+  }
+
+  /** {@link #skip(int, CompletableFuture)}, saying why in the per-node account. */
+  void skip(int node, CompletableFuture<Void> before, String why) {
     lock.lock();
     try {
       status[node] = NodeOutcome.Status.SKIPPED;
-      detail[node] = "not sent: known not to hold the key, or not needed";
+      detail[node] = why;
       answered++;
       changed.signalAll();
     } finally {

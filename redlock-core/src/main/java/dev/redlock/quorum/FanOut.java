@@ -24,6 +24,11 @@ import java.util.function.IntPredicate;
  * never dropped.
  */
 final class FanOut {
+  /** A request that may go out however late its turn comes (releases, extends). */
+  static final long NO_DEADLINE = Long.MIN_VALUE;
+
+  private static final String NOT_SENT_LATE =
+      "not sent: its turn behind this client's earlier request there came after the vote's deadline";
   private final List<LockNode> nodes;
   private final Executor io;
   private final Ticker ticker;
@@ -75,6 +80,18 @@ final class FanOut {
    *     {@code SET NX} (they never held our token)
    */
   Ballot send(NodeRequest request, String refusal, RequestOrder order, IntPredicate skip) {
+    return send(request, refusal, order, skip, NO_DEADLINE);
+  }
+
+  /**
+   * {@link #send(NodeRequest, String, RequestOrder, IntPredicate)}, for a vote: a node whose turn
+   * (behind an earlier request there) comes only at or after {@code sendBy} is not sent to at all
+   * (SKIPPED): its vote can no longer count, and a late {@code SET NX} would only leave a key to
+   * release. So a chain of requests behind a slow node cannot grow: each waits at most until its
+   * own vote is over.
+   */
+  Ballot send(
+      NodeRequest request, String refusal, RequestOrder order, IntPredicate skip, long sendBy) {
     Ballot ballot = new Ballot(nodes, ticker, refusal, latencies, io, nodeTimeoutNanos);
     Ballot after = order == null ? null : order.follow(ballot);
     for (int node : latencies.fastestFirst()) {
@@ -84,10 +101,30 @@ final class FanOut {
       } else if (before == null || before.isDone()) {
         start(ballot, node, request, true);
       } else {
-        before.whenComplete((ignored, error) -> start(ballot, node, request, false));
+        before.whenComplete((ignored, error) -> startInTurn(ballot, node, request, sendBy));
       }
     }
     return ballot;
+  }
+
+  /**
+   * Starts a request whose turn has come (the previous one on its node settled), unless its vote's
+   * deadline has passed. Whatever goes wrong is the node's failure: an exception thrown here would
+   * be lost in the future that ran it, and the node would never settle.
+   */
+  private void startInTurn(Ballot ballot, int node, NodeRequest request, long sendBy) {
+    try {
+      if (sendBy != NO_DEADLINE && ticker.read() - sendBy >= 0) {
+        ballot.skip(node, null, NOT_SENT_LATE);
+      } else {
+        start(ballot, node, request, false);
+      }
+    } catch (Throwable e) {
+      ballot.fail(node, e, 0);
+      if (e instanceof Error error) {
+        throw error;
+      }
+    }
   }
 
   /**
@@ -102,12 +139,23 @@ final class FanOut {
     for (int node = 0; node < nodes.size(); node++) {
       CompletableFuture<Void> before = after == null ? null : after.settled(node);
       NodePipeline pipeline = pipelines[node];
+      int index = node;
       if (skip != null && skip.test(node)) {
         ballot.skip(node, before);
       } else if (before == null || before.isDone()) {
         pipeline.add(ballot, request);
       } else {
-        before.whenComplete((ignored, error) -> pipeline.add(ballot, request));
+        before.whenComplete(
+            (ignored, error) -> {
+              try {
+                pipeline.add(ballot, request);
+              } catch (Throwable e) { // else lost in the future, and the node would never settle
+                ballot.fail(index, e, 0);
+                if (e instanceof Error fatal) {
+                  throw fatal;
+                }
+              }
+            });
       }
     }
     return ballot;

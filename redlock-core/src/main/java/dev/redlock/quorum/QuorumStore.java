@@ -10,11 +10,14 @@ import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -45,13 +48,26 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   private final Timers timer;
 
   /**
-   * Per key, the last release (or roll-back) this store sent that some node has not settled yet: it
-   * returned once a quorum confirmed it. The next take of the key follows it node by node ({@link
-   * RequestOrder}), or the new {@code SET NX} could reach a straggling node before our own release
-   * and be refused by our own old key. An entry lives until its release has settled on every node
-   * (at most about two node timeouts).
+   * Per key, the last release (or roll-back) this store sent that some node has not settled yet: a
+   * release returns once a quorum confirmed it. The next take of the key follows it node by node
+   * ({@link RequestOrder}), or the new {@code SET NX} could reach a straggling node before our own
+   * release and be refused by our own old key; a take whose turn on a node comes after its vote's
+   * deadline does not send there at all, so a chain behind a slow node cannot grow. An entry lives
+   * from the moment its release is sent until it has settled on every node. Only this client's own
+   * releases are followed: another process's take may still meet our key on a slow node, as it
+   * would meet any holder's.
    */
   private final ConcurrentMap<String, Ballot> unsettledReleases = new ConcurrentHashMap<>();
+
+  private final long connectTimeoutNanos;
+
+  /** Each node's first connection, opened in the background from {@link #openConnections}. */
+  private volatile List<CompletableFuture<Void>> firstConnections = List.of();
+
+  private volatile long openedAt;
+
+  /** Set once the first attempt has waited for the first connections: later ones never wait. */
+  private volatile boolean connected;
 
   /**
    * A lease held on a quorum of nodes.
@@ -108,6 +124,8 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
    * @param keyPrefix put before every resource to form its key
    * @param nodeTimeout the bound on one request to one node, and on one round of votes
    * @param maxTtl the longest ttl of any client of these nodes (for messages)
+   * @param connectTimeout the bound on making one connection, and on the first attempt's wait for
+   *     the first connections
    * @param nodes one per node, in order; closed with the store
    * @param io the I/O threads; shut down with the store
    * @param timer the lease timers (straggler re-sends, renewal deadlines)
@@ -117,6 +135,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       String keyPrefix,
       java.time.Duration nodeTimeout,
       java.time.Duration maxTtl,
+      java.time.Duration connectTimeout,
       List<LockNode> nodes,
       ExecutorService io,
       Ticker ticker,
@@ -127,6 +146,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     this.io = io;
     this.ticker = ticker;
     this.nodeTimeoutNanos = nodeTimeout.toNanos();
+    this.connectTimeoutNanos = connectTimeout.toNanos();
     this.fanOut = new FanOut(nodes, io, ticker, nodeTimeoutNanos);
     this.stragglers = new StragglerReleases(nodes, timer, io, ticker, nodeTimeoutNanos);
     this.quarantineLoggedAt = new long[nodes.size()];
@@ -143,6 +163,80 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     return fanOut.nodes().size();
   }
 
+  /**
+   * Starts opening one connection to every node, on the I/O threads, so that the first attempt
+   * finds them made (a connection can take longer than a request: a cold JVM, a TLS handshake).
+   * Returns at once.
+   */
+  public void openConnections() {
+    openedAt = ticker.read();
+    List<CompletableFuture<Void>> opening = new ArrayList<>();
+    for (LockNode node : fanOut.nodes()) {
+      CompletableFuture<Void> opened = new CompletableFuture<>();
+      opening.add(opened);
+      try {
+        io.execute(
+            () -> {
+              try {
+                node.open();
+                opened.complete(null);
+              } catch (Throwable e) {
+                log.debug("could not open a first connection to {}: {}", node.name(), e.toString());
+                opened.completeExceptionally(e);
+              }
+            });
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        opened.completeExceptionally(e); // closed already
+      }
+    }
+    firstConnections = List.copyOf(opening);
+  }
+
+  /**
+   * The first attempt waits for the first connections: until every node is connected or failed, at
+   * most a node timeout more once a quorum is, and at most the connect timeout in all. Later
+   * attempts return at once: a node that comes up later is connected on demand, as before.
+   */
+  @Override
+  public void awaitConnected() throws InterruptedException {
+    if (connected) {
+      return;
+    }
+    List<CompletableFuture<Void>> opening = firstConnections;
+    long deadline = openedAt + connectTimeoutNanos;
+    long quorumAt = 0;
+    while (true) {
+      int done = 0;
+      int ok = 0;
+      List<CompletableFuture<Void>> pending = new ArrayList<>();
+      for (CompletableFuture<Void> f : opening) {
+        if (!f.isDone()) {
+          pending.add(f);
+        } else {
+          done++;
+          if (!f.isCompletedExceptionally()) {
+            ok++;
+          }
+        }
+      }
+      long now = ticker.read();
+      if (ok >= quorum && quorumAt == 0) {
+        quorumAt = now;
+        deadline = Math.min(deadline, now + nodeTimeoutNanos);
+      }
+      if (done == opening.size() || now - deadline >= 0) {
+        break;
+      }
+      try {
+        CompletableFuture.anyOf(pending.toArray(new CompletableFuture<?>[0]))
+            .get(deadline - now, TimeUnit.NANOSECONDS);
+      } catch (ExecutionException | TimeoutException e) {
+        // a node failed (counted next round) or the time is up (the loop ends)
+      }
+    }
+    connected = true;
+  }
+
   @Override
   public void checkResource(String resource) {
     NodeKeys.checkResource(resource);
@@ -157,8 +251,15 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       throws InterruptedException {
     String key = keyPrefix + resource;
     RequestOrder order = new RequestOrder(unsettledReleases.get(key));
+    // A node where the last release of this key has not settled gets our SET only if its turn
+    // comes before the vote's deadline (else it is SKIPPED: its vote could not count anyway).
     Ballot votes =
-        fanOut.send(new NodeRequest(Verb.ACQUIRE, key, token, ttlMillis), HELD, order, null);
+        fanOut.send(
+            new NodeRequest(Verb.ACQUIRE, key, token, ttlMillis),
+            HELD,
+            order,
+            null,
+            start + nodeTimeoutNanos);
     int yes;
     try {
       yes = votes.awaitQuorum(quorum, start + nodeTimeoutNanos);
@@ -186,6 +287,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       throws InterruptedException {
     Ballot rollback =
         fanOut.send(new NodeRequest(Verb.RELEASE, key, token, 0), NOT_OWNER, order, votes::refused);
+    followUntilSettled(key, rollback); // the next take of the key starts behind it
     boolean confirmed = false;
     try {
       if (wait) {
@@ -196,7 +298,6 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       }
     } finally {
       if (!confirmed) { // also when interrupted while waiting: the roll-back is still owed
-        followUntilSettled(key, rollback);
         rollback.whenAllSettled(() -> stragglers.keepUnconfirmed(rollback, key, token, 0));
       }
     }
@@ -339,6 +440,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   @Override
   public void giveBack(QuorumHeld held) {
     Ballot votes = sendRelease(held);
+    unsettledReleases.put(held.key, votes); // from now on, a take of this key follows it
     try {
       votes.awaitDefinite(quorum, ticker.read() + nodeTimeoutNanos);
     } catch (InterruptedException e) {
@@ -346,9 +448,10 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       Thread.currentThread().interrupt();
     }
     if (votes.allAnswered() && votes.definite() == votes.size()) {
+      unsettledReleases.remove(held.key, votes); // answered everywhere: nothing to follow
       logRelease(held.resource(), votes); // the usual case: nothing to wait for or send again
     } else {
-      followUntilSettled(held.key, votes);
+      votes.whenAllSettled(() -> unsettledReleases.remove(held.key, votes));
       votes.whenAllSettled(
           () -> {
             logRelease(held.resource(), votes);
@@ -366,8 +469,8 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   /**
    * Releases all at once and waits for every release to settle, not just a quorum: a release
    * chained behind a straggling SET is only sent when that SET settles, and the I/O threads are
-   * about to stop. Bounded: the straggler takes at most nodeTimeout, its release at most
-   * nodeTimeout more.
+   * about to stop. Bounded: the SET waited at most a node timeout for its turn, took at most one,
+   * and its release at most one more.
    */
   @Override
   public void giveBackAll(List<QuorumHeld> held) {
@@ -375,7 +478,9 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     for (QuorumHeld h : held) {
       releases.add(sendRelease(h));
     }
-    long deadline = ticker.read() + 2 * nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(100);
+    // A release may wait behind its lease's straggling SET, which may itself have waited (at most
+    // a node timeout) behind the previous release of the key: three node timeouts, and a margin.
+    long deadline = ticker.read() + 3 * nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(100);
     for (int i = 0; i < held.size(); i++) {
       try {
         releases.get(i).awaitAll(deadline);

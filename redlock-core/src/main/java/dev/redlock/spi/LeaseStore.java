@@ -59,6 +59,15 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
   /** How many yes votes win. */
   int quorum();
 
+  /**
+   * Called before each attempt, before its clock starts: a store still making its first connections
+   * waits for them here, bounded (a first attempt must not be lost to connection setup, which can
+   * take longer than a request). Returns at once afterwards. Default: returns.
+   *
+   * @throws InterruptedException if interrupted while waiting; nothing was sent
+   */
+  default void awaitConnected() throws InterruptedException {}
+
   /** How many nodes (or servers) are asked. */
   int size();
 
