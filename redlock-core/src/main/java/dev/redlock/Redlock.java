@@ -90,7 +90,8 @@ public final class Redlock implements LockService {
                         config.settings().timeout(),
                         config.connectTimeout(),
                         config.maxConnectionsPerNode(),
-                        keys)));
+                        keys,
+                        config.tlsSocketFactory().orElse(null))));
     ExecutorService io = IoThreads.create(nodes.size() * config.maxConnectionsPerNode());
     return new Redlock(config, nodes, io, Ticker.SYSTEM);
   }

@@ -72,7 +72,8 @@ public final class RedlockAdmin implements AutoCloseable {
   }
 
   private Jedis connect(NodeUri uri) {
-    return uri.connect(config.settings().timeout(), "redlock-admin");
+    return uri.connect(
+        config.connectTimeout(), "redlock-admin", config.tlsSocketFactory().orElse(null));
   }
 
   /**

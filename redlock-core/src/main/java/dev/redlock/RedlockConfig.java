@@ -8,8 +8,10 @@ import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
+import javax.net.ssl.SSLSocketFactory;
 
 /**
  * The immutable, validated configuration of a {@link Redlock}: which nodes, how many make a quorum,
@@ -41,6 +43,7 @@ public final class RedlockConfig {
   private final String keyPrefix;
   private final int maxConnectionsPerNode;
   private final Duration connectTimeout;
+  private final SSLSocketFactory tlsSocketFactory;
   private final boolean restartGuard;
   private final boolean trustFsyncedAofRestarts;
   private final LockSettings settings;
@@ -51,6 +54,7 @@ public final class RedlockConfig {
     this.keyPrefix = b.keyPrefix;
     this.maxConnectionsPerNode = b.maxConnectionsPerNode;
     this.connectTimeout = b.connectTimeout;
+    this.tlsSocketFactory = b.tlsSocketFactory;
     this.restartGuard = b.restartGuard;
     this.trustFsyncedAofRestarts = b.trustFsyncedAofRestarts;
     this.settings = b.settings.build();
@@ -127,6 +131,14 @@ public final class RedlockConfig {
     return connectTimeout;
   }
 
+  /**
+   * What makes the TLS sockets of {@code rediss://} nodes, if set; empty: the JVM's default ({@code
+   * javax.net.ssl.trustStore} and friends).
+   */
+  public Optional<SSLSocketFactory> tlsSocketFactory() {
+    return Optional.ofNullable(tlsSocketFactory);
+  }
+
   /** Whether the restart guard is on: true, except in tests that show what it prevents. */
   public boolean restartGuard() {
     return restartGuard;
@@ -177,6 +189,9 @@ public final class RedlockConfig {
         + settings.taskInterruption()
         + ", maxTtl="
         + settings.maxTtl()
+        + (tlsSocketFactory != null
+            ? ", tlsSocketFactory=" + tlsSocketFactory.getClass().getName()
+            : "")
         + (trustFsyncedAofRestarts ? ", trustFsyncedAofRestarts" : "")
         + (restartGuard ? "" : ", RESTART GUARD OFF")
         + "}";
@@ -192,6 +207,7 @@ public final class RedlockConfig {
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private int maxConnectionsPerNode = DEFAULT_MAX_CONNECTIONS_PER_NODE;
     private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+    private SSLSocketFactory tlsSocketFactory;
     private boolean restartGuard = true;
     private boolean trustFsyncedAofRestarts;
     // The settings every lease store shares: their rules and messages live in LockSettings.
@@ -337,6 +353,19 @@ public final class RedlockConfig {
             "connectTimeout must be >= 1ms and <= 1m, was " + timeout);
       }
       this.connectTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Sets what makes the TLS sockets of {@code rediss://} nodes, for a trust store (or client
+     * certificate) of the application's own rather than the JVM's default: for instance {@code
+     * sslContext.getSocketFactory()}. The certificate must name the host the URI names: hostname
+     * verification is always on.
+     *
+     * @throws NullPointerException if {@code factory} is null
+     */
+    public Builder tlsSocketFactory(SSLSocketFactory factory) {
+      this.tlsSocketFactory = Objects.requireNonNull(factory, "tlsSocketFactory must not be null");
       return this;
     }
 

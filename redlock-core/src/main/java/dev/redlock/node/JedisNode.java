@@ -53,7 +53,12 @@ final class JedisNode implements LockNode {
   private volatile String latestRunId;
 
   JedisNode(
-      NodeUri uri, Duration timeout, Duration connectTimeout, int maxConnections, NodeKeys keys) {
+      NodeUri uri,
+      Duration timeout,
+      Duration connectTimeout,
+      int maxConnections,
+      NodeKeys keys,
+      javax.net.ssl.SSLSocketFactory tls) {
     this.uri = uri;
     this.keys = keys;
     this.borrowWait = timeout;
@@ -61,7 +66,7 @@ final class JedisNode implements LockNode {
     this.guardArg = SafeEncoder.encode(keys.guardFlag());
     this.lifeKeyArg = SafeEncoder.encode(keys.lifeKey());
     this.legacyEpochKeyArg = SafeEncoder.encode(keys.legacyEpochKey());
-    DefaultJedisClientConfig.Builder client = uri.clientConfig(timeout, CLIENT_NAME);
+    DefaultJedisClientConfig.Builder client = uri.clientConfig(timeout, CLIENT_NAME, tls);
     GenericObjectPoolConfig<Connection> poolConfig = new GenericObjectPoolConfig<>();
     poolConfig.setMaxTotal(maxConnections);
     poolConfig.setMaxIdle(maxConnections);
@@ -74,7 +79,7 @@ final class JedisNode implements LockNode {
         new Factory(
             new HostAndPort(uri.host(), uri.port()),
             client.build(),
-            uri.clientConfig(connectTimeout, CLIENT_NAME).build(),
+            uri.clientConfig(connectTimeout, CLIENT_NAME, tls).build(),
             runId -> latestRunId = runId);
     this.pool = new ConnectionPool(factory, poolConfig);
   }

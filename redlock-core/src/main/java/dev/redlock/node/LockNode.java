@@ -14,11 +14,17 @@ public interface LockNode extends AutoCloseable {
    * A node reached over pooled Jedis connections: at most {@code maxConnections} at once, each
    * request given {@code timeout} to borrow a connection, connect and be answered, {@link #open}
    * given {@code connectTimeout}; {@code keys} names the nodes' own keys and the arguments every
-   * script takes. Opens no connection yet.
+   * script takes; {@code tls} makes the sockets of a {@code rediss://} node (null: the JVM's
+   * default). Opens no connection yet.
    */
   static LockNode connect(
-      NodeUri uri, Duration timeout, Duration connectTimeout, int maxConnections, NodeKeys keys) {
-    return new JedisNode(uri, timeout, connectTimeout, maxConnections, keys);
+      NodeUri uri,
+      Duration timeout,
+      Duration connectTimeout,
+      int maxConnections,
+      NodeKeys keys,
+      javax.net.ssl.SSLSocketFactory tls) {
+    return new JedisNode(uri, timeout, connectTimeout, maxConnections, keys, tls);
   }
 
   /**

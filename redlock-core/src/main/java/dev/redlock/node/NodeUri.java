@@ -7,6 +7,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocketFactory;
 import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
@@ -165,12 +167,18 @@ public final class NodeUri {
    * timeout} for connecting and for every reply), named {@code clientName} in {@code CLIENT LIST};
    * the caller closes it.
    */
-  public Jedis connect(Duration timeout, String clientName) {
-    return new Jedis(new HostAndPort(host, port), clientConfig(timeout, clientName).build());
+  public Jedis connect(Duration timeout, String clientName, SSLSocketFactory tls) {
+    return new Jedis(new HostAndPort(host, port), clientConfig(timeout, clientName, tls).build());
   }
 
-  /** How we connect to this node: its database, TLS, credentials, timeouts and a client name. */
-  DefaultJedisClientConfig.Builder clientConfig(Duration timeout, String clientName) {
+  /**
+   * How we connect to this node: its database, TLS, credentials, timeouts and a client name. Over
+   * {@code rediss://} the certificate must be trusted by {@code tls} (null: the JVM's default,
+   * {@code javax.net.ssl.trustStore}) and must name the host: hostname verification is always on,
+   * or anyone on the path could answer for the node.
+   */
+  DefaultJedisClientConfig.Builder clientConfig(
+      Duration timeout, String clientName, SSLSocketFactory tls) {
     int millis = (int) timeout.toMillis();
     DefaultJedisClientConfig.Builder client =
         DefaultJedisClientConfig.builder()
@@ -181,6 +189,13 @@ public final class NodeUri {
             .clientName(clientName)
             // CLIENT SETINFO is an extra round trip per connection, and Redis 6.2 rejects it.
             .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
+    if (tls()) {
+      SSLParameters parameters = new SSLParameters();
+      parameters.setEndpointIdentificationAlgorithm("HTTPS");
+      client
+          .sslSocketFactory(tls != null ? tls : (SSLSocketFactory) SSLSocketFactory.getDefault())
+          .sslParameters(parameters);
+    }
     if (password != null) {
       client.user(user).password(password);
     }
