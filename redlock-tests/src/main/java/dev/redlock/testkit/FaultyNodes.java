@@ -15,7 +15,9 @@ import org.netcrusher.core.reactor.NioReactor;
 /**
  * Real nodes, each reached through TCP fault proxies: process faults through {@link #node(int)}
  * (kill, freeze, restart), network faults through the methods here (cut, freeze, latency,
- * partition), clock faults chosen at start ({@link Builder#clockRate(int, double)}).
+ * partition), clock faults chosen at start ({@link RedisFixture.Spec#clockRate(int, double)}). They
+ * come from {@link RedisFixture#startBehindProxies} (or a fixture's nodes per class, {@link
+ * RedisFixture#perClassBehindProxies}), which stops them after the test.
  *
  * <p>Every client reaches the nodes through links: {@link #uris()} is the link all clients may
  * share; {@link #uris(String)} gives one client links of its own, so a {@link #partition partition}
@@ -24,14 +26,13 @@ import org.netcrusher.core.reactor.NioReactor;
  * it. Thread-safe.
  *
  * <pre>{@code
- * try (FaultyNodes nodes = FaultyNodes.start(5, Persistence.NONE)) {
- *   Redlock a = Redlock.create(RedlockConfig.builder().nodes(nodes.uris("a")).build());
- *   Redlock b = Redlock.create(RedlockConfig.builder().nodes(nodes.uris("b")).build());
- *   nodes.partition(Set.of("a"), Set.of(0, 1));  // a no longer reaches nodes 0 and 1; b does
- *   nodes.latency(2, Duration.ofMillis(30));       // everyone's requests to node 2 are slow
- *   nodes.node(3).pause();                          // SIGSTOP
- *   nodes.heal();
- * }
+ * FaultyNodes nodes = redis.startBehindProxies(RedisFixture.nodes(5));
+ * Redlock a = redis.client(RedlockConfig.builder().nodes(nodes.uris("a")).build());
+ * Redlock b = redis.client(RedlockConfig.builder().nodes(nodes.uris("b")).build());
+ * nodes.partition(Set.of("a"), Set.of(0, 1));  // a no longer reaches nodes 0 and 1; b does
+ * nodes.latency(2, Duration.ofMillis(30));       // everyone's requests to node 2 are slow
+ * nodes.node(3).pause();                          // SIGSTOP
+ * nodes.heal();
  * }</pre>
  */
 public final class FaultyNodes implements AutoCloseable {
@@ -49,10 +50,36 @@ public final class FaultyNodes implements AutoCloseable {
   /** Links by client name, in creation order; {@link #SHARED} is the shared one. */
   private final Map<String, List<NodeProxy>> links = new LinkedHashMap<>();
 
+  private boolean closed;
+
   private FaultyNodes(RedisNodes nodes, Persistence persistence, List<NioReactor> reactors) {
     this.nodes = nodes;
     this.persistence = persistence;
     this.reactors = reactors;
+  }
+
+  /**
+   * Puts a proxy in front of each of {@code nodes} (which run with {@code persistence}) and, if
+   * {@code vouch}, vouches for their data (they are new: see {@link NodeData}). On failure the
+   * nodes are stopped too.
+   */
+  static FaultyNodes over(RedisNodes nodes, Persistence persistence, boolean vouch) {
+    List<NioReactor> reactors = new ArrayList<>();
+    try {
+      for (int i = 0; i < nodes.size(); i++) {
+        reactors.add(new NioReactor());
+      }
+      FaultyNodes faulty = new FaultyNodes(nodes, persistence, List.copyOf(reactors));
+      faulty.linksOf(SHARED);
+      if (vouch) {
+        NodeData.vouchForNewNodes(nodes);
+      }
+      return faulty;
+    } catch (IOException | RuntimeException e) {
+      reactors.forEach(NioReactor::close); // closes the proxies made on them too
+      nodes.close();
+      throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
+    }
   }
 
   /**
@@ -145,21 +172,7 @@ public final class FaultyNodes implements AutoCloseable {
         Double rate = clockRates.get(i);
         binaries.add(rate == null ? plain : RedisBinary.withFastClock(rate));
       }
-      RedisNodes nodes = RedisNodes.start(binaries, persistence);
-      List<NioReactor> reactors = new ArrayList<>();
-      try {
-        for (int i = 0; i < count; i++) {
-          reactors.add(new NioReactor());
-        }
-        FaultyNodes faulty = new FaultyNodes(nodes, persistence, List.copyOf(reactors));
-        faulty.linksOf(SHARED);
-        NodeData.vouchForNewNodes(nodes);
-        return faulty;
-      } catch (IOException | RuntimeException e) {
-        reactors.forEach(NioReactor::close); // closes the proxies made on them too
-        nodes.close();
-        throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
-      }
+      return over(RedisNodes.start(binaries, persistence), persistence, true);
     }
   }
 
@@ -293,8 +306,13 @@ public final class FaultyNodes implements AutoCloseable {
     nodes.heal(persistence);
   }
 
+  /** Stops the links and the nodes. Idempotent. */
   @Override
   public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
     links.values().forEach(l -> l.forEach(NodeProxy::close));
     reactors.forEach(NioReactor::close);
     nodes.close();
