@@ -13,16 +13,20 @@ import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.FaultyNodes;
 import dev.redlock.testkit.OverlapDetector;
-import dev.redlock.testkit.WithRedisNodes;
+import dev.redlock.testkit.RedisFixture;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Network faults between the client and the nodes, through a TCP fault proxy per node (the first
- * suites of the fault kit; see issue 5 for the rest). The nodes come from {@link WithRedisNodes}.
+ * suites of the fault kit; see issue 5 for the rest). Each test starts its own nodes behind the
+ * proxies ({@link RedisFixture#startBehindProxies}); they are stopped after it.
  */
 class NetworkFaultsIT {
+  @RegisterExtension static final RedisFixture redis = RedisFixture.manual();
+
   static final Duration NO_HANG = Duration.ofSeconds(30);
   static final Duration TTL = Duration.ofSeconds(10);
 
@@ -37,8 +41,8 @@ class NetworkFaultsIT {
   }
 
   @Test
-  @WithRedisNodes(5)
-  void aSlowMinorityDoesNotStopMutualExclusionOrProgress(FaultyNodes nodes) throws Exception {
+  void aSlowMinorityDoesNotStopMutualExclusionOrProgress() throws Exception {
+    FaultyNodes nodes = redis.startBehindProxies(RedisFixture.nodes(5));
     nodes.proxy(0).latency(Duration.ofMillis(40));
     nodes.proxy(1).latency(Duration.ofMillis(40));
     OverlapDetector detector = new OverlapDetector();
@@ -59,8 +63,8 @@ class NetworkFaultsIT {
   }
 
   @Test
-  @WithRedisNodes(3)
-  void aCutMajorityFailsWithTheAccountAndServiceResumesWhenItHeals(FaultyNodes nodes) {
+  void aCutMajorityFailsWithTheAccountAndServiceResumesWhenItHeals() {
+    FaultyNodes nodes = redis.startBehindProxies(RedisFixture.nodes(3));
     try (Redlock redlock = client(nodes)) {
       nodes.proxy(0).cut();
       nodes.proxy(1).cut();
@@ -90,8 +94,8 @@ class NetworkFaultsIT {
   }
 
   @Test
-  @WithRedisNodes(3)
-  void aFrozenLinkToAMinorityStillAcquiresWithinTheNodeTimeout(FaultyNodes nodes) {
+  void aFrozenLinkToAMinorityStillAcquiresWithinTheNodeTimeout() {
+    FaultyNodes nodes = redis.startBehindProxies(RedisFixture.nodes(3));
     try (Redlock redlock = client(nodes)) {
       nodes.proxy(2).freeze();
       for (int i = 0; i < 3; i++) {
