@@ -9,7 +9,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import org.netcrusher.core.reactor.NioReactor;
 
 /**
@@ -79,100 +78,6 @@ public final class FaultyNodes implements AutoCloseable {
       reactors.forEach(NioReactor::close); // closes the proxies made on them too
       nodes.close();
       throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
-    }
-  }
-
-  /**
-   * Starts {@code count} nodes on real time, each behind a proxy, and vouches for their data (they
-   * are new: see {@link NodeData}).
-   *
-   * @throws MissingToolException if no redis-server can be run
-   */
-  public static FaultyNodes start(int count, Persistence persistence) {
-    return builder().nodes(count).persistence(persistence).start();
-  }
-
-  /** Starts building a set of nodes with clock faults or other options. */
-  public static Builder builder() {
-    return new Builder();
-  }
-
-  /** Options for {@link FaultyNodes}. */
-  public static final class Builder {
-    private int count = 3;
-    private Persistence persistence = Persistence.NONE;
-    private RedisBinary binary;
-    private final Map<Integer, Double> clockRates = new TreeMap<>();
-
-    private Builder() {}
-
-    /** How many nodes (default 3). */
-    public Builder nodes(int count) {
-      if (count < 1) {
-        throw new IllegalArgumentException("nodes must be >= 1, was " + count);
-      }
-      this.count = count;
-      return this;
-    }
-
-    /** How the nodes keep their data across a restart (default {@link Persistence#NONE}). */
-    public Builder persistence(Persistence persistence) {
-      if (persistence == null) {
-        throw new IllegalArgumentException("persistence must not be null");
-      }
-      this.persistence = persistence;
-      return this;
-    }
-
-    /**
-     * The binary of every node without a clock rate (default {@link RedisBinary#locate()}): for
-     * instance {@link RedisBinary#embedded()}, whose clock libfaketime can step at boot ({@link
-     * Nemesis.Fault#CLOCK_STEP_AT_BOOT}).
-     *
-     * @throws IllegalArgumentException if {@code binary} is null
-     */
-    public Builder binary(RedisBinary binary) {
-      if (binary == null) {
-        throw new IllegalArgumentException("binary must not be null");
-      }
-      this.binary = binary;
-      return this;
-    }
-
-    /**
-     * Runs node {@code index}'s clock at {@code rate} (2: twice as fast), on the binary of {@link
-     * RedisBinary#withFastClock(double)}.
-     */
-    public Builder clockRate(int index, double rate) {
-      if (index < 0) {
-        throw new IllegalArgumentException("index must be >= 0, was " + index);
-      }
-      RedisBinary.embedded().withClockRate(rate); // validates the rate now
-      clockRates.put(index, rate);
-      return this;
-    }
-
-    /**
-     * Starts the nodes and their shared links.
-     *
-     * @throws MissingToolException if redis-server (or libfaketime, for clock faults) is missing
-     */
-    public FaultyNodes start() {
-      clockRates.keySet().stream()
-          .filter(i -> i >= count)
-          .findAny()
-          .ifPresent(
-              i -> {
-                throw new IllegalArgumentException(
-                    "clockRate index must be < nodes (" + count + "), was " + i);
-              });
-      List<RedisBinary> binaries = new ArrayList<>();
-      RedisBinary plain = binary != null ? binary : RedisBinary.locate();
-      for (int i = 0; i < count; i++) {
-        Double rate = clockRates.get(i);
-        binaries.add(rate == null ? plain : RedisBinary.withFastClock(rate));
-      }
-      return over(RedisNodes.start(binaries, persistence), persistence, true);
     }
   }
 
