@@ -216,10 +216,14 @@ public final class RedisFixture
   private final boolean classProxies;
   private Started classNodes;
 
-  /** What to close after the running test, then after the class, in registration order. */
+  /** What to close after the running test, newest first: its clients and the nodes it started. */
   private final List<AutoCloseable> afterTest = new ArrayList<>();
 
+  /**
+   * What to close after the class, newest first: the class's nodes, what was made outside tests.
+   */
   private final List<AutoCloseable> afterClass = new ArrayList<>();
+
   private boolean inTest;
   private String testName;
 
