@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
 import dev.redlock.LeaseLostException;
+import dev.redlock.LeaseTask;
 import dev.redlock.Redlock;
 import dev.redlock.testkit.CommandStats;
 import dev.redlock.testkit.RedisFixture;
@@ -50,6 +51,12 @@ class RenewalIT extends RealNodesTest {
   @Override
   public Duration nodeTimeout() {
     return Duration.ofMillis(100);
+  }
+
+  /** {@code holder.withLock} on this test's resource with {@link #TTL}, without waiting. */
+  <T, E extends Exception> T withTheLock(Redlock holder, LeaseTask<T, E> task)
+      throws E, InterruptedException {
+    return holder.withLock(resource(), TTL, Duration.ZERO, task);
   }
 
   /**
@@ -162,10 +169,8 @@ class RenewalIT extends RealNodesTest {
     long threeTtls = TTL.multipliedBy(3).toNanos();
 
     String result =
-        holder.withLock(
-            resource(),
-            TTL,
-            Duration.ZERO,
+        withTheLock(
+            holder,
             lease -> {
               taskRunning.set(true);
               long began = System.nanoTime();
@@ -213,10 +218,8 @@ class RenewalIT extends RealNodesTest {
       Future<Object> task =
           runner.submit(
               () ->
-                  holder.withLock(
-                      resource(),
-                      TTL,
-                      Duration.ZERO,
+                  withTheLock(
+                      holder,
                       lease -> {
                         lease.onLost(
                             e -> {
@@ -297,10 +300,8 @@ class RenewalIT extends RealNodesTest {
         assertThrows(
             IOException.class,
             () ->
-                holder.withLock(
-                    resource(),
-                    TTL,
-                    Duration.ZERO,
+                withTheLock(
+                    holder,
                     lease -> {
                       throw thrown;
                     }));
@@ -464,10 +465,8 @@ class RenewalIT extends RealNodesTest {
         assertThrows(
             InterruptedException.class,
             () ->
-                redlock.withLock(
-                    resource(),
-                    TTL,
-                    Duration.ZERO,
+                withTheLock(
+                    redlock,
                     lease -> {
                       lease.onLost(loss::set);
                       new CountDownLatch(1).await(); // a hung job
@@ -485,10 +484,7 @@ class RenewalIT extends RealNodesTest {
     Redlock redlock = client();
     assertEquals(
         "task must not be null",
-        assertThrows(
-                NullPointerException.class,
-                () -> redlock.withLock(resource(), TTL, Duration.ZERO, null))
-            .getMessage());
+        assertThrows(NullPointerException.class, () -> withTheLock(redlock, null)).getMessage());
     IllegalArgumentException tooShort =
         assertThrows(
             IllegalArgumentException.class,
