@@ -3,8 +3,8 @@ package dev.redlock.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.RedisNodes;
-import dev.redlock.testkit.Tools;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -12,9 +12,12 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The launcher script and the runnable jar, as an operator runs them (built in `package`). */
 class LauncherIT {
+  @RegisterExtension static final RedisFixture redis = RedisFixture.manual();
+
   private static final Path SCRIPT = Path.of("..", "bin", "redlock").toAbsolutePath().normalize();
   private static final Path JAR = Path.of("target", "redlock.jar").toAbsolutePath();
 
@@ -42,7 +45,7 @@ class LauncherIT {
     assertEquals("0", version[0], version[1]);
     assertTrue(version[1].startsWith("redlock "), version[1]);
 
-    try (RedisNodes nodes = Tools.requireOrSkip(() -> RedisNodes.start(3))) {
+    try (RedisNodes nodes = redis.start(RedisFixture.nodes(3))) {
       String[] status = run("status", "--nodes", String.join(",", nodes.uris()), "launcher:x");
       assertEquals("0", status[0], status[1]);
       assertTrue(status[1].contains("launcher:x: "), status[1]);

@@ -12,12 +12,10 @@ import dev.redlock.Redlock;
 import dev.redlock.RedlockAdmin;
 import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.FaultyNodes;
-import dev.redlock.testkit.NodeData;
 import dev.redlock.testkit.Persistence;
-import dev.redlock.testkit.RedisBinary;
+import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.RedisNode;
 import dev.redlock.testkit.RedisNodes;
-import dev.redlock.testkit.Tools;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -30,9 +28,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -41,23 +39,19 @@ import redis.clients.jedis.Jedis;
 /** The command line against real nodes: every command and every exit status. */
 class RedlockCliIT {
   static final Duration NO_HANG = Duration.ofSeconds(30);
+
+  /** Three nodes for the class: running, empty and vouched for before each test. */
+  @RegisterExtension static final RedisFixture redis = RedisFixture.perClass(RedisFixture.nodes(3));
+
   static RedisNodes nodes;
   static String nodeList;
 
   @TempDir Path dir;
 
   @BeforeAll
-  static void startNodes() {
-    nodes = Tools.requireOrSkip(() -> RedisNodes.start(3, RedisBinary.locate(), Persistence.NONE));
-    NodeData.vouchForNewNodes(nodes);
+  static void nameTheNodes() {
+    nodes = redis.nodes();
     nodeList = String.join(",", nodes.uris());
-  }
-
-  @AfterAll
-  static void stopNodes() {
-    if (nodes != null) {
-      nodes.close();
-    }
   }
 
   /** What one invocation printed and returned. */
@@ -84,6 +78,11 @@ class RedlockCliIT {
 
   static Result redlock(String... args) {
     return redlock("", Map.of("REDLOCK_NODES", nodeList), args);
+  }
+
+  /** {@link #redlock(String...)} on another thread. */
+  static CompletableFuture<Result> inBackground(String... args) {
+    return CompletableFuture.supplyAsync(() -> redlock(args));
   }
 
   static Redlock client() {
@@ -167,21 +166,19 @@ class RedlockCliIT {
     Path token = dir.resolve("token");
     Path go = dir.resolve("go");
     CompletableFuture<Result> run =
-        CompletableFuture.supplyAsync(
-            () ->
-                redlock(
-                    "run",
-                    "--ttl",
-                    "2s",
-                    "cli:run",
-                    "--",
-                    "sh",
-                    "-c",
-                    "echo \"$REDLOCK_RESOURCE $REDLOCK_FENCING_TOKEN\" > "
-                        + token
-                        + "; while [ ! -f "
-                        + go
-                        + " ]; do sleep 0.05; done; exit 3"));
+        inBackground(
+            "run",
+            "--ttl",
+            "2s",
+            "cli:run",
+            "--",
+            "sh",
+            "-c",
+            "echo \"$REDLOCK_RESOURCE $REDLOCK_FENCING_TOKEN\" > "
+                + token
+                + "; while [ ! -f "
+                + go
+                + " ]; do sleep 0.05; done; exit 3");
     await().atMost(NO_HANG).until(() -> Files.exists(token));
     assertEquals(LockStatus.Verdict.HELD, verdict("cli:run"), "held while the command runs");
     Files.writeString(go, "");
@@ -222,19 +219,8 @@ class RedlockCliIT {
             + pidFile
             + "; while :; do sleep 0.1; done";
     CompletableFuture<Result> run =
-        CompletableFuture.supplyAsync(
-            () ->
-                redlock(
-                    "run",
-                    "--ttl",
-                    "1s",
-                    "--grace",
-                    "500ms",
-                    "cli:lost",
-                    "--",
-                    "sh",
-                    "-c",
-                    script));
+        inBackground(
+            "run", "--ttl", "1s", "--grace", "500ms", "cli:lost", "--", "sh", "-c", script);
     await()
         .atMost(NO_HANG)
         .until(() -> Files.exists(pidFile) && !Files.readString(pidFile).isBlank());
@@ -337,23 +323,76 @@ class RedlockCliIT {
     return "";
   }
 
-  /** A configuration file for the shared nodes with a key prefix of the test's own. */
-  Path configWithPrefix(String prefix) throws Exception {
+  /**
+   * A configuration file for the shared nodes with a key prefix of the test's own (written again at
+   * each call: the same file).
+   */
+  String configWithPrefix(String prefix) throws Exception {
     Path config = dir.resolve("redlock-" + prefix.replace(":", "") + ".properties");
     Files.writeString(
         config,
         "redlock.nodes=" + nodeList + "\nredlock.keyPrefix=" + prefix + "\nredlock.maxTtl=60s\n");
-    return config;
+    return config.toString();
+  }
+
+  /** Asserts that {@code line} says each of {@code phrases}. */
+  static void assertSays(String line, String... phrases) {
+    for (String phrase : phrases) {
+      assertTrue(line.contains(phrase), "'" + phrase + "' missing from: " + line);
+    }
+  }
+
+  /**
+   * Asserts that the doctor's {@code line} (in {@code r}) is a {@code level} that says each of
+   * {@code phrases}.
+   */
+  static void assertLine(String line, String level, Result r, String... phrases) {
+    assertTrue(line.startsWith(level), line + "\n" + r);
+    assertSays(line, phrases);
+  }
+
+  /** A connection of the test's own to {@code node}. */
+  static Jedis on(RedisNode node) {
+    return new Jedis("127.0.0.1", node.port());
+  }
+
+  /**
+   * {@code redlock doctor} on every node as {@code user} (password {@code secret}), made on every
+   * node with every command but {@code denied} (an ACL rule such as {@code -info}).
+   */
+  static Result doctorAs(String user, String denied) {
+    for (RedisNode node : nodes.all()) {
+      try (Jedis jedis = on(node)) {
+        jedis.aclSetUser(user, "on", ">secret", "~*", "+@all", denied);
+      }
+    }
+    String asUser = nodeList.replace("redis://", "redis://" + user + ":secret@");
+    return redlock("", Map.of(), "doctor", "--nodes", asUser);
+  }
+
+  /** {@code redlock doctor} with the configuration of {@link #configWithPrefix}. */
+  Result doctorWithPrefix(String prefix) throws Exception {
+    return redlock("", Map.of(), "doctor", "--config", configWithPrefix(prefix));
+  }
+
+  /**
+   * {@code redlock quarantine ARGS} with the configuration of {@link #configWithPrefix}, answering
+   * its question with {@code input}.
+   */
+  Result quarantineWithPrefix(String prefix, String input, String... args) throws Exception {
+    List<String> all = new ArrayList<>(List.of("quarantine", "--config", configWithPrefix(prefix)));
+    all.addAll(List.of(args));
+    return redlock(input, Map.of(), all.toArray(String[]::new));
   }
 
   static String runId(RedisNode node) {
-    try (Jedis jedis = new Jedis("127.0.0.1", node.port())) {
+    try (Jedis jedis = on(node)) {
       return NodeLife.info(jedis, "server").get("run_id");
     }
   }
 
   static long nodeMicros(RedisNode node) {
-    try (Jedis jedis = new Jedis("127.0.0.1", node.port())) {
+    try (Jedis jedis = on(node)) {
       return NodeLife.nodeMicros(jedis);
     }
   }
@@ -363,7 +402,7 @@ class RedlockCliIT {
   @ValueSource(strings = {"aof-always", "aof-everysec", "rdb-only", "none"})
   void doctorSaysWhatEachPersistenceSettingMeansForTheRestartGuard(String setting) {
     RedisNode node = nodes.node(0);
-    try (Jedis jedis = new Jedis("127.0.0.1", node.port())) {
+    try (Jedis jedis = on(node)) {
       switch (setting) {
         case "aof-always" -> {
           jedis.configSet("appendonly", "yes");
@@ -389,31 +428,40 @@ class RedlockCliIT {
               line + "\n" + r);
         }
         case "aof-everysec" -> {
-          assertTrue(line.startsWith("warn  "), line + "\n" + r);
-          assertTrue(line.contains("appendfsync everysec: a restart may lose"), line);
-          assertTrue(line.contains("up to ~1 s"), line);
-          assertTrue(line.contains("sees each restart by run_id"), line);
-          assertTrue(line.contains("out of votes for maxTtl (60.0s) after it"), line);
-          assertTrue(line.contains("fix: appendfsync always"), line);
+          assertLine(
+              line,
+              "warn  ",
+              r,
+              "appendfsync everysec: a restart may lose",
+              "up to ~1 s",
+              "sees each restart by run_id",
+              "out of votes for maxTtl (60.0s) after it",
+              "fix: appendfsync always");
         }
         case "rdb-only" -> {
-          assertTrue(line.startsWith("warn  "), line + "\n" + r);
-          assertTrue(line.contains("RDB snapshots only (save '3600 1', appendonly no)"), line);
-          assertTrue(line.contains("reloads an older snapshot"), line);
-          assertTrue(line.contains("sees each restart by run_id"), line);
-          assertTrue(line.contains("fix: appendonly yes and appendfsync always"), line);
+          assertLine(
+              line,
+              "warn  ",
+              r,
+              "RDB snapshots only (save '3600 1', appendonly no)",
+              "reloads an older snapshot",
+              "sees each restart by run_id",
+              "fix: appendonly yes and appendfsync always");
         }
         default -> {
-          assertTrue(line.startsWith("warn  "), line + "\n" + r);
-          assertTrue(line.contains("no persistence (appendonly no, save '')"), line);
-          assertTrue(line.contains("comes back empty"), line);
-          assertTrue(line.contains("out of votes for maxTtl (60.0s)"), line);
-          assertTrue(line.contains("fix: appendonly yes and appendfsync always"), line);
+          assertLine(
+              line,
+              "warn  ",
+              r,
+              "no persistence (appendonly no, save '')",
+              "comes back empty",
+              "out of votes for maxTtl (60.0s)",
+              "fix: appendonly yes and appendfsync always");
         }
       }
       assertFalse(line.contains("covered"), line);
     } finally {
-      try (Jedis jedis = new Jedis("127.0.0.1", node.port())) {
+      try (Jedis jedis = on(node)) {
         jedis.configSet("appendonly", "no");
         jedis.configSet("appendfsync", "everysec");
         jedis.configSet("save", "");
@@ -424,7 +472,7 @@ class RedlockCliIT {
   @ParameterizedTest
   @ValueSource(strings = {"allkeys-lru", "volatile-lru", "volatile-ttl"})
   void doctorFailsEveryPolicyThatCanEvictLockOrFenceKeys(String policy) {
-    try (Jedis jedis = new Jedis("127.0.0.1", nodes.node(1).port())) {
+    try (Jedis jedis = on(nodes.node(1))) {
       jedis.configSet("maxmemory-policy", policy);
       Result r = redlock("doctor");
       assertEquals(ExitCodes.CHECK_FAILED, r.status(), r.toString());
@@ -443,7 +491,7 @@ class RedlockCliIT {
           check(r, nodes.node(0).uri(), "eviction").startsWith("ok    "),
           "the other nodes pass: " + r);
     } finally {
-      try (Jedis jedis = new Jedis("127.0.0.1", nodes.node(1).port())) {
+      try (Jedis jedis = on(nodes.node(1))) {
         jedis.configSet("maxmemory-policy", "noeviction");
       }
     }
@@ -451,7 +499,8 @@ class RedlockCliIT {
 
   @Test
   void doctorPassesAWellSetUpClusterAndFlagsOneServerListedTwice() {
-    try (FaultyNodes aof = Tools.requireOrSkip(() -> FaultyNodes.start(3, Persistence.AOF))) {
+    try (FaultyNodes aof =
+        redis.startBehindProxies(RedisFixture.nodes(3).persistence(Persistence.AOF))) {
       String list = String.join(",", aof.uris());
       Result r = redlock("", Map.of(), "doctor", "--nodes", list);
       assertEquals(0, r.status(), r.toString());
@@ -473,19 +522,16 @@ class RedlockCliIT {
 
   @Test
   void doctorWarnsThatANodeRefusingConfigGetCountsAsNotDurable() {
-    for (RedisNode node : nodes.all()) {
-      try (Jedis jedis = new Jedis("127.0.0.1", node.port())) {
-        jedis.aclSetUser("limited", "on", ">secret", "~*", "+@all", "-config");
-      }
-    }
-    String limited = nodeList.replace("redis://", "redis://limited:secret@");
-    Result r = redlock("", Map.of(), "doctor", "--nodes", limited);
+    Result r = doctorAs("limited", "-config");
     String persistence = check(r, nodes.node(0).uri(), "persistence");
-    assertTrue(persistence.startsWith("warn  "), persistence + "\n" + r);
-    assertTrue(persistence.contains("CONFIG GET refused"), persistence);
-    assertTrue(persistence.contains("durability unknown"), persistence);
-    assertTrue(persistence.contains("treats the node as not durable"), persistence);
-    assertTrue(persistence.contains("fix: grant the user +config|get"), persistence);
+    assertLine(
+        persistence,
+        "warn  ",
+        r,
+        "CONFIG GET refused",
+        "durability unknown",
+        "treats the node as not durable",
+        "fix: grant the user +config|get");
     assertTrue(
         check(r, nodes.node(0).uri(), "eviction").startsWith("?     "), "eviction unknown: " + r);
     assertFalse(r.out().contains("secret"), "no password printed: " + r);
@@ -494,20 +540,17 @@ class RedlockCliIT {
 
   @Test
   void doctorFailsANodeThatRefusesInfoBecauseItsVoteWouldNeverCount() {
-    for (RedisNode node : nodes.all()) {
-      try (Jedis jedis = new Jedis("127.0.0.1", node.port())) {
-        jedis.aclSetUser("noinfo", "on", ">secret", "~*", "+@all", "-info");
-      }
-    }
-    String noInfo = nodeList.replace("redis://", "redis://noinfo:secret@");
-    Result r = redlock("", Map.of(), "doctor", "--nodes", noInfo);
+    Result r = doctorAs("noinfo", "-info");
     assertEquals(ExitCodes.CHECK_FAILED, r.status(), r.toString());
     String line = check(r, nodes.node(2).uri(), "restarts");
-    assertTrue(line.startsWith("FAIL  "), line + "\n" + r);
-    assertTrue(line.contains("INFO refused"), line);
-    assertTrue(line.contains("cannot tell whether the node restarted"), line);
-    assertTrue(line.contains("never counts its vote"), line);
-    assertTrue(line.contains("fix: grant the user +info"), line);
+    assertLine(
+        line,
+        "FAIL  ",
+        r,
+        "INFO refused",
+        "cannot tell whether the node restarted",
+        "never counts its vote",
+        "fix: grant the user +info");
     assertTrue(
         check(r, nodes.node(2).uri(), "persistence").startsWith("warn  "),
         "the other checks still run: " + r);
@@ -516,12 +559,11 @@ class RedlockCliIT {
   @Test
   void doctorShowsEachNodesLifeAndWhatTheRestartGuardMakesOfItsMarker() throws Exception {
     String prefix = "life:";
-    String config = configWithPrefix(prefix).toString();
     RedisNode node = nodes.node(0);
     String uri = node.uri();
     String runId = runId(node);
-    try (Jedis jedis = new Jedis("127.0.0.1", node.port())) {
-      Result none = redlock("", Map.of(), "doctor", "--config", config);
+    try (Jedis jedis = on(node)) {
+      Result none = doctorWithPrefix(prefix);
       assertEquals(0, none.status(), none.toString());
       assertTrue(
           check(none, uri, "life")
@@ -534,7 +576,7 @@ class RedlockCliIT {
 
       String otherLife = "0123456789abcdef0123456789abcdef01234567";
       jedis.set(prefix + "@life", otherLife + ":1:" + (nodeMicros(node) - 3_600_000_000L));
-      Result restarted = redlock("", Map.of(), "doctor", "--config", config);
+      Result restarted = doctorWithPrefix(prefix);
       String line = check(restarted, uri, "restart guard");
       assertTrue(line.startsWith("warn  "), line + "\n" + restarted);
       assertTrue(
@@ -548,13 +590,13 @@ class RedlockCliIT {
           "not durable now (appendonly no), so the old epoch is not adopted: " + line);
 
       jedis.set(prefix + "@life", runId + ":0:" + (nodeMicros(node) - 120_000_000L));
-      Result old = redlock("", Map.of(), "doctor", "--config", config);
+      Result old = doctorWithPrefix(prefix);
       line = check(old, uri, "restart guard");
       assertTrue(line.startsWith("ok    "), line + "\n" + old);
       assertTrue(line.contains("votes (data trusted since"), line);
 
       jedis.set(prefix + "@life", runId + ":0:" + (nodeMicros(node) - 20_000_000L));
-      Result young = redlock("", Map.of(), "doctor", "--config", config);
+      Result young = doctorWithPrefix(prefix);
       line = check(young, uri, "restart guard");
       assertTrue(line.startsWith("warn  "), line + "\n" + young);
       java.util.regex.Matcher left =
@@ -563,22 +605,17 @@ class RedlockCliIT {
       double seconds = Double.parseDouble(left.group(1));
       assertTrue(seconds > 30 && seconds <= 40, "about 40 s of 60 left: " + line);
       assertEquals(0, young.status(), "a quarantine is a warning: " + young);
-    } finally {
-      try (Jedis jedis = new Jedis("127.0.0.1", node.port())) {
-        jedis.del(prefix + "@life");
-      }
     }
   }
 
   @Test
   void doctorReportsThePreviousVersionsKeysAsInformation() throws Exception {
     String prefix = "legacy:";
-    String config = configWithPrefix(prefix).toString();
     RedisNode node = nodes.node(2);
-    try (Jedis jedis = new Jedis("127.0.0.1", node.port())) {
+    try (Jedis jedis = on(node)) {
       jedis.set(prefix + "@epoch", "0");
       jedis.hset(prefix + "@fences", prefix + "r", "17");
-      Result r = redlock("", Map.of(), "doctor", "--config", config);
+      Result r = doctorWithPrefix(prefix);
       assertEquals(0, r.status(), r.toString());
       String line = check(r, node.uri(), "legacy keys");
       assertTrue(
@@ -590,10 +627,6 @@ class RedlockCliIT {
           line + "\n" + r);
       assertTrue(line.contains("fix: once every client is upgraded: DEL legacy:@epoch"), line);
       assertEquals("", check(r, nodes.node(1).uri(), "legacy keys"), "only where they are: " + r);
-    } finally {
-      try (Jedis jedis = new Jedis("127.0.0.1", node.port())) {
-        jedis.del(prefix + "@epoch", prefix + "@fences");
-      }
     }
   }
 
@@ -607,131 +640,90 @@ class RedlockCliIT {
   // ---- quarantine
 
   static String life(RedisNode node, String prefix) {
-    try (Jedis jedis = new Jedis("127.0.0.1", node.port())) {
+    try (Jedis jedis = on(node)) {
       return jedis.get(prefix + "@life");
-    }
-  }
-
-  static void forget(String prefix) {
-    for (RedisNode node : nodes.all()) {
-      try (Jedis jedis = new Jedis("127.0.0.1", node.port())) {
-        jedis.del(prefix + "@life");
-      }
     }
   }
 
   @Test
   void quarantineStampsTheNodesRunIdAndClockAndTheDoctorSeesTheQuarantine() throws Exception {
     String prefix = "quarantine:";
-    String config = configWithPrefix(prefix).toString();
     RedisNode node = nodes.node(1);
+    long before = nodeMicros(node);
+    // slf4j-simple writes the audit line to System.err itself, not to the CLI's err stream.
+    ByteArrayOutputStream auditLog = new ByteArrayOutputStream();
+    PrintStream systemErr = System.err;
+    Result r;
+    System.setErr(new PrintStream(auditLog, true, StandardCharsets.UTF_8));
     try {
-      long before = nodeMicros(node);
-      // slf4j-simple writes the audit line to System.err itself, not to the CLI's err stream.
-      ByteArrayOutputStream auditLog = new ByteArrayOutputStream();
-      PrintStream systemErr = System.err;
-      Result r;
-      System.setErr(new PrintStream(auditLog, true, StandardCharsets.UTF_8));
-      try {
-        r =
-            redlock(
-                "",
-                Map.of(),
-                "quarantine",
-                "--config",
-                config,
-                "--yes",
-                "--reason",
-                "restored an old dump",
-                "--node",
-                node.uri());
-      } finally {
-        System.setErr(systemErr);
-      }
-      String audit = auditLog.toString(StandardCharsets.UTF_8);
-      long after = nodeMicros(node);
-      assertEquals(0, r.status(), r.toString());
-      String marker = life(node, prefix);
-      String[] parts = marker.split(":");
-      assertEquals(3, parts.length, marker);
-      assertEquals(runId(node), parts[0], "the node's own run_id");
-      assertEquals("0", parts[1], "not durable: a later restart does not adopt it");
-      long epoch = Long.parseLong(parts[2]);
-      assertTrue(before <= epoch && epoch <= after, before + " <= " + epoch + " <= " + after);
-      assertTrue(
-          r.out().contains("stamped quarantine:@life = " + marker + " on " + node.uri()),
-          r.toString());
-      assertTrue(r.out().contains("out of votes until "), r.toString());
-      assertTrue(audit.contains("WARN dev.redlock.audit - quarantine node=" + node.uri()), audit);
-      assertTrue(audit.contains("reason=\"restored an old dump\""), audit);
-      assertTrue(audit.contains("marker=" + marker), audit);
-      assertNull(life(nodes.node(0), prefix), "only that node");
-      assertNull(life(nodes.node(2), prefix), "only that node");
-
-      Result doctor = redlock("", Map.of(), "doctor", "--config", config);
-      String line = check(doctor, node.uri(), "restart guard");
-      assertTrue(line.startsWith("warn  ") && line.contains("quarantined"), line + "\n" + doctor);
-
-      Result byPosition =
-          redlock("", Map.of(), "quarantine", "--config", config, "--yes", "--node", "3");
-      assertEquals(0, byPosition.status(), byPosition.toString());
-      assertTrue(
-          life(nodes.node(2), prefix).startsWith(runId(nodes.node(2)) + ":0:"),
-          "position 3 is the third node: " + byPosition);
+      r =
+          quarantineWithPrefix(
+              prefix, "", "--yes", "--reason", "restored an old dump", "--node", node.uri());
     } finally {
-      forget(prefix);
+      System.setErr(systemErr);
     }
+    String audit = auditLog.toString(StandardCharsets.UTF_8);
+    long after = nodeMicros(node);
+    assertEquals(0, r.status(), r.toString());
+    String marker = life(node, prefix);
+    String[] parts = marker.split(":");
+    assertEquals(3, parts.length, marker);
+    assertEquals(runId(node), parts[0], "the node's own run_id");
+    assertEquals("0", parts[1], "not durable: a later restart does not adopt it");
+    long epoch = Long.parseLong(parts[2]);
+    assertTrue(before <= epoch && epoch <= after, before + " <= " + epoch + " <= " + after);
+    assertTrue(
+        r.out().contains("stamped quarantine:@life = " + marker + " on " + node.uri()),
+        r.toString());
+    assertTrue(r.out().contains("out of votes until "), r.toString());
+    assertSays(
+        audit,
+        "WARN dev.redlock.audit - quarantine node=" + node.uri(),
+        "reason=\"restored an old dump\"",
+        "marker=" + marker);
+    assertNull(life(nodes.node(0), prefix), "only that node");
+    assertNull(life(nodes.node(2), prefix), "only that node");
+
+    Result doctor = doctorWithPrefix(prefix);
+    String line = check(doctor, node.uri(), "restart guard");
+    assertTrue(line.startsWith("warn  ") && line.contains("quarantined"), line + "\n" + doctor);
+
+    Result byPosition = quarantineWithPrefix(prefix, "", "--yes", "--node", "3");
+    assertEquals(0, byPosition.status(), byPosition.toString());
+    assertTrue(
+        life(nodes.node(2), prefix).startsWith(runId(nodes.node(2)) + ":0:"),
+        "position 3 is the third node: " + byPosition);
   }
 
   @Test
   void quarantineAsksForTheNodesAddressAndChangesNothingWithoutIt() throws Exception {
     String prefix = "ask:";
-    String config = configWithPrefix(prefix).toString();
     RedisNode node = nodes.node(0);
-    try {
-      Result declined =
-          redlock("nope\n", Map.of(), "quarantine", "--config", config, "--node", node.uri());
-      assertEquals(ExitCodes.CHECK_FAILED, declined.status(), declined.toString());
-      assertTrue(declined.out().contains("Type the node's host:port"), declined.toString());
-      assertTrue(
-          declined.err().contains("not confirmed; nothing was changed"), declined.toString());
-      assertNull(life(node, prefix), "nothing stamped: " + declined);
+    Result declined = quarantineWithPrefix(prefix, "nope\n", "--node", node.uri());
+    assertEquals(ExitCodes.CHECK_FAILED, declined.status(), declined.toString());
+    assertTrue(declined.out().contains("Type the node's host:port"), declined.toString());
+    assertTrue(declined.err().contains("not confirmed; nothing was changed"), declined.toString());
+    assertNull(life(node, prefix), "nothing stamped: " + declined);
 
-      Result noAnswer =
-          redlock("", Map.of(), "quarantine", "--config", config, "--node", node.uri());
-      assertEquals(ExitCodes.CHECK_FAILED, noAnswer.status(), noAnswer.toString());
-      assertNull(life(node, prefix), "nothing stamped: " + noAnswer);
+    Result noAnswer = quarantineWithPrefix(prefix, "", "--node", node.uri());
+    assertEquals(ExitCodes.CHECK_FAILED, noAnswer.status(), noAnswer.toString());
+    assertNull(life(node, prefix), "nothing stamped: " + noAnswer);
 
-      Result confirmed =
-          redlock(
-              "127.0.0.1:" + node.port() + "\n",
-              Map.of(),
-              "quarantine",
-              "--config",
-              config,
-              "--node",
-              node.uri());
-      assertEquals(0, confirmed.status(), confirmed.toString());
-      assertTrue(life(node, prefix).startsWith(runId(node) + ":0:"), confirmed.toString());
-    } finally {
-      forget(prefix);
-    }
+    Result confirmed =
+        quarantineWithPrefix(prefix, "127.0.0.1:" + node.port() + "\n", "--node", node.uri());
+    assertEquals(0, confirmed.status(), confirmed.toString());
+    assertTrue(life(node, prefix).startsWith(runId(node) + ":0:"), confirmed.toString());
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"redis://127.0.0.1:1", "0", "4", "redis://127.0.0.1:notaport", ""})
   void quarantineOfANodeNotInTheListIsAUsageError(String bad) throws Exception {
     String prefix = "bad:";
-    String config = configWithPrefix(prefix).toString();
-    try {
-      Result r = redlock("", Map.of(), "quarantine", "--config", config, "--yes", "--node", bad);
-      assertEquals(ExitCodes.USAGE, r.status(), r.toString());
-      assertTrue(r.err().contains("--node"), r.toString());
-      for (RedisNode node : nodes.all()) {
-        assertNull(life(node, prefix), "nothing stamped: " + r);
-      }
-    } finally {
-      forget(prefix);
+    Result r = quarantineWithPrefix(prefix, "", "--yes", "--node", bad);
+    assertEquals(ExitCodes.USAGE, r.status(), r.toString());
+    assertTrue(r.err().contains("--node"), r.toString());
+    for (RedisNode node : nodes.all()) {
+      assertNull(life(node, prefix), "nothing stamped: " + r);
     }
     Result missing = redlock("quarantine", "--yes");
     assertEquals(ExitCodes.USAGE, missing.status(), missing.toString());

@@ -10,7 +10,7 @@ import dev.redlock.testkit.History;
 import dev.redlock.testkit.HistoryChecker;
 import dev.redlock.testkit.Nemesis;
 import dev.redlock.testkit.Persistence;
-import dev.redlock.testkit.WithRedisNodes;
+import dev.redlock.testkit.RedisFixture;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -19,14 +19,21 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * How a user tests their own critical section with the fault kit ({@code
- * dev.redlock:redlock-tests}, test scope): real nodes from {@code @WithRedisNodes}, a seeded {@link
- * Nemesis} freezing, killing and cutting off nodes, and the {@link HistoryChecker} judging what the
- * workers did. The code under test here is a payout that must never run twice at once.
+ * dev.redlock:redlock-tests}, test scope): real nodes behind fault proxies from a {@link
+ * RedisFixture}, a seeded {@link Nemesis} freezing, killing and cutting off nodes, and the {@link
+ * HistoryChecker} judging what the workers did. The code under test here is a payout that must
+ * never run twice at once.
  */
 class PayoutUnderFaultsIT {
+  /** Five nodes behind proxies; killed nodes come back with their data (AOF). */
+  @RegisterExtension
+  static final RedisFixture redis =
+      RedisFixture.perClassBehindProxies(RedisFixture.nodes(5).persistence(Persistence.AOF));
+
   private final AtomicInteger payingNow = new AtomicInteger();
   private final AtomicInteger paid = new AtomicInteger();
 
@@ -40,8 +47,8 @@ class PayoutUnderFaultsIT {
   }
 
   @Test
-  @WithRedisNodes(value = 5, persistence = Persistence.AOF) // killed nodes come back with data
-  void payoutsNeverOverlapWhileAMinorityOfNodesMisbehaves(FaultyNodes nodes) throws Exception {
+  void payoutsNeverOverlapWhileAMinorityOfNodesMisbehaves() throws Exception {
+    FaultyNodes nodes = redis.faultyNodes();
     History history = new History();
     // Killed nodes come back from an AOF fsynced on every write: trusted, they keep their vote.
     // With

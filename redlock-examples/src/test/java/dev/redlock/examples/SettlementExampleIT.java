@@ -4,11 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.testkit.RedisNodes;
-import dev.redlock.testkit.Tools;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -20,16 +15,10 @@ class SettlementExampleIT {
 
   @Test
   void settlesEveryEntryOnceOnItsOwnNodesDespiteAKilledNode() throws Exception {
-    Tools.requireOrSkip(
-        () -> {
-          RedisNodes.start(1).close();
-          return null;
-        });
-    ByteArrayOutputStream buffer = new ByteArrayOutputStream();
-    boolean ok =
-        new SettlementExample(new PrintStream(buffer, true, StandardCharsets.UTF_8), 12, 3)
-            .run(List.of());
-    String output = buffer.toString(StandardCharsets.UTF_8);
+    ExampleRun<Boolean> run =
+        ExampleRun.onItsOwnNodes(out -> new SettlementExample(out, 12, 3).run(List.of()));
+    boolean ok = run.result();
+    String output = run.output();
     assertTrue(ok, output);
     assertTrue(output.contains("launched 5 local redis-server nodes"), output);
     assertTrue(output.contains("fault: killing node"), output);

@@ -4,9 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.testkit.MissingToolException;
 import dev.redlock.testkit.Tools;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import org.junit.jupiter.api.Test;
@@ -34,12 +31,10 @@ class SettlementOnPostgresExampleIT {
                 e);
           }
         });
-    ByteArrayOutputStream buffer = new ByteArrayOutputStream();
-    boolean ok =
-        new SettlementOnPostgresExample(
-                new PrintStream(buffer, true, StandardCharsets.UTF_8), URL, USER, PASSWORD, 24)
-            .run(4);
-    String output = buffer.toString(StandardCharsets.UTF_8);
+    ExampleRun<Boolean> run =
+        ExampleRun.of(out -> new SettlementOnPostgresExample(out, URL, USER, PASSWORD, 24).run(4));
+    boolean ok = run.result();
+    String output = run.output();
     assertTrue(ok, output);
     assertTrue(
         output.contains("OK: 24 of 24 entries settled, 24 settlements, 0 overlapping"), output);

@@ -10,24 +10,23 @@ import dev.redlock.LockUnavailableException;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.NodeData;
-import dev.redlock.testkit.Persistence;
-import dev.redlock.testkit.RedisBinary;
+import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.RedisNodes;
-import dev.redlock.testkit.Tools;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Meter values after a scripted sequence of lock events, on real nodes. */
 class RedlockMetricsIT {
   static final Duration NO_HANG = Duration.ofSeconds(30);
 
+  @RegisterExtension static final RedisFixture redis = RedisFixture.manual();
+
   @Test
   void aScriptedSequenceShowsInTheMeters() throws Exception {
-    try (RedisNodes nodes =
-        Tools.requireOrSkip(() -> RedisNodes.start(3, RedisBinary.locate(), Persistence.NONE))) {
-      NodeData.vouchForNewNodes(nodes);
+    try (RedisNodes nodes = redis.start(RedisFixture.nodes(3))) {
       MeterRegistry registry = new SimpleMeterRegistry();
       RedlockConfig config =
           RedlockConfig.builder()
@@ -110,8 +109,7 @@ class RedlockMetricsIT {
 
   @Test
   void aQuarantinedNodeIsCounted() throws Exception {
-    try (RedisNodes nodes =
-        Tools.requireOrSkip(() -> RedisNodes.start(3, RedisBinary.locate(), Persistence.NONE))) {
+    try (RedisNodes nodes = redis.start(RedisFixture.nodes(3).unvouched())) {
       NodeData.vouchForNewNode(nodes.node(0), RedlockConfig.DEFAULT_KEY_PREFIX);
       NodeData.vouchForNewNode(nodes.node(1), RedlockConfig.DEFAULT_KEY_PREFIX);
       // node 2 is new and not vouched for: the restart guard keeps it out for maxTtl

@@ -9,13 +9,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import org.netcrusher.core.reactor.NioReactor;
 
 /**
  * Real nodes, each reached through TCP fault proxies: process faults through {@link #node(int)}
  * (kill, freeze, restart), network faults through the methods here (cut, freeze, latency,
- * partition), clock faults chosen at start ({@link Builder#clockRate(int, double)}).
+ * partition), clock faults chosen at start ({@link RedisFixture.Spec#clockRate(int, double)}). They
+ * come from {@link RedisFixture#startBehindProxies} (or a fixture's nodes per class, {@link
+ * RedisFixture#perClassBehindProxies}), which stops them after the test.
  *
  * <p>Every client reaches the nodes through links: {@link #uris()} is the link all clients may
  * share; {@link #uris(String)} gives one client links of its own, so a {@link #partition partition}
@@ -24,14 +25,13 @@ import org.netcrusher.core.reactor.NioReactor;
  * it. Thread-safe.
  *
  * <pre>{@code
- * try (FaultyNodes nodes = FaultyNodes.start(5, Persistence.NONE)) {
- *   Redlock a = Redlock.create(RedlockConfig.builder().nodes(nodes.uris("a")).build());
- *   Redlock b = Redlock.create(RedlockConfig.builder().nodes(nodes.uris("b")).build());
- *   nodes.partition(Set.of("a"), Set.of(0, 1));  // a no longer reaches nodes 0 and 1; b does
- *   nodes.latency(2, Duration.ofMillis(30));       // everyone's requests to node 2 are slow
- *   nodes.node(3).pause();                          // SIGSTOP
- *   nodes.heal();
- * }
+ * FaultyNodes nodes = redis.startBehindProxies(RedisFixture.nodes(5));
+ * Redlock a = redis.client(RedlockConfig.builder().nodes(nodes.uris("a")).build());
+ * Redlock b = redis.client(RedlockConfig.builder().nodes(nodes.uris("b")).build());
+ * nodes.partition(Set.of("a"), Set.of(0, 1));  // a no longer reaches nodes 0 and 1; b does
+ * nodes.latency(2, Duration.ofMillis(30));       // everyone's requests to node 2 are slow
+ * nodes.node(3).pause();                          // SIGSTOP
+ * nodes.heal();
  * }</pre>
  */
 public final class FaultyNodes implements AutoCloseable {
@@ -49,6 +49,8 @@ public final class FaultyNodes implements AutoCloseable {
   /** Links by client name, in creation order; {@link #SHARED} is the shared one. */
   private final Map<String, List<NodeProxy>> links = new LinkedHashMap<>();
 
+  private boolean closed;
+
   private FaultyNodes(RedisNodes nodes, Persistence persistence, List<NioReactor> reactors) {
     this.nodes = nodes;
     this.persistence = persistence;
@@ -56,110 +58,26 @@ public final class FaultyNodes implements AutoCloseable {
   }
 
   /**
-   * Starts {@code count} nodes on real time, each behind a proxy, and vouches for their data (they
-   * are new: see {@link NodeData}).
-   *
-   * @throws MissingToolException if no redis-server can be run
+   * Puts a proxy in front of each of {@code nodes} (which run with {@code persistence}) and, if
+   * {@code vouch}, vouches for their data (they are new: see {@link NodeData}). On failure the
+   * nodes are stopped too.
    */
-  public static FaultyNodes start(int count, Persistence persistence) {
-    return builder().nodes(count).persistence(persistence).start();
-  }
-
-  /** Starts building a set of nodes with clock faults or other options. */
-  public static Builder builder() {
-    return new Builder();
-  }
-
-  /** Options for {@link FaultyNodes}. */
-  public static final class Builder {
-    private int count = 3;
-    private Persistence persistence = Persistence.NONE;
-    private RedisBinary binary;
-    private final Map<Integer, Double> clockRates = new TreeMap<>();
-
-    private Builder() {}
-
-    /** How many nodes (default 3). */
-    public Builder nodes(int count) {
-      if (count < 1) {
-        throw new IllegalArgumentException("nodes must be >= 1, was " + count);
+  static FaultyNodes over(RedisNodes nodes, Persistence persistence, boolean vouch) {
+    List<NioReactor> reactors = new ArrayList<>();
+    try {
+      for (int i = 0; i < nodes.size(); i++) {
+        reactors.add(new NioReactor());
       }
-      this.count = count;
-      return this;
-    }
-
-    /** How the nodes keep their data across a restart (default {@link Persistence#NONE}). */
-    public Builder persistence(Persistence persistence) {
-      if (persistence == null) {
-        throw new IllegalArgumentException("persistence must not be null");
-      }
-      this.persistence = persistence;
-      return this;
-    }
-
-    /**
-     * The binary of every node without a clock rate (default {@link RedisBinary#locate()}): for
-     * instance {@link RedisBinary#embedded()}, whose clock libfaketime can step at boot ({@link
-     * Nemesis.Fault#CLOCK_STEP_AT_BOOT}).
-     *
-     * @throws IllegalArgumentException if {@code binary} is null
-     */
-    public Builder binary(RedisBinary binary) {
-      if (binary == null) {
-        throw new IllegalArgumentException("binary must not be null");
-      }
-      this.binary = binary;
-      return this;
-    }
-
-    /**
-     * Runs node {@code index}'s clock at {@code rate} (2: twice as fast), on the binary of {@link
-     * RedisBinary#withFastClock(double)}.
-     */
-    public Builder clockRate(int index, double rate) {
-      if (index < 0) {
-        throw new IllegalArgumentException("index must be >= 0, was " + index);
-      }
-      RedisBinary.embedded().withClockRate(rate); // validates the rate now
-      clockRates.put(index, rate);
-      return this;
-    }
-
-    /**
-     * Starts the nodes and their shared links.
-     *
-     * @throws MissingToolException if redis-server (or libfaketime, for clock faults) is missing
-     */
-    public FaultyNodes start() {
-      clockRates.keySet().stream()
-          .filter(i -> i >= count)
-          .findAny()
-          .ifPresent(
-              i -> {
-                throw new IllegalArgumentException(
-                    "clockRate index must be < nodes (" + count + "), was " + i);
-              });
-      List<RedisBinary> binaries = new ArrayList<>();
-      RedisBinary plain = binary != null ? binary : RedisBinary.locate();
-      for (int i = 0; i < count; i++) {
-        Double rate = clockRates.get(i);
-        binaries.add(rate == null ? plain : RedisBinary.withFastClock(rate));
-      }
-      RedisNodes nodes = RedisNodes.start(binaries, persistence);
-      List<NioReactor> reactors = new ArrayList<>();
-      try {
-        for (int i = 0; i < count; i++) {
-          reactors.add(new NioReactor());
-        }
-        FaultyNodes faulty = new FaultyNodes(nodes, persistence, List.copyOf(reactors));
-        faulty.linksOf(SHARED);
+      FaultyNodes faulty = new FaultyNodes(nodes, persistence, List.copyOf(reactors));
+      faulty.linksOf(SHARED);
+      if (vouch) {
         NodeData.vouchForNewNodes(nodes);
-        return faulty;
-      } catch (IOException | RuntimeException e) {
-        reactors.forEach(NioReactor::close); // closes the proxies made on them too
-        nodes.close();
-        throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
       }
+      return faulty;
+    } catch (IOException | RuntimeException e) {
+      reactors.forEach(NioReactor::close); // closes the proxies made on them too
+      nodes.close();
+      throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
     }
   }
 
@@ -293,8 +211,13 @@ public final class FaultyNodes implements AutoCloseable {
     nodes.heal(persistence);
   }
 
+  /** Stops the links and the nodes. Idempotent. */
   @Override
   public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
     links.values().forEach(l -> l.forEach(NodeProxy::close));
     reactors.forEach(NioReactor::close);
     nodes.close();

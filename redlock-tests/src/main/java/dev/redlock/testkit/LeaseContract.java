@@ -168,6 +168,35 @@ public abstract class LeaseContract {
     assertTrue(check.getAsBoolean(), what);
   }
 
+  /**
+   * Has {@code client} acquire and release 40 resources named after {@code prefix} with {@code
+   * ttl}, on 4 threads at once (10 each, every acquire and the whole waiting at most {@link
+   * #NO_HANG}): what a busy client does before it is closed.
+   */
+  protected static void acquireAndReleaseOnFourThreads(
+      LockService client, String prefix, Duration ttl) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try {
+      List<Future<?>> work = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        int thread = t;
+        work.add(
+            pool.submit(
+                () -> {
+                  for (int i = 0; i < 10; i++) {
+                    client.acquire(prefix + ":" + thread + ":" + i, ttl, NO_HANG).release();
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> f : work) {
+        f.get(NO_HANG.toMillis(), TimeUnit.MILLISECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
   /** Whether {@code other} is refused {@code r} now (a lease it got is released at once). */
   private static boolean refused(LockService other, String r) {
     Optional<Lease> taken = other.tryAcquire(r, LONG_TTL);
@@ -614,26 +643,7 @@ public abstract class LeaseContract {
   void closeReleasesWhatIsHeldAndRefusesLaterCalls() throws Exception {
     LockService a = client();
     String r = resource("closed");
-    ExecutorService pool = Executors.newFixedThreadPool(4);
-    try {
-      List<Future<?>> work = new ArrayList<>();
-      for (int t = 0; t < 4; t++) {
-        int thread = t;
-        work.add(
-            pool.submit(
-                () -> {
-                  for (int i = 0; i < 10; i++) {
-                    a.acquire(r + ":" + thread + ":" + i, LONG_TTL, NO_HANG).release();
-                  }
-                  return null;
-                }));
-      }
-      for (Future<?> f : work) {
-        f.get(NO_HANG.toMillis(), TimeUnit.MILLISECONDS);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    acquireAndReleaseOnFourThreads(a, r, LONG_TTL);
     Lease stillHeld = a.tryAcquire(r, LONG_TTL).orElseThrow();
     a.close();
     a.close(); // idempotent

@@ -260,7 +260,7 @@ public final class Nemesis implements AutoCloseable {
           && all.stream().noneMatch(n -> n.binary().acceptsFakeClock())) {
         throw new IllegalStateException(
             "CLOCK_STEP_AT_BOOT needs nodes whose binary accepts libfaketime: start them on"
-                + " RedisBinary.embedded() (FaultyNodes.builder().binary(...)); "
+                + " RedisBinary.embedded() (RedisFixture.nodes(n).binary(RedisBinary::embedded)); "
                 + all.get(0).binary().path()
                 + " does not");
       }

@@ -2,8 +2,6 @@ package dev.redlock.it;
 
 import static org.awaitility.Awaitility.await;
 
-import dev.redlock.RedlockConfig;
-import dev.redlock.testkit.NodeData;
 import dev.redlock.testkit.RedisNode;
 import java.time.Duration;
 import java.util.Arrays;
@@ -35,17 +33,6 @@ final class Admin {
     try (Jedis jedis = on(node)) {
       jedis.set(key, value);
     }
-  }
-
-  /**
-   * Empties the node, then vouches for its data: between tests nothing was forgotten that matters.
-   */
-  static void flushAll(RedisNode node) {
-    try (Jedis jedis = on(node)) {
-      jedis.flushAll();
-      jedis.configSet("requirepass", "");
-    }
-    NodeData.vouchForNewNode(node, RedlockConfig.DEFAULT_KEY_PREFIX);
   }
 
   /** Connections named like ours ({@code redlock}) that the node still has open. */

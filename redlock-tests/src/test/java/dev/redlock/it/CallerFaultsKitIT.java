@@ -3,12 +3,13 @@ package dev.redlock.it;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.testkit.Persistence;
 import dev.redlock.testkit.RedisBinary;
+import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.RedisNodes;
-import dev.redlock.testkit.Tools;
 import java.time.Duration;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -16,6 +17,8 @@ import redis.clients.jedis.Jedis;
 
 /** The kit's server stall really stalls the server, on Redis 7 (DEBUG enabled) and 6.2. */
 class CallerFaultsKitIT {
+  @RegisterExtension static final RedisFixture redis = RedisFixture.manual();
+
   static Stream<Arguments> binaries() {
     return Stream.of(Arguments.of("redis-7"), Arguments.of("redis-6.2"));
   }
@@ -23,10 +26,10 @@ class CallerFaultsKitIT {
   @ParameterizedTest
   @MethodSource("binaries")
   void aStalledServerAnswersNothingUntilTheStallEnds(String name) {
-    RedisBinary binary = name.equals("redis-6.2") ? RedisBinary.embedded() : RedisBinary.locate();
-    try (RedisNodes nodes =
-            Tools.requireOrSkip(() -> RedisNodes.start(1, binary, Persistence.NONE));
-        Jedis jedis = new Jedis("127.0.0.1", nodes.node(0).port(), 5_000)) {
+    Supplier<RedisBinary> binary =
+        name.equals("redis-6.2") ? RedisBinary::embedded : RedisBinary::locate;
+    RedisNodes nodes = redis.start(RedisFixture.nodes(1).binary(binary));
+    try (Jedis jedis = new Jedis("127.0.0.1", nodes.node(0).port(), 5_000)) {
       jedis.ping(); // connected before the stall
       long start = System.nanoTime();
       nodes.node(0).stall(Duration.ofMillis(400));

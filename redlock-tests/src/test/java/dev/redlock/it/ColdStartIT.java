@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
 import dev.redlock.Redlock;
+import dev.redlock.testkit.RedisFixture;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,9 +25,8 @@ import org.junit.jupiter.api.Test;
  * and the first attempt waits for those connections ({@code connectTimeout}).
  */
 class ColdStartIT extends RealNodesTest {
-  @Override
-  int nodeCount() {
-    return 3;
+  ColdStartIT() {
+    super(RedisFixture.nodes(3));
   }
 
   @Test
@@ -37,7 +37,7 @@ class ColdStartIT extends RealNodesTest {
       command.add("-cp");
       command.add(System.getProperty("java.class.path"));
       command.add(OneShotJob.class.getName());
-      command.add(resource + ":" + run);
+      command.add(resource() + ":" + run);
       command.addAll(nodes.uris());
       Process job = new ProcessBuilder(command).redirectErrorStream(true).start();
       try {
@@ -63,7 +63,7 @@ class ColdStartIT extends RealNodesTest {
       Redlock redlock = client(config().connectTimeout(Duration.ofSeconds(30)).build());
       Optional<Lease> lease =
           assertTimeoutPreemptively(
-              Duration.ofSeconds(10), () -> redlock.tryAcquire(resource, Duration.ofSeconds(10)));
+              Duration.ofSeconds(10), () -> redlock.tryAcquire(resource(), Duration.ofSeconds(10)));
       assertTrue(lease.isPresent(), "won on the two nodes that answer");
       lease.get().release();
     } finally {

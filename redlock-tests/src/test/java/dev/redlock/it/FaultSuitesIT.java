@@ -20,10 +20,10 @@ import dev.redlock.testkit.Nemesis;
 import dev.redlock.testkit.Nemesis.Fault;
 import dev.redlock.testkit.Persistence;
 import dev.redlock.testkit.RedisBinary;
+import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.RedisNode;
 import dev.redlock.testkit.Snapshot;
 import dev.redlock.testkit.Stall;
-import dev.redlock.testkit.Tools;
 import dev.redlock.testkit.Workload;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -39,6 +39,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -84,8 +85,11 @@ class FaultSuitesIT {
         .trustFsyncedAofRestarts(true);
   }
 
-  static FaultyNodes start(FaultyNodes.Builder builder) {
-    return Tools.requireOrSkip(builder::start);
+  /** Each test's nodes, behind fault proxies: stopped after it, if it did not stop them. */
+  @RegisterExtension static final RedisFixture redis = RedisFixture.manual();
+
+  static FaultyNodes start(RedisFixture.Spec spec) {
+    return redis.startBehindProxies(spec);
   }
 
   static Workload.Builder workload(FaultyNodes nodes) {
@@ -113,7 +117,7 @@ class FaultSuitesIT {
     Duration ttl = Duration.ofSeconds(10);
     String resource = "orphan:" + frozen;
     String key = RedlockConfig.DEFAULT_KEY_PREFIX + resource;
-    try (FaultyNodes nodes = start(FaultyNodes.builder().nodes(3));
+    try (FaultyNodes nodes = start(RedisFixture.nodes(3));
         Redlock a =
             Redlock.create(
                 settings(RedlockConfig.builder().nodes(nodes.uris("a")))
@@ -191,7 +195,7 @@ class FaultSuitesIT {
         "PARTITION"
       })
   void suite1MinorityFaultsKeepSafetyAndProgress(Fault fault) throws Exception {
-    try (FaultyNodes nodes = start(FaultyNodes.builder().nodes(5).persistence(Persistence.AOF));
+    try (FaultyNodes nodes = start(RedisFixture.nodes(5).persistence(Persistence.AOF));
         Workload workload = workload(nodes).start();
         Nemesis nemesis =
             Nemesis.builder(nodes)
@@ -216,8 +220,7 @@ class FaultSuitesIT {
 
   @Test
   void suite1MinorityOfFastClocks() throws Exception {
-    try (FaultyNodes nodes =
-            start(FaultyNodes.builder().nodes(5).clockRate(0, 2.0).clockRate(1, 2.0));
+    try (FaultyNodes nodes = start(RedisFixture.nodes(5).clockRate(0, 2.0).clockRate(1, 2.0));
         Workload workload = workload(nodes).start()) {
       Workload.Result result = workload.runFor(RUN);
       report.add(
@@ -238,7 +241,7 @@ class FaultSuitesIT {
       value = Fault.class,
       names = {"FREEZE_PROCESS", "KILL_RESTART", "CUT_LINK", "FREEZE_LINK", "SLOW_LINK"})
   void suite2MajorityFaultsFailFastAndServiceResumes(Fault fault) throws Exception {
-    try (FaultyNodes nodes = start(FaultyNodes.builder().nodes(5).persistence(Persistence.AOF));
+    try (FaultyNodes nodes = start(RedisFixture.nodes(5).persistence(Persistence.AOF));
         Workload workload = workload(nodes).start();
         Redlock probe =
             Redlock.create(settings(RedlockConfig.builder().nodes(nodes.uris())).build())) {
@@ -275,12 +278,7 @@ class FaultSuitesIT {
       await()
           .atMost(NO_HANG)
           .ignoreException(LockUnavailableException.class) // requests still held by the fault
-          .until(
-              () ->
-                  probe
-                      .tryAcquire("faults:probe", Duration.ofSeconds(2))
-                      .map(this::release)
-                      .orElse(false));
+          .until(() -> probeIsGranted(probe));
       Workload.Result after = workload.runFor(RUN);
       report.add(
           "2 majority",
@@ -298,7 +296,7 @@ class FaultSuitesIT {
 
   @Test
   void suite2PartitionOfEveryClientFromAMajority() throws Exception {
-    try (FaultyNodes nodes = start(FaultyNodes.builder().nodes(5));
+    try (FaultyNodes nodes = start(RedisFixture.nodes(5));
         Workload workload = workload(nodes).start()) {
       nodes.partition(nodes.clients(), Set.of(0, 1, 2));
       Workload.Result during = workload.runFor(RUN);
@@ -317,16 +315,18 @@ class FaultSuitesIT {
     }
   }
 
-  private boolean release(Lease lease) {
-    lease.release();
-    return true;
+  /** Whether {@code probe} is granted the probe's resource now (released at once if so). */
+  private static boolean probeIsGranted(Redlock probe) {
+    Optional<Lease> lease = probe.tryAcquire("faults:probe", Duration.ofSeconds(2));
+    lease.ifPresent(Lease::release);
+    return lease.isPresent();
   }
 
   // ---- 3. Restart without persistence.
 
   @Test
   void suite3RestartsWithoutPersistenceWithTheGuardOn() throws Exception {
-    try (FaultyNodes nodes = start(FaultyNodes.builder().nodes(5));
+    try (FaultyNodes nodes = start(RedisFixture.nodes(5));
         Workload workload = workload(nodes).start();
         Nemesis nemesis =
             Nemesis.builder(nodes)
@@ -354,7 +354,7 @@ class FaultSuitesIT {
   @ParameterizedTest
   @ValueSource(booleans = {true, false})
   void suite3ABareMajorityHolderAndARestartedNode(boolean guard) throws Exception {
-    try (FaultyNodes nodes = start(FaultyNodes.builder().nodes(3))) {
+    try (FaultyNodes nodes = start(RedisFixture.nodes(3))) {
       UnaryOperator<RedlockConfig.Builder> config =
           b -> {
             RedlockConfig.Builder s = settings(b).maxTtl(Duration.ofSeconds(10));
@@ -406,7 +406,7 @@ class FaultSuitesIT {
   @ParameterizedTest
   @ValueSource(booleans = {true, false})
   void suite4AHolderPausedPastItsTtl(boolean fencing) throws Exception {
-    try (FaultyNodes nodes = start(FaultyNodes.builder().nodes(5));
+    try (FaultyNodes nodes = start(RedisFixture.nodes(5));
         Redlock a =
             Redlock.create(settings(RedlockConfig.builder().nodes(nodes.uris("a"))).build());
         Redlock b =
@@ -469,12 +469,7 @@ class FaultSuitesIT {
   @ValueSource(doubles = {1.005, 2.0})
   void suite5FastClocksOnAMajority(double rate) throws Exception {
     try (FaultyNodes nodes =
-            start(
-                FaultyNodes.builder()
-                    .nodes(5)
-                    .clockRate(0, rate)
-                    .clockRate(1, rate)
-                    .clockRate(2, rate));
+            start(RedisFixture.nodes(5).clockRate(0, rate).clockRate(1, rate).clockRate(2, rate));
         // Holders never release early: they hold past the ttl, so the next grant comes only when
         // the keys have expired on a majority, which is where the clocks matter.
         Workload workload =
@@ -515,7 +510,7 @@ class FaultSuitesIT {
    */
   @Test
   void suite6LongRandomizedRun() throws Exception {
-    try (FaultyNodes nodes = start(FaultyNodes.builder().nodes(5).persistence(Persistence.AOF));
+    try (FaultyNodes nodes = start(RedisFixture.nodes(5).persistence(Persistence.AOF));
         Workload workload = workload(nodes).resources(8).callerFaults(true).start()) {
       Workload.Result result;
       int applied;
@@ -573,13 +568,8 @@ class FaultSuitesIT {
    * mode) on the Redis 6.2 binary, whose clock libfaketime can step at boot.
    */
   static FaultyNodes staleDataNodes() {
-    return Tools.requireOrSkip(
-        () ->
-            FaultyNodes.builder()
-                .nodes(5)
-                .persistence(Persistence.AOF_EVERYSEC)
-                .binary(RedisBinary.embedded())
-                .start());
+    return start(
+        RedisFixture.nodes(5).persistence(Persistence.AOF_EVERYSEC).binary(RedisBinary::embedded));
   }
 
   static Nemesis staleDataNemesis(FaultyNodes nodes, int maxFaulty) {
@@ -682,12 +672,7 @@ class FaultSuitesIT {
             .atMost(NO_HANG)
             .pollInterval(Duration.ofMillis(50))
             .ignoreException(LockUnavailableException.class) // quarantines still running
-            .until(
-                () ->
-                    probe
-                        .tryAcquire("faults:probe", Duration.ofSeconds(2))
-                        .map(this::release)
-                        .orElse(false));
+            .until(() -> probeIsGranted(probe));
         after = workload.runFor(Duration.ofSeconds(1));
       }
       report.add(
@@ -730,16 +715,13 @@ class FaultSuitesIT {
     Persistence persistence =
         fault == Fault.AOF_LOST_TAIL ? Persistence.AOF_EVERYSEC : Persistence.RDB;
     try (FaultyNodes nodes =
-        Tools.requireOrSkip(
-            () ->
-                FaultyNodes.builder()
-                    .nodes(5)
-                    .persistence(persistence)
-                    .binary(
-                        fault == Fault.CLOCK_STEP_AT_BOOT
-                            ? RedisBinary.embedded()
-                            : RedisBinary.locate())
-                    .start())) {
+        start(
+            RedisFixture.nodes(5)
+                .persistence(persistence)
+                .binary(
+                    fault == Fault.CLOCK_STEP_AT_BOOT
+                        ? RedisBinary::embedded
+                        : RedisBinary::locate))) {
       UnaryOperator<RedlockConfig.Builder> config =
           b -> guard ? settings(b) : settings(b).unsafeDisableRestartGuardForTesting();
       History history = new History();

@@ -12,16 +12,14 @@ import dev.redlock.NodeOutcome;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.Persistence;
+import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.RedisNode;
-import dev.redlock.testkit.RedisNodes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import redis.clients.jedis.Jedis;
 
 /**
@@ -30,37 +28,16 @@ import redis.clients.jedis.Jedis;
  * or lose data, as each test chooses), and one more node as the protected resource.
  */
 class FencingIT extends RealNodesTest {
+  FencingIT() {
+    super(RedisFixture.nodes(5).persistence(Persistence.AOF));
+  }
+
   /** Short, so tests can wait out the quarantine; every ttl here is at most this. */
   static final Duration MAX_TTL = Duration.ofSeconds(2);
 
-  RedisNodes resourceStore;
-
-  @Override
-  int nodeCount() {
-    return 5;
-  }
-
-  @Override
-  Persistence persistence() {
-    return Persistence.AOF;
-  }
-
-  @BeforeAll
-  void startResourceStore() {
-    resourceStore = RedisNodes.start(1);
-  }
-
-  @AfterAll
-  void stopResourceStore() {
-    if (resourceStore != null) {
-      resourceStore.close();
-    }
-  }
-
-  @BeforeEach
-  void cleanResourceStore() {
-    resourceStore.all().forEach(Admin::flushAll);
-  }
+  /** The protected resource: one more node, emptied and vouched for before each test too. */
+  @RegisterExtension
+  final RedisFixture resourceStore = RedisFixture.perClass(RedisFixture.nodes(1));
 
   /** A client of the first {@code n} nodes. */
   Redlock client(int n, RedlockConfig.Builder extra) {
@@ -82,7 +59,7 @@ class FencingIT extends RealNodesTest {
   }
 
   String fenceKey() {
-    return RedlockConfig.DEFAULT_KEY_PREFIX + "@fence:" + resource;
+    return RedlockConfig.DEFAULT_KEY_PREFIX + "@fence:" + resource();
   }
 
   /** The node's clock in µs. */
@@ -94,7 +71,7 @@ class FencingIT extends RealNodesTest {
   }
 
   Lease acquireOn(Redlock redlock) throws InterruptedException {
-    return redlock.acquire(resource, Duration.ofSeconds(2), Duration.ofSeconds(10));
+    return redlock.acquire(resource(), Duration.ofSeconds(2), Duration.ofSeconds(10));
   }
 
   @Test
@@ -191,14 +168,14 @@ class FencingIT extends RealNodesTest {
     LockUnavailableException quarantined =
         org.junit.jupiter.api.Assertions.assertThrows(
             LockUnavailableException.class,
-            () -> other.tryAcquire(resource, Duration.ofSeconds(2)));
+            () -> other.tryAcquire(resource(), Duration.ofSeconds(2)));
     assertEquals(
         NodeOutcome.Status.QUARANTINED,
         quarantined.nodeOutcomes().get(0).status(),
         quarantined.getMessage());
     long quarantineOver = System.nanoTime() + MAX_TTL.plusMillis(300).toNanos();
     await().atMost(NO_HANG).until(() -> System.nanoTime() > quarantineOver);
-    Lease b = other.tryAcquire(resource, Duration.ofSeconds(2)).orElseThrow();
+    Lease b = other.tryAcquire(resource(), Duration.ofSeconds(2)).orElseThrow();
     // No node has a counter left: only the clock floor makes the token larger.
     assertTrue(
         b.fencingToken() > tokenA,
@@ -257,12 +234,12 @@ class FencingIT extends RealNodesTest {
   void aHolderThatPausesPastItsLeaseIsRefusedByTheProtectedResource() throws Exception {
     Redlock first = client(5, settings());
     Redlock second = client(5, settings());
-    try (Jedis store = Admin.on(resourceStore.node(0))) {
-      Lease a = first.acquire(resource, Duration.ofMillis(600), Duration.ofSeconds(5));
+    try (Jedis store = Admin.on(resourceStore.nodes().node(0))) {
+      Lease a = first.acquire(resource(), Duration.ofMillis(600), Duration.ofSeconds(5));
       long tokenA = a.fencingToken();
       // A "GC pause": A stops here, past the end of its lease.
       await().atMost(NO_HANG).until(() -> !a.isValid());
-      Lease b = second.acquire(resource, Duration.ofSeconds(2), Duration.ofSeconds(10));
+      Lease b = second.acquire(resource(), Duration.ofSeconds(2), Duration.ofSeconds(10));
       assertTrue(b.fencingToken() > tokenA);
       assertTrue(
           FencedWrites.setIfNewer(store, "ledger:balance", "written by B", b.fencingToken()));
@@ -284,7 +261,7 @@ class FencingIT extends RealNodesTest {
     // While A is valid, B must not win: node 0 forgot A's key but is quarantined.
     LockUnavailableException refused =
         org.junit.jupiter.api.Assertions.assertThrows(
-            LockUnavailableException.class, () -> b.tryAcquire(resource, MAX_TTL));
+            LockUnavailableException.class, () -> b.tryAcquire(resource(), MAX_TTL));
     assertEquals(
         NodeOutcome.Status.QUARANTINED,
         refused.nodeOutcomes().get(0).status(),
@@ -297,7 +274,7 @@ class FencingIT extends RealNodesTest {
             .ignoreException(LockUnavailableException.class)
             .until(
                 () -> {
-                  Optional<Lease> won = b.tryAcquire(resource, MAX_TTL);
+                  Optional<Lease> won = b.tryAcquire(resource(), MAX_TTL);
                   if (won.isPresent() && a.isValid()) {
                     bWonWhileAValid.add(won.get().fencingToken());
                   }
@@ -314,7 +291,7 @@ class FencingIT extends RealNodesTest {
     Redlock unguarded = client(3, settings().unsafeDisableRestartGuardForTesting());
     Lease b =
         unguarded
-            .tryAcquire(resource, MAX_TTL)
+            .tryAcquire(resource(), MAX_TTL)
             .orElseThrow(
                 () ->
                     new AssertionError(
@@ -333,7 +310,7 @@ class FencingIT extends RealNodesTest {
   private Lease holdOnABareMajorityThenRestartNodeZeroEmpty() throws InterruptedException {
     Redlock holder = client(3, settings());
     nodes.node(2).kill();
-    Lease a = holder.acquire(resource, MAX_TTL, Duration.ofSeconds(5));
+    Lease a = holder.acquire(resource(), MAX_TTL, Duration.ofSeconds(5));
     nodes.node(2).restart(Persistence.AOF);
     assertEquals(null, Admin.get(nodes.node(2), key()), "node 2 never saw A");
     await().atMost(NO_HANG).until(() -> Admin.get(nodes.node(1), key()) != null);

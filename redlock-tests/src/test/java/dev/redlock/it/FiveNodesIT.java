@@ -1,9 +1,10 @@
 package dev.redlock.it;
 
+import dev.redlock.testkit.RedisFixture;
+
 /** The lease contract and the Redis-only tests on five nodes: two may fail. */
 class FiveNodesIT extends RedisQuorumContract {
-  @Override
-  int nodeCount() {
-    return 5;
+  FiveNodesIT() {
+    super(RedisFixture.nodes(5));
   }
 }

@@ -10,6 +10,7 @@ import dev.redlock.Lease;
 import dev.redlock.LockEvent;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockException;
+import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.RedisNode;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,15 +34,14 @@ import org.junit.jupiter.api.Test;
  * shows.
  */
 class InterruptsIT extends RealNodesTest {
+  InterruptsIT() {
+    super(RedisFixture.nodes(5));
+  }
+
   static final Duration TTL = Duration.ofSeconds(5);
 
   /** Far above what giving back takes (a node timeout or two), far below a leak's forever. */
   static final Duration GIVEN_BACK = Duration.ofSeconds(5);
-
-  @Override
-  int nodeCount() {
-    return 5;
-  }
 
   Redlock smallPools() {
     return client(config().maxConnectionsPerNode(2).build());
@@ -71,7 +71,7 @@ class InterruptsIT extends RealNodesTest {
   void tenPlainAttemptsWin(Redlock redlock) {
     int won = 0;
     for (int i = 0; i < 10; i++) {
-      Optional<Lease> lease = redlock.tryAcquire(resource, TTL);
+      Optional<Lease> lease = redlock.tryAcquire(resource(), TTL);
       if (lease.isPresent()) {
         won++;
         lease.get().release();
@@ -87,7 +87,7 @@ class InterruptsIT extends RealNodesTest {
     AtomicInteger attempts = new AtomicInteger();
     ExecutorService callers = Executors.newFixedThreadPool(20);
     for (int i = 0; i < 20; i++) {
-      String mine = resource + ":" + i;
+      String mine = resource() + ":" + i;
       callers.execute(
           () -> {
             while (!Thread.currentThread().isInterrupted()) {
@@ -115,7 +115,7 @@ class InterruptsIT extends RealNodesTest {
   @Test
   void cancelledWaitersGiveEveryConnectionBack() throws Exception {
     Redlock redlock = smallPools();
-    Lease holder = redlock.acquire(resource, TTL, Duration.ofSeconds(5));
+    Lease holder = redlock.acquire(resource(), TTL, Duration.ofSeconds(5));
     freezeTheLastTwo();
     AtomicInteger attempts = new AtomicInteger();
     Redlock waiters =
@@ -132,7 +132,7 @@ class InterruptsIT extends RealNodesTest {
     ExecutorService callers = Executors.newFixedThreadPool(20);
     List<Future<Lease>> waiting = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
-      waiting.add(callers.submit(() -> waiters.acquire(resource, TTL, NO_HANG)));
+      waiting.add(callers.submit(() -> waiters.acquire(resource(), TTL, NO_HANG)));
     }
     await().atMost(NO_HANG).until(() -> attempts.get() >= 60);
     waiting.forEach(f -> f.cancel(true));
@@ -158,7 +158,7 @@ class InterruptsIT extends RealNodesTest {
   void anInterruptDuringTheVoteRollsBackEverywhereAndGivesEveryConnectionBack() throws Exception {
     Redlock redlock =
         client(config().maxConnectionsPerNode(2).nodeTimeout(Duration.ofSeconds(2)).build());
-    redlock.tryAcquire(resource, TTL).orElseThrow().release(); // connections made, nodes read
+    redlock.tryAcquire(resource(), TTL).orElseThrow().release(); // connections made, nodes read
     awaitGivenBack(redlock, nodes.all());
     List<RedisNode> frozen = nodes.all().subList(2, 5);
     frozen.forEach(RedisNode::pause);
@@ -168,7 +168,7 @@ class InterruptsIT extends RealNodesTest {
         new Thread(
             () -> {
               try {
-                redlock.tryAcquire(resource, TTL);
+                redlock.tryAcquire(resource(), TTL);
               } catch (RuntimeException e) {
                 thrown.set(e);
               }
@@ -193,7 +193,7 @@ class InterruptsIT extends RealNodesTest {
   @Test
   void anInterruptedHolderStillExtendsNothingAndReleasesEverything() throws Exception {
     Redlock redlock = smallPools();
-    Lease lease = redlock.acquire(resource, TTL, Duration.ofSeconds(5));
+    Lease lease = redlock.acquire(resource(), TTL, Duration.ofSeconds(5));
     Thread.currentThread().interrupt();
     try {
       assertFalse(lease.extend(TTL), "an interrupted extend reports failure");
@@ -201,7 +201,7 @@ class InterruptsIT extends RealNodesTest {
       assertTrue(lease.isValid(), "and the lease its validity");
       lease.release();
       assertTrue(Thread.currentThread().isInterrupted(), "release kept the flag");
-      assertThrows(RedlockException.class, () -> redlock.tryAcquire(resource, TTL));
+      assertThrows(RedlockException.class, () -> redlock.tryAcquire(resource(), TTL));
     } finally {
       Thread.interrupted();
     }

@@ -13,17 +13,21 @@ import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.FaultyNodes;
 import dev.redlock.testkit.OverlapDetector;
+import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.RedisNode;
-import dev.redlock.testkit.WithRedisNodes;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Network faults between the client and the nodes, through a TCP fault proxy per node (the first
- * suites of the fault kit; see issue 5 for the rest). The nodes come from {@link WithRedisNodes}.
+ * suites of the fault kit; see issue 5 for the rest). Each test starts its own nodes behind the
+ * proxies ({@link RedisFixture#startBehindProxies}); they are stopped after it.
  */
 class NetworkFaultsIT {
+  @RegisterExtension static final RedisFixture redis = RedisFixture.manual();
+
   static final Duration NO_HANG = Duration.ofSeconds(30);
   static final Duration TTL = Duration.ofSeconds(10);
 
@@ -38,8 +42,8 @@ class NetworkFaultsIT {
   }
 
   @Test
-  @WithRedisNodes(5)
-  void aSlowMinorityDoesNotStopMutualExclusionOrProgress(FaultyNodes nodes) throws Exception {
+  void aSlowMinorityDoesNotStopMutualExclusionOrProgress() throws Exception {
+    FaultyNodes nodes = redis.startBehindProxies(RedisFixture.nodes(5));
     nodes.proxy(0).latency(Duration.ofMillis(40));
     nodes.proxy(1).latency(Duration.ofMillis(40));
     OverlapDetector detector = new OverlapDetector();
@@ -66,9 +70,8 @@ class NetworkFaultsIT {
    * own old key (which left the new lease on a bare quorum, and failed attempts in the bench).
    */
   @Test
-  @WithRedisNodes(3)
-  void aLockReTakenAtOnceIsNotRefusedByItsOwnReleaseStillOnTheWay(FaultyNodes nodes)
-      throws Exception {
+  void aLockReTakenAtOnceIsNotRefusedByItsOwnReleaseStillOnTheWay() throws Exception {
+    FaultyNodes nodes = redis.startBehindProxies(RedisFixture.nodes(3));
     String key = RedlockConfig.DEFAULT_KEY_PREFIX + "net:retake";
     RedisNode slow = nodes.node(2);
     // A node timeout far above node 2's two round trips (release, then our SET): the SET's turn
@@ -133,8 +136,8 @@ class NetworkFaultsIT {
    * cycle, and node 2 worked through the backlog long after the loop ended.
    */
   @Test
-  @WithRedisNodes(3)
-  void aTightLoopOnASlowNodeLeavesNoBacklogBehindIt(FaultyNodes nodes) throws Exception {
+  void aTightLoopOnASlowNodeLeavesNoBacklogBehindIt() throws Exception {
+    FaultyNodes nodes = redis.startBehindProxies(RedisFixture.nodes(3));
     String key = RedlockConfig.DEFAULT_KEY_PREFIX + "net:loop";
     RedisNode slow = nodes.node(2);
     try (Redlock redlock = client(nodes)) {
@@ -162,8 +165,8 @@ class NetworkFaultsIT {
   }
 
   @Test
-  @WithRedisNodes(3)
-  void aCutMajorityFailsWithTheAccountAndServiceResumesWhenItHeals(FaultyNodes nodes) {
+  void aCutMajorityFailsWithTheAccountAndServiceResumesWhenItHeals() {
+    FaultyNodes nodes = redis.startBehindProxies(RedisFixture.nodes(3));
     try (Redlock redlock = client(nodes)) {
       nodes.proxy(0).cut();
       nodes.proxy(1).cut();
@@ -193,8 +196,8 @@ class NetworkFaultsIT {
   }
 
   @Test
-  @WithRedisNodes(3)
-  void aFrozenLinkToAMinorityStillAcquiresWithinTheNodeTimeout(FaultyNodes nodes) {
+  void aFrozenLinkToAMinorityStillAcquiresWithinTheNodeTimeout() {
+    FaultyNodes nodes = redis.startBehindProxies(RedisFixture.nodes(3));
     try (Redlock redlock = client(nodes)) {
       nodes.proxy(2).freeze();
       for (int i = 0; i < 3; i++) {

@@ -17,24 +17,17 @@ import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.LeaseContract;
 import dev.redlock.testkit.NodeData;
-import dev.redlock.testkit.Persistence;
-import dev.redlock.testkit.RedisBinary;
+import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.RedisNode;
 import dev.redlock.testkit.RedisNodes;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.function.Consumer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.function.Executable;
 import redis.clients.jedis.Jedis;
 
 /**
@@ -42,53 +35,38 @@ import redis.clients.jedis.Jedis;
  * Redis nodes can be asked (keys on the nodes, the prefix, a killed or frozen minority and
  * majority, {@code NOSCRIPT}, a wrong password, connections after {@code close()}), against real
  * redis-server processes, for every topology by the subclasses (1, 3 and 5 nodes; Redis 7 and 6.2).
- * The nodes come from the one fixture, {@link RealNodes}. Each Redis-only test names its own
- * resource ({@link #resource}); the contract's tests name theirs.
+ * The nodes come from the kit's {@link RedisFixture}, per class, as each subclass's constructor
+ * says. Each Redis-only test names its own resource ({@link #resource()}); the contract's tests
+ * name theirs.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class RedisQuorumContract extends LeaseContract {
+abstract class RedisQuorumContract extends LeaseContract implements RealNodesSuite {
   /** The ttl of the Redis-only tests: none of them outlives it. */
   static final Duration TTL = TIMING.scaled(Duration.ofSeconds(10));
 
-  private RealNodes fixture;
-  RedisNodes nodes;
+  /** The class's nodes: K per class, emptied and vouched for before each test. */
+  @RegisterExtension final RedisFixture redis;
 
-  /** This Redis-only test's resource: {@code it:} and the test's name. */
-  String resource;
-
-  abstract int nodeCount();
-
-  RedisBinary binary() {
-    return RedisBinary.locate();
+  /** A contract on the nodes of {@code spec}. */
+  RedisQuorumContract(RedisFixture.Spec spec) {
+    redis = RedisFixture.perClass(spec);
   }
 
-  @BeforeAll
-  void startNodes() {
-    fixture = new RealNodes(nodeCount(), binary(), Persistence.NONE, RealNodes.NODE_TIMEOUT);
-    fixture.start();
-    nodes = fixture.nodes();
-  }
-
-  @AfterAll
-  void stopNodes() {
-    if (fixture != null) {
-      fixture.stop();
-    }
-  }
-
-  @BeforeEach
-  void cleanNodes(TestInfo info) {
-    fixture.clean();
-    resource = "it:" + info.getTestMethod().orElseThrow().getName();
-  }
-
-  /** Runs before the contract's own clean-up: the Redlocks closed, every node healed. */
+  /**
+   * Runs before the contract's own clean-up: the Redlocks closed, every node healed (the fixture
+   * would do it after the contract's).
+   */
   @AfterEach
   void closeRedlocks() {
-    fixture.closeClients();
+    redis().closeTestResources();
   }
 
-  // ---- the contract's hooks ------------------------------------------------------------------
+  // ---- the contract's hooks, and the suites' ------------------------------------------------
+
+  @Override
+  public RedisFixture redis() {
+    return redis;
+  }
 
   /**
    * A Redlock over every node with the fixture's settings (as {@link #config()}), then the test's.
@@ -97,11 +75,11 @@ abstract class RedisQuorumContract extends LeaseContract {
   protected LockService createClient(Consumer<LockSettings.Builder> settings) {
     LockSettings.Builder base =
         LockSettings.builder()
-            .timeout(RealNodes.NODE_TIMEOUT)
+            .timeout(NODE_TIMEOUT)
             .retryDelay(Duration.ofMillis(20))
             .retryJitter(Duration.ofMillis(20));
     settings.accept(base);
-    return Redlock.create(RedlockSettings.from(base.build()).nodes(nodes.uris()).build());
+    return Redlock.create(RedlockSettings.from(base.build()).nodes(nodes().uris()).build());
   }
 
   /** 1 s, scaled: five node timeouts, a renewal every third. */
@@ -113,14 +91,12 @@ abstract class RedisQuorumContract extends LeaseContract {
   /** A frozen majority (SIGSTOP): nothing can be granted or renewed. */
   @Override
   protected void disconnect() {
-    for (int i = 0; i < quorum(); i++) {
-      nodes.node(i).pause();
-    }
+    firstNodes(quorum()).forEach(RedisNode::pause);
   }
 
   @Override
   protected void reconnect() {
-    for (RedisNode node : nodes.all()) {
+    for (RedisNode node : nodes().all()) {
       if (node.isRunning() && node.isPaused()) {
         node.resume();
       }
@@ -130,7 +106,7 @@ abstract class RedisQuorumContract extends LeaseContract {
   /** Each node's URI, in the configured order. */
   @Override
   protected List<String> nodeNames() {
-    return nodes.uris();
+    return nodes().uris();
   }
 
   /** No running node has the resource's key, within half the ttl (as {@link #awaitNoKeyLeft}). */
@@ -139,13 +115,18 @@ abstract class RedisQuorumContract extends LeaseContract {
     String key = RedlockConfig.DEFAULT_KEY_PREFIX + resource;
     await("no node keeps " + key)
         .atMost(TTL.dividedBy(2))
-        .until(() -> fixture.nodesWithKey(key) == 0);
+        .until(() -> redis().nodesWithKey(key) == 0);
   }
 
   // ---- the Redis-only tests' tools -----------------------------------------------------------
 
+  /** The class's nodes, in the configured order. */
+  RedisNodes nodes() {
+    return redis.nodes();
+  }
+
   int n() {
-    return nodes.size();
+    return nodes().size();
   }
 
   int quorum() {
@@ -157,29 +138,26 @@ abstract class RedisQuorumContract extends LeaseContract {
     return n() - quorum();
   }
 
-  /** Settings for a client of every node: short retries, so contention tests run fast. */
-  RedlockConfig.Builder config() {
-    return fixture.config();
+  /** The first {@code count} nodes. */
+  List<RedisNode> firstNodes(int count) {
+    return nodes().all().subList(0, count);
+  }
+
+  /**
+   * What {@code attempt} throws, within {@link #NO_HANG}: the lock is unavailable, a quorum
+   * unreachable.
+   */
+  static LockUnavailableException quorumUnreachable(Executable attempt) {
+    LockUnavailableException e =
+        assertTimeoutPreemptively(
+            NO_HANG, () -> assertThrows(LockUnavailableException.class, attempt));
+    assertEquals(LockUnavailableException.Reason.QUORUM_UNREACHABLE, e.reason());
+    return e;
   }
 
   /** A Redlock with {@link #config()}, closed after the test. */
   Redlock redlock() {
-    return redlock(config().build());
-  }
-
-  /** A Redlock closed after the test. */
-  Redlock redlock(RedlockConfig config) {
-    return fixture.client(config);
-  }
-
-  /** The Redis key of this test's resource, with the default prefix. */
-  String key() {
-    return RedlockConfig.DEFAULT_KEY_PREFIX + resource;
-  }
-
-  /** How many running, unfrozen nodes hold this test's key. */
-  long nodesWithKey() {
-    return fixture.nodesWithKey(key());
+    return client(config().build());
   }
 
   /**
@@ -195,8 +173,8 @@ abstract class RedisQuorumContract extends LeaseContract {
   @Test
   void acquireWritesTheKeyOnEveryNodeAndReleaseRemovesIt() throws Exception {
     Redlock redlock = redlock();
-    try (Lease lease = redlock.acquire(resource, TTL, TIMING.scaled(Duration.ofSeconds(2)))) {
-      assertEquals(resource, lease.resource());
+    try (Lease lease = redlock.acquire(resource(), TTL, TIMING.scaled(Duration.ofSeconds(2)))) {
+      assertEquals(resource(), lease.resource());
       assertTrue(lease.isValid());
       assertTrue(
           lease.remainingValidity().compareTo(TTL) < 0, "validity is ttl minus elapsed and drift");
@@ -206,8 +184,8 @@ abstract class RedisQuorumContract extends LeaseContract {
       await()
           .atMost(NO_HANG)
           .until(() -> nodesWithKey() == n()); // stragglers beyond the quorum land too
-      String token = Admin.get(nodes.node(0), key());
-      for (RedisNode node : nodes.all()) {
+      String token = Admin.get(nodes().node(0), key());
+      for (RedisNode node : nodes().all()) {
         assertEquals(token, Admin.get(node, key()), "one token on every node");
         long pttl = Admin.pttl(node, key());
         assertTrue(pttl > 0 && pttl <= TTL.toMillis(), "key expires by the ttl, pttl=" + pttl);
@@ -221,18 +199,20 @@ abstract class RedisQuorumContract extends LeaseContract {
 
   @Test
   void keysUseTheConfiguredPrefix() {
-    nodes.all().forEach(node -> NodeData.vouchForNewNode(node, "payments/"));
-    Redlock redlock = redlock(config().keyPrefix("payments/").build());
-    Lease lease = redlock.tryAcquire(resource, TTL).orElseThrow();
+    nodes().all().forEach(node -> NodeData.vouchForNewNode(node, "payments/"));
+    Redlock redlock = client(config().keyPrefix("payments/").build());
+    Lease lease = redlock.tryAcquire(resource(), TTL).orElseThrow();
     await()
         .atMost(NO_HANG)
         .until(
             () ->
-                Admin.get(nodes.node(0), "payments/" + resource)
+                Admin.get(nodes().node(0), "payments/" + resource())
                     != null); // node 0 may answer after the quorum
-    assertNull(Admin.get(nodes.node(0), key()));
+    assertNull(Admin.get(nodes().node(0), key()));
     lease.release();
-    await().atMost(NO_HANG).until(() -> Admin.get(nodes.node(0), "payments/" + resource) == null);
+    await()
+        .atMost(NO_HANG)
+        .until(() -> Admin.get(nodes().node(0), "payments/" + resource()) == null);
   }
 
   // ---- ownership ----------------------------------------------------------------------------
@@ -240,17 +220,17 @@ abstract class RedisQuorumContract extends LeaseContract {
   @Test
   void releaseAndExtendNeverTouchAnotherOwnersKey() {
     Redlock redlock = redlock();
-    Lease lease = redlock.tryAcquire(resource, TTL).orElseThrow();
+    Lease lease = redlock.tryAcquire(resource(), TTL).orElseThrow();
     // Another owner's token replaces ours on every node (as after an expiry and a new grant).
-    nodes.all().forEach(node -> Admin.set(node, key(), "another-owner"));
+    nodes().all().forEach(node -> Admin.set(node, key(), "another-owner"));
     assertTrue(lease.isValid(), "locally the lease still looks valid");
     assertFalse(lease.extend(TTL), "extend is owner-checked on the nodes");
-    for (RedisNode node : nodes.all()) {
+    for (RedisNode node : nodes().all()) {
       assertEquals(
           -1, Admin.pttl(node, key()), "extend did not set a ttl on the other owner's key");
     }
     lease.release();
-    for (RedisNode node : nodes.all()) {
+    for (RedisNode node : nodes().all()) {
       assertEquals(
           "another-owner", Admin.get(node, key()), "release did not delete the other owner's key");
     }
@@ -261,12 +241,12 @@ abstract class RedisQuorumContract extends LeaseContract {
     Redlock a = redlock();
     Redlock b = redlock();
     Duration shortTtl = TIMING.scaled(Duration.ofMillis(400));
-    Lease first = a.tryAcquire(resource, shortTtl).orElseThrow();
+    Lease first = a.tryAcquire(resource(), shortTtl).orElseThrow();
     Lease second =
         await()
             .atMost(NO_HANG)
             .pollInterval(Duration.ofMillis(20))
-            .until(() -> b.tryAcquire(resource, TTL).orElse(null), lease -> lease != null);
+            .until(() -> b.tryAcquire(resource(), TTL).orElse(null), lease -> lease != null);
     assertFalse(first.isValid(), "the first lease had expired by the time the second was granted");
     assertFalse(first.extend(shortTtl), "an expired lease is never extended");
     // B holds a quorum; a node whose copy of A's key had not quite expired when B asked refused
@@ -277,13 +257,13 @@ abstract class RedisQuorumContract extends LeaseContract {
             () ->
                 second.nodeOutcomes().stream()
                     .noneMatch(o -> o.status() == NodeOutcome.Status.PENDING));
-    List<String> before = nodes.all().stream().map(node -> Admin.get(node, key())).toList();
+    List<String> before = nodes().all().stream().map(node -> Admin.get(node, key())).toList();
     assertTrue(
         before.stream().filter(java.util.Objects::nonNull).distinct().count() == 1
             && before.stream().filter(java.util.Objects::nonNull).count() >= quorum(),
         "B's token on a quorum: " + before);
     first.release();
-    List<String> after = nodes.all().stream().map(node -> Admin.get(node, key())).toList();
+    List<String> after = nodes().all().stream().map(node -> Admin.get(node, key())).toList();
     for (int i = 0; i < n(); i++) {
       if (before.get(i) != null) {
         assertEquals(
@@ -297,14 +277,14 @@ abstract class RedisQuorumContract extends LeaseContract {
   @Test
   void extendMovesValidityForwardOnTheNodes() {
     Redlock redlock = redlock();
-    Lease lease = redlock.tryAcquire(resource, shortTtl()).orElseThrow();
+    Lease lease = redlock.tryAcquire(resource(), shortTtl()).orElseThrow();
     assertTrue(lease.extend(Duration.ofSeconds(30)));
     assertTrue(
         lease.remainingValidity().compareTo(Duration.ofSeconds(20)) > 0,
         "validity was moved forward");
     await()
         .atMost(NO_HANG)
-        .until(() -> nodes.all().stream().allMatch(node -> Admin.pttl(node, key()) > 20_000));
+        .until(() -> nodes().all().stream().allMatch(node -> Admin.pttl(node, key()) > 20_000));
     lease.release();
     assertThrows(
         IllegalStateException.class,
@@ -315,8 +295,8 @@ abstract class RedisQuorumContract extends LeaseContract {
   @Test
   void releaseIsIdempotentAndSurvivesAScriptFlush() {
     Redlock redlock = redlock();
-    Lease lease = redlock.tryAcquire(resource, TTL).orElseThrow();
-    for (RedisNode node : nodes.all()) {
+    Lease lease = redlock.tryAcquire(resource(), TTL).orElseThrow();
+    for (RedisNode node : nodes().all()) {
       try (Jedis jedis = Admin.on(node)) {
         jedis.scriptFlush(); // the node forgets our scripts: EVALSHA answers NOSCRIPT
       }
@@ -336,15 +316,15 @@ abstract class RedisQuorumContract extends LeaseContract {
     // Another owner holds the key on just enough nodes to block a quorum; we win the rest.
     int blockers = n() - quorum() + 1;
     for (int i = 0; i < blockers; i++) {
-      Admin.set(nodes.node(i), key(), "another-owner");
+      Admin.set(nodes().node(i), key(), "another-owner");
     }
-    assertTrue(redlock().tryAcquire(resource, TTL).isEmpty());
+    assertTrue(redlock().tryAcquire(resource(), TTL).isEmpty());
     await("a lost attempt is rolled back")
         .atMost(TTL.dividedBy(2))
         .untilAsserted(
             () -> {
               for (int i = 0; i < n(); i++) {
-                String value = Admin.get(nodes.node(i), key());
+                String value = Admin.get(nodes().node(i), key());
                 assertEquals(
                     i < blockers ? "another-owner" : null,
                     value,
@@ -357,13 +337,11 @@ abstract class RedisQuorumContract extends LeaseContract {
 
   @Test
   void stillAcquiresWithAMinorityKilled() throws Exception {
-    for (int i = 0; i < minority(); i++) {
-      nodes.node(i).kill();
-    }
+    firstNodes(minority()).forEach(RedisNode::kill);
     Redlock redlock = redlock();
     Lease lease =
         assertTimeoutPreemptively(
-            NO_HANG, () -> redlock.acquire(resource, TTL, TIMING.scaled(Duration.ofSeconds(5))));
+            NO_HANG, () -> redlock.acquire(resource(), TTL, TIMING.scaled(Duration.ofSeconds(5))));
     assertTrue(lease.isValid());
     assertEquals(quorum(), nodesWithKey(), "held on every live node");
     lease.release();
@@ -372,14 +350,13 @@ abstract class RedisQuorumContract extends LeaseContract {
 
   @Test
   void stillAcquiresWithAMinorityFrozen() throws Exception {
-    for (int i = 0; i < minority(); i++) {
-      nodes.node(i).pause();
-    }
+    firstNodes(minority()).forEach(RedisNode::pause);
     Redlock redlock = redlock();
     for (int round = 0; round < 3; round++) {
       // Each attempt decides on the quorum and does not wait for the frozen nodes.
       Lease lease =
-          assertTimeoutPreemptively(NO_HANG, () -> redlock.tryAcquire(resource, TTL).orElseThrow());
+          assertTimeoutPreemptively(
+              NO_HANG, () -> redlock.tryAcquire(resource(), TTL).orElseThrow());
       assertTrue(lease.isValid());
       lease.release();
     }
@@ -388,41 +365,26 @@ abstract class RedisQuorumContract extends LeaseContract {
 
   @Test
   void aMajorityDownFailsWithinMaxWaitWithTheNodeAccount() {
-    for (int i = 0; i < minority() + 1; i++) {
-      nodes.node(i).kill();
-    }
+    firstNodes(minority() + 1).forEach(RedisNode::kill);
     Redlock redlock = redlock();
     LockUnavailableException e =
-        assertTimeoutPreemptively(
-            NO_HANG,
-            () ->
-                assertThrows(
-                    LockUnavailableException.class,
-                    () -> redlock.acquire(resource, TTL, TIMING.scaled(Duration.ofMillis(500)))));
-    assertEquals(LockUnavailableException.Reason.QUORUM_UNREACHABLE, e.reason());
+        quorumUnreachable(
+            () -> redlock.acquire(resource(), TTL, TIMING.scaled(Duration.ofMillis(500))));
     for (int i = 0; i < minority() + 1; i++) {
       NodeOutcome outcome = e.nodeOutcomes().get(i);
-      assertEquals(nodes.node(i).uri(), outcome.node());
+      assertEquals(nodes().node(i).uri(), outcome.node());
       assertEquals(NodeOutcome.Status.FAILED, outcome.status());
       assertTrue(outcome.detail().contains("connection refused"), outcome.toString());
-      assertTrue(e.getMessage().contains(nodes.node(i).uri()), e.getMessage());
+      assertTrue(e.getMessage().contains(nodes().node(i).uri()), e.getMessage());
     }
     awaitNoKeyLeft("nothing left on the live nodes");
   }
 
   @Test
   void aMajorityFrozenFailsWithTimedOutNodesAndLeavesNoKeyOnLiveNodes() {
-    for (int i = 0; i < minority() + 1; i++) {
-      nodes.node(i).pause();
-    }
+    firstNodes(minority() + 1).forEach(RedisNode::pause);
     Redlock redlock = redlock();
-    LockUnavailableException e =
-        assertTimeoutPreemptively(
-            NO_HANG,
-            () ->
-                assertThrows(
-                    LockUnavailableException.class, () -> redlock.tryAcquire(resource, TTL)));
-    assertEquals(LockUnavailableException.Reason.QUORUM_UNREACHABLE, e.reason());
+    LockUnavailableException e = quorumUnreachable(() -> redlock.tryAcquire(resource(), TTL));
     for (int i = 0; i < minority() + 1; i++) {
       assertEquals(NodeOutcome.Status.TIMED_OUT, e.nodeOutcomes().get(i).status(), e.getMessage());
     }
@@ -434,24 +396,24 @@ abstract class RedisQuorumContract extends LeaseContract {
   @Test
   void aWrongPasswordIsReportedPerNodeWithoutThePassword() {
     String password = "right-password";
-    for (RedisNode node : nodes.all()) {
+    for (RedisNode node : nodes().all()) {
       try (Jedis jedis = Admin.on(node)) {
         jedis.configSet("requirepass", password);
       }
     }
     try {
       List<String> wrong =
-          nodes.all().stream()
+          nodes().all().stream()
               .map(node -> "redis://:wrong-password@127.0.0.1:" + node.port())
               .toList();
       Redlock redlock =
-          redlock(
+          client(
               RedlockConfig.builder()
                   .nodes(wrong)
                   .nodeTimeout(TIMING.scaled(Duration.ofMillis(500)))
                   .build());
       LockUnavailableException e =
-          assertThrows(LockUnavailableException.class, () -> redlock.tryAcquire(resource, TTL));
+          assertThrows(LockUnavailableException.class, () -> redlock.tryAcquire(resource(), TTL));
       assertEquals(LockUnavailableException.Reason.QUORUM_UNREACHABLE, e.reason());
       for (NodeOutcome outcome : e.nodeOutcomes()) {
         assertTrue(outcome.detail().startsWith("authentication failed"), outcome.toString());
@@ -459,13 +421,13 @@ abstract class RedisQuorumContract extends LeaseContract {
       assertFalse(e.getMessage().contains("wrong-password"), e.getMessage());
 
       List<String> right =
-          nodes.all().stream()
+          nodes().all().stream()
               .map(node -> "redis://:" + password + "@127.0.0.1:" + node.port())
               .toList();
-      Redlock authenticated = redlock(RedlockConfig.builder().nodes(right).build());
-      authenticated.tryAcquire(resource, TTL).orElseThrow().release();
+      Redlock authenticated = client(RedlockConfig.builder().nodes(right).build());
+      authenticated.tryAcquire(resource(), TTL).orElseThrow().release();
     } finally {
-      for (RedisNode node : nodes.all()) {
+      for (RedisNode node : nodes().all()) {
         try (Jedis jedis = new Jedis("127.0.0.1", node.port())) {
           jedis.auth(password);
           jedis.configSet("requirepass", "");
@@ -477,29 +439,10 @@ abstract class RedisQuorumContract extends LeaseContract {
   @Test
   void closeLeavesNoThreadsNoConnectionsAndNoLocks() throws Exception {
     Redlock redlock = Redlock.create(config().build());
-    ExecutorService pool = Executors.newFixedThreadPool(4);
-    try {
-      List<Future<?>> work = new ArrayList<>();
-      for (int t = 0; t < 4; t++) {
-        int thread = t;
-        work.add(
-            pool.submit(
-                () -> {
-                  for (int i = 0; i < 10; i++) {
-                    redlock.acquire(resource + ":" + thread + ":" + i, TTL, NO_HANG).release();
-                  }
-                  return null;
-                }));
-      }
-      for (Future<?> f : work) {
-        f.get(NO_HANG.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
-    Lease stillHeld = redlock.tryAcquire(resource, TTL).orElseThrow();
+    acquireAndReleaseOnFourThreads(redlock, resource(), TTL);
+    Lease stillHeld = redlock.tryAcquire(resource(), TTL).orElseThrow();
     assertTrue(
-        nodes.all().stream().allMatch(node -> Admin.redlockClients(node) > 0),
+        nodes().all().stream().allMatch(node -> Admin.redlockClients(node) > 0),
         "connections were pooled");
     redlock.close();
     redlock.close(); // idempotent
@@ -509,7 +452,7 @@ abstract class RedisQuorumContract extends LeaseContract {
         .atMost(NO_HANG)
         .untilAsserted(
             () -> {
-              for (RedisNode node : nodes.all()) {
+              for (RedisNode node : nodes().all()) {
                 assertEquals(0, Admin.redlockClients(node), "connections left open on " + node);
               }
               assertEquals(
@@ -519,7 +462,8 @@ abstract class RedisQuorumContract extends LeaseContract {
                       .map(Thread::getName)
                       .toList());
             });
-    assertThrows(IllegalStateException.class, () -> redlock.tryAcquire(resource, TTL));
-    assertThrows(IllegalStateException.class, () -> redlock.acquire(resource, TTL, Duration.ZERO));
+    assertThrows(IllegalStateException.class, () -> redlock.tryAcquire(resource(), TTL));
+    assertThrows(
+        IllegalStateException.class, () -> redlock.acquire(resource(), TTL, Duration.ZERO));
   }
 }

@@ -7,12 +7,13 @@ import dev.redlock.Lease;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.FaultyNodes;
-import dev.redlock.testkit.Tools;
+import dev.redlock.testkit.RedisFixture;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Renewals never wait in line (issue 13, item 3): 2,000 kept-alive leases of 2 s survive three of
@@ -21,6 +22,8 @@ import org.junit.jupiter.api.Test;
  * little room: a renewal that fails loses its lease at once, by design).
  */
 class RenewalAtScaleIT {
+  @RegisterExtension static final RedisFixture redis = RedisFixture.manual();
+
   static final int LEASES = 2_000;
   static final Duration TTL = Duration.ofSeconds(2);
 
@@ -32,7 +35,7 @@ class RenewalAtScaleIT {
 
   @Test
   void twoThousandLeasesSurviveAQuorumOfSlowNodes() throws Exception {
-    try (FaultyNodes nodes = Tools.requireOrSkip(() -> FaultyNodes.builder().nodes(5).start());
+    try (FaultyNodes nodes = redis.startBehindProxies(RedisFixture.nodes(5));
         Redlock redlock =
             Redlock.create(
                 RedlockConfig.builder()

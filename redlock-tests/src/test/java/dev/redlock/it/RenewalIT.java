@@ -11,8 +11,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
 import dev.redlock.LeaseLostException;
+import dev.redlock.LeaseTask;
 import dev.redlock.Redlock;
 import dev.redlock.testkit.CommandStats;
+import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.RedisNode;
 import java.io.IOException;
 import java.time.Duration;
@@ -36,6 +38,10 @@ import org.junit.jupiter.api.Test;
  * Leases that stay alive while work runs, and say loudly when they are lost; on three real nodes.
  */
 class RenewalIT extends RealNodesTest {
+  RenewalIT() {
+    super(RedisFixture.nodes(3));
+  }
+
   /**
    * Short enough that several renewals happen in a test, long enough to be robust on a loaded
    * machine.
@@ -43,13 +49,14 @@ class RenewalIT extends RealNodesTest {
   static final Duration TTL = Duration.ofMillis(900);
 
   @Override
-  int nodeCount() {
-    return 3;
+  public Duration nodeTimeout() {
+    return Duration.ofMillis(100);
   }
 
-  @Override
-  Duration nodeTimeout() {
-    return Duration.ofMillis(100);
+  /** {@code holder.withLock} on this test's resource with {@link #TTL}, without waiting. */
+  <T, E extends Exception> T withTheLock(Redlock holder, LeaseTask<T, E> task)
+      throws E, InterruptedException {
+    return holder.withLock(resource(), TTL, Duration.ZERO, task);
   }
 
   /**
@@ -59,7 +66,7 @@ class RenewalIT extends RealNodesTest {
   void slowLosses(Redlock redlock, int count, CountDownLatch blocking, CountDownLatch unblock) {
     for (int i = 0; i < count; i++) {
       redlock
-          .tryAcquire(resource + ":slow" + i, TTL)
+          .tryAcquire(resource() + ":slow" + i, TTL)
           .orElseThrow()
           .onLost(
               loss -> {
@@ -87,8 +94,8 @@ class RenewalIT extends RealNodesTest {
     try {
       slowLosses(redlock, 2, blocking, unblock);
       assertTrue(blocking.await(10, java.util.concurrent.TimeUnit.SECONDS), "both callbacks run");
-      Lease kept = redlock.tryAcquire(resource + ":kept", TTL).orElseThrow().keepAlive();
-      Lease doomed = redlock.tryAcquire(resource + ":doomed", TTL).orElseThrow();
+      Lease kept = redlock.tryAcquire(resource() + ":kept", TTL).orElseThrow().keepAlive();
+      Lease doomed = redlock.tryAcquire(resource() + ":doomed", TTL).orElseThrow();
       CompletableFuture<LeaseLostException> told = new CompletableFuture<>();
       doomed.onLost(told::complete);
       assertNotNull(
@@ -124,7 +131,7 @@ class RenewalIT extends RealNodesTest {
               () -> {
                 try {
                   redlock.withLock(
-                      resource,
+                      resource(),
                       TTL,
                       Duration.ofSeconds(5),
                       lease -> {
@@ -162,21 +169,19 @@ class RenewalIT extends RealNodesTest {
     long threeTtls = TTL.multipliedBy(3).toNanos();
 
     String result =
-        holder.withLock(
-            resource,
-            TTL,
-            Duration.ZERO,
+        withTheLock(
+            holder,
             lease -> {
               taskRunning.set(true);
               long began = System.nanoTime();
-              // Another client polls the resource for more than three ttls while the task runs.
+              // Another client polls the resource() for more than three ttls while the task runs.
               await()
                   .atMost(NO_HANG)
                   .pollInterval(Duration.ofMillis(25))
                   .until(
                       () -> {
                         poller
-                            .tryAcquire(resource, TTL)
+                            .tryAcquire(resource(), TTL)
                             .ifPresent(
                                 stolen -> {
                                   pollerWonWhileTaskRan.set(true);
@@ -195,7 +200,7 @@ class RenewalIT extends RealNodesTest {
     assertFalse(pollerWonWhileTaskRan.get(), "another client won while the renewed lease was held");
     assertTrue(pollsDuringTask.get() > 10, "the poller really polled: " + pollsDuringTask.get());
     // Released at the end of withLock: the poller wins at once.
-    assertTrue(poller.tryAcquire(resource, TTL).isPresent(), "free as soon as the task ended");
+    assertTrue(poller.tryAcquire(resource(), TTL).isPresent(), "free as soon as the task ended");
   }
 
   @Test
@@ -213,10 +218,8 @@ class RenewalIT extends RealNodesTest {
       Future<Object> task =
           runner.submit(
               () ->
-                  holder.withLock(
-                      resource,
-                      TTL,
-                      Duration.ZERO,
+                  withTheLock(
+                      holder,
                       lease -> {
                         lease.onLost(
                             e -> {
@@ -267,7 +270,7 @@ class RenewalIT extends RealNodesTest {
             .atMost(NO_HANG)
             .pollInterval(Duration.ofMillis(50))
             .until(
-                () -> other.tryAcquire(resource, Duration.ofSeconds(30)).orElse(null),
+                () -> other.tryAcquire(resource(), Duration.ofSeconds(30)).orElse(null),
                 lease -> lease != null);
     // Let every delayed request of the first holder (its release, renewals queued at the frozen
     // nodes) reach the nodes; none may touch the new owner's key.
@@ -297,22 +300,20 @@ class RenewalIT extends RealNodesTest {
         assertThrows(
             IOException.class,
             () ->
-                holder.withLock(
-                    resource,
-                    TTL,
-                    Duration.ZERO,
+                withTheLock(
+                    holder,
                     lease -> {
                       throw thrown;
                     }));
     assertSame(thrown, caught);
     assertEquals(0, caught.getSuppressed().length, "no loss to report");
-    assertTrue(client().tryAcquire(resource, TTL).isPresent(), "released");
+    assertTrue(client().tryAcquire(resource(), TTL).isPresent(), "released");
   }
 
   @Test
   void noRenewalAfterReleaseAndNoWatchdogThreadsAfterClose() {
     Redlock redlock = Redlock.create(config().build());
-    Lease lease = redlock.tryAcquire(resource, TTL).orElseThrow().keepAlive();
+    Lease lease = redlock.tryAcquire(resource(), TTL).orElseThrow().keepAlive();
     long afterGrant = extendCalls();
     await()
         .atMost(NO_HANG)
@@ -358,7 +359,7 @@ class RenewalIT extends RealNodesTest {
   void pipelinedRenewalsSurviveAScriptFlush() {
     Redlock redlock = client(config().build());
     Duration ttl = Duration.ofSeconds(1);
-    Lease lease = redlock.tryAcquire(resource, ttl).orElseThrow().keepAlive();
+    Lease lease = redlock.tryAcquire(resource(), ttl).orElseThrow().keepAlive();
     long evalsBefore = evals();
     for (RedisNode node : nodes.all()) {
       try (redis.clients.jedis.Jedis jedis = Admin.on(node)) {
@@ -386,11 +387,11 @@ class RenewalIT extends RealNodesTest {
     Duration ttl = Duration.ofSeconds(6);
     List<Lease> leases = new ArrayList<>();
     for (int i = 0; i < 200; i++) {
-      leases.add(redlock.tryAcquire(resource + ":" + i, ttl).orElseThrow().keepAlive());
+      leases.add(redlock.tryAcquire(resource() + ":" + i, ttl).orElseThrow().keepAlive());
     }
     long threadsAt200 = threadsOutsideTheIoPool();
     for (int i = 200; i < 2000; i++) {
-      leases.add(redlock.tryAcquire(resource + ":" + i, ttl).orElseThrow().keepAlive());
+      leases.add(redlock.tryAcquire(resource() + ":" + i, ttl).orElseThrow().keepAlive());
     }
     // A ttl after the last grant, a lease that was never renewed would have expired.
     await("every lease still valid a ttl after the last grant")
@@ -442,7 +443,7 @@ class RenewalIT extends RealNodesTest {
         client(config().nodeTimeout(Duration.ofMillis(400)).renewalFraction(0.2).build());
     Duration ttl =
         Duration.ofMillis(2500); // renewal every 500 ms, each may wait 400 ms on a frozen node
-    Lease lease = redlock.tryAcquire(resource, ttl).orElseThrow().keepAlive();
+    Lease lease = redlock.tryAcquire(resource(), ttl).orElseThrow().keepAlive();
     CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
     lease.onLost(lost::complete);
     nodes.all().forEach(RedisNode::pause);
@@ -464,10 +465,8 @@ class RenewalIT extends RealNodesTest {
         assertThrows(
             InterruptedException.class,
             () ->
-                redlock.withLock(
-                    resource,
-                    TTL,
-                    Duration.ZERO,
+                withTheLock(
+                    redlock,
                     lease -> {
                       lease.onLost(loss::set);
                       new CountDownLatch(1).await(); // a hung job
@@ -485,20 +484,18 @@ class RenewalIT extends RealNodesTest {
     Redlock redlock = client();
     assertEquals(
         "task must not be null",
-        assertThrows(
-                NullPointerException.class,
-                () -> redlock.withLock(resource, TTL, Duration.ZERO, null))
-            .getMessage());
+        assertThrows(NullPointerException.class, () -> withTheLock(redlock, null)).getMessage());
     IllegalArgumentException tooShort =
         assertThrows(
             IllegalArgumentException.class,
-            () -> redlock.withLock(resource, Duration.ofMillis(250), Duration.ZERO, lease -> "x"));
+            () ->
+                redlock.withLock(resource(), Duration.ofMillis(250), Duration.ZERO, lease -> "x"));
     assertTrue(tooShort.getMessage().startsWith("ttl too short to renew"), tooShort.getMessage());
     assertEquals(
         0,
         nodes.all().stream().filter(node -> Admin.get(node, key()) != null).count(),
         "nothing was taken");
-    Lease plain = redlock.tryAcquire(resource, Duration.ofMillis(250)).orElseThrow();
+    Lease plain = redlock.tryAcquire(resource(), Duration.ofMillis(250)).orElseThrow();
     assertThrows(IllegalArgumentException.class, plain::keepAlive);
     plain.release();
     assertThrows(IllegalStateException.class, plain::keepAlive);

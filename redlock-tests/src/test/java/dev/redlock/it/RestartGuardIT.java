@@ -12,12 +12,14 @@ import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.NodeData;
 import dev.redlock.testkit.Persistence;
+import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.RedisNode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.params.RestoreParams;
 
 /**
  * The restart guard's cases of docs/fencing.md that need no stale snapshot (those are in
@@ -27,18 +29,12 @@ import redis.clients.jedis.Jedis;
  * appendonly yes} and {@code appendfsync always}.
  */
 class RestartGuardIT extends RealNodesTest {
+  RestartGuardIT() {
+    super(RedisFixture.nodes(3).persistence(Persistence.AOF));
+  }
+
   static final Duration MAX_TTL = Duration.ofSeconds(2);
   static final String LIFE = RedlockConfig.DEFAULT_KEY_PREFIX + "@life";
-
-  @Override
-  int nodeCount() {
-    return 3;
-  }
-
-  @Override
-  Persistence persistence() {
-    return Persistence.AOF;
-  }
 
   /**
    * A client of the three nodes that trusts fsynced AOF restarts; node 0 reached as {@code node0}
@@ -68,7 +64,7 @@ class RestartGuardIT extends RealNodesTest {
 
   /** Takes the lock once so every node's marker is stamped by its connections, then releases. */
   void stampMarkers(Redlock redlock) throws InterruptedException {
-    redlock.acquire(resource, MAX_TTL, Duration.ofSeconds(5)).release();
+    redlock.acquire(resource(), MAX_TTL, Duration.ofSeconds(5)).release();
     // A release returns once a quorum confirmed it: wait for the rest, so that a restart next
     // does not bring the key back from the AOF.
     await()
@@ -80,7 +76,7 @@ class RestartGuardIT extends RealNodesTest {
   NodeOutcome nodeZeroAloneDecides(Redlock redlock) {
     nodes.node(1).pause();
     try {
-      java.util.Optional<Lease> won = redlock.tryAcquire(resource, MAX_TTL);
+      java.util.Optional<Lease> won = redlock.tryAcquire(resource(), MAX_TTL);
       if (won.isPresent()) {
         NodeOutcome zero = won.get().nodeOutcomes().get(0);
         won.get().release();
@@ -184,8 +180,7 @@ class RestartGuardIT extends RealNodesTest {
       foreign = other.dump(LIFE);
     }
     try (Jedis jedis = Admin.on(nodes.node(0))) {
-      jedis.restore(
-          LIFE, 0, foreign, redis.clients.jedis.params.RestoreParams.restoreParams().replace());
+      jedis.restore(LIFE, 0, foreign, RestoreParams.restoreParams().replace());
     }
     NodeOutcome zero = nodeZeroAloneDecides(redlock);
     assertEquals(NodeOutcome.Status.QUARANTINED, zero.status(), zero.toString());
@@ -203,7 +198,7 @@ class RestartGuardIT extends RealNodesTest {
       assertEquals(NodeOutcome.Status.FAILED, zero.status(), zero.toString());
       assertTrue(zero.detail().contains("grant its user +info"), zero.detail());
       assertTrue(
-          redlock.tryAcquire(resource, MAX_TTL).isPresent(), "the other two nodes still decide");
+          redlock.tryAcquire(resource(), MAX_TTL).isPresent(), "the other two nodes still decide");
     } finally {
       try (Jedis jedis = Admin.on(nodes.node(0))) {
         jedis.aclDelUser("noinfo");
@@ -270,7 +265,7 @@ class RestartGuardIT extends RealNodesTest {
       jedis.del(LIFE);
     }
     LockUnavailableException e =
-        assertThrows(LockUnavailableException.class, () -> redlock.tryAcquire(resource, MAX_TTL));
+        assertThrows(LockUnavailableException.class, () -> redlock.tryAcquire(resource(), MAX_TTL));
     assertEquals(LockUnavailableException.Reason.QUORUM_UNREACHABLE, e.reason(), e.getMessage());
   }
 }

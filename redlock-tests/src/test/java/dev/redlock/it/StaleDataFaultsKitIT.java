@@ -13,6 +13,7 @@ import dev.redlock.testkit.Nemesis;
 import dev.redlock.testkit.Nemesis.Fault;
 import dev.redlock.testkit.Persistence;
 import dev.redlock.testkit.RedisBinary;
+import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.RedisNode;
 import dev.redlock.testkit.RedisNodes;
 import dev.redlock.testkit.Snapshot;
@@ -24,6 +25,7 @@ import java.util.Optional;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -36,6 +38,8 @@ import redis.clients.jedis.Jedis;
  * embedded-redis: each fault does what it says. The lock itself is not involved.
  */
 class StaleDataFaultsKitIT {
+  @RegisterExtension static final RedisFixture redis = RedisFixture.manual();
+
   /** The two binaries the kit supports, by name (resolved inside the test, for skip or fail). */
   enum Binary {
     INSTALLED(RedisBinary::locate),
@@ -53,8 +57,7 @@ class StaleDataFaultsKitIT {
   }
 
   private static RedisNodes start(int count, Binary binary, Persistence persistence) {
-    RedisBinary b = binary.get();
-    return Tools.requireOrSkip(() -> RedisNodes.start(count, b, persistence));
+    return redis.start(RedisFixture.nodes(count).binary(binary.binary).persistence(persistence));
   }
 
   private static Jedis on(RedisNode node) {
@@ -204,10 +207,8 @@ class StaleDataFaultsKitIT {
     if (!installed.version().startsWith("7.")) {
       return; // nothing newer than 6.2 installed: the case does not arise here
     }
-    try (RedisNodes seven =
-            Tools.requireOrSkip(() -> RedisNodes.start(1, installed, Persistence.NONE));
-        RedisNodes six =
-            Tools.requireOrSkip(() -> RedisNodes.start(1, embedded, Persistence.NONE))) {
+    try (RedisNodes seven = redis.start(RedisFixture.nodes(1).binary(() -> installed));
+        RedisNodes six = redis.start(RedisFixture.nodes(1).binary(() -> embedded))) {
       Snapshot backup = seven.node(0).snapshot();
       assertThrows(IllegalArgumentException.class, () -> six.node(0).restoreBackup(backup));
     }
@@ -244,11 +245,7 @@ class StaleDataFaultsKitIT {
 
   @Test
   void markAofRefusesNodesThatCannotLoseAnAcknowledgedWrite() {
-    try (RedisNodes nodes =
-        Tools.requireOrSkip(
-            () ->
-                RedisNodes.start(
-                    List.of(RedisBinary.locate(), RedisBinary.locate()), Persistence.AOF))) {
+    try (RedisNodes nodes = redis.start(RedisFixture.nodes(2).persistence(Persistence.AOF))) {
       assertThrows(IllegalStateException.class, () -> nodes.node(0).markAof());
       nodes.node(1).restart(Persistence.NONE);
       assertThrows(IllegalStateException.class, () -> nodes.node(1).markAof());
@@ -262,7 +259,7 @@ class StaleDataFaultsKitIT {
     RedisBinary embedded = Binary.EMBEDDED_62.get();
     assertTrue(Tools.requireOrSkip(embedded::acceptsFakeClock), "the 6.2 binary takes libfaketime");
     try (RedisNodes nodes =
-        Tools.requireOrSkip(() -> RedisNodes.start(1, embedded, Persistence.AOF))) {
+        redis.start(RedisFixture.nodes(1).binary(() -> embedded).persistence(Persistence.AOF))) {
       RedisNode node = nodes.node(0);
       set(node, "k", "v");
       long pid = node.pid();
@@ -294,8 +291,7 @@ class StaleDataFaultsKitIT {
   void aClockSteppedAtBootOnTheInstalledRedis() {
     RedisBinary installed = Binary.INSTALLED.get();
     boolean accepts = Tools.requireOrSkip(installed::acceptsFakeClock);
-    try (RedisNodes nodes =
-        Tools.requireOrSkip(() -> RedisNodes.start(1, installed, Persistence.NONE))) {
+    try (RedisNodes nodes = redis.start(RedisFixture.nodes(1).binary(() -> installed))) {
       RedisNode node = nodes.node(0);
       if (accepts) {
         node.restart(Persistence.NONE, Duration.ofSeconds(-30));
@@ -318,14 +314,10 @@ class StaleDataFaultsKitIT {
   // ---- 6. the nemesis
 
   private static FaultyNodes embeddedEverysec(int count) {
-    RedisBinary embedded = Binary.EMBEDDED_62.get();
-    return Tools.requireOrSkip(
-        () ->
-            FaultyNodes.builder()
-                .nodes(count)
-                .binary(embedded)
-                .persistence(Persistence.AOF_EVERYSEC)
-                .start());
+    return redis.startBehindProxies(
+        RedisFixture.nodes(count)
+            .binary(RedisBinary::embedded)
+            .persistence(Persistence.AOF_EVERYSEC));
   }
 
   private static boolean logged(Nemesis nemesis, String text) {
@@ -388,7 +380,8 @@ class StaleDataFaultsKitIT {
 
   @Test
   void aNemesisRefusesStaleDataFaultsNoNodeCanTake() {
-    try (FaultyNodes aof = Tools.requireOrSkip(() -> FaultyNodes.start(3, Persistence.AOF))) {
+    try (FaultyNodes aof =
+        redis.startBehindProxies(RedisFixture.nodes(3).persistence(Persistence.AOF))) {
       assertThrows(
           IllegalStateException.class,
           () -> Nemesis.builder(aof).faults(EnumSet.of(Fault.AOF_LOST_TAIL)).start());

@@ -10,20 +10,20 @@ import dev.redlock.LockUnavailableException;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.AofMark;
-import dev.redlock.testkit.NodeData;
 import dev.redlock.testkit.Persistence;
 import dev.redlock.testkit.RedisBinary;
+import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.RedisNode;
 import dev.redlock.testkit.RedisNodes;
 import dev.redlock.testkit.Snapshot;
-import dev.redlock.testkit.Tools;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -40,17 +40,10 @@ class StaleRestartIT {
   static final Duration MAX_TTL = Duration.ofSeconds(3);
   static final String RESOURCE = "rdb";
 
-  RedisNodes nodes;
-  final List<Redlock> clients = new ArrayList<>();
+  /** Each test's own nodes, and its clients: closed after it. */
+  @RegisterExtension static final RedisFixture redis = RedisFixture.manual();
 
-  @AfterEach
-  void stop() {
-    clients.forEach(Redlock::close);
-    clients.clear();
-    if (nodes != null) {
-      nodes.close();
-    }
-  }
+  RedisNodes nodes;
 
   static Stream<Arguments> topologies() {
     return Stream.of(
@@ -58,13 +51,12 @@ class StaleRestartIT {
         Arguments.of("redis-6.2", 3), Arguments.of("redis-6.2", 5));
   }
 
-  static RedisBinary binary(String name) {
-    return name.equals("redis-6.2") ? RedisBinary.embedded() : RedisBinary.locate();
+  static Supplier<RedisBinary> binary(String name) {
+    return name.equals("redis-6.2") ? RedisBinary::embedded : RedisBinary::locate;
   }
 
   void start(String binary, int count, Persistence persistence) {
-    nodes = Tools.requireOrSkip(() -> RedisNodes.start(count, binary(binary), persistence));
-    NodeData.vouchForNewNodes(nodes);
+    nodes = redis.start(RedisFixture.nodes(count).binary(binary(binary)).persistence(persistence));
   }
 
   Redlock client(boolean guard) {
@@ -83,9 +75,7 @@ class StaleRestartIT {
     if (!guard) {
       config.unsafeDisableRestartGuardForTesting();
     }
-    Redlock redlock = Redlock.create(config.build());
-    clients.add(redlock);
-    return redlock;
+    return redis.client(config.build());
   }
 
   /** The nodes that come back with old data: a bare majority, the last ones. */

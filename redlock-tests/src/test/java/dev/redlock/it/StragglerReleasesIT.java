@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import dev.redlock.Lease;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
+import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.RedisNode;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -16,21 +17,20 @@ import redis.clients.jedis.Jedis;
  * not hold up the ones queued behind it (issue 13, item 5).
  */
 class StragglerReleasesIT extends RealNodesTest {
-  static final Duration TTL = Duration.ofSeconds(30); // far longer than the test waits
-
-  @Override
-  int nodeCount() {
-    return 3;
+  StragglerReleasesIT() {
+    super(RedisFixture.nodes(3));
   }
+
+  static final Duration TTL = Duration.ofSeconds(30); // far longer than the test waits
 
   @Test
   void aReleaseAnsweredWithAnErrorDoesNotBlockTheReleasesBehindIt() throws Exception {
     Redlock redlock = client(config().maxTtl(TTL).build());
-    Lease x = redlock.acquire(resource + ":x", TTL, NO_HANG);
-    Lease y = redlock.acquire(resource + ":y", TTL, NO_HANG);
+    Lease x = redlock.acquire(resource() + ":x", TTL, NO_HANG);
+    Lease y = redlock.acquire(resource() + ":y", TTL, NO_HANG);
     RedisNode zero = nodes.node(0);
-    String keyX = RedlockConfig.DEFAULT_KEY_PREFIX + resource + ":x";
-    String keyY = RedlockConfig.DEFAULT_KEY_PREFIX + resource + ":y";
+    String keyX = RedlockConfig.DEFAULT_KEY_PREFIX + resource() + ":x";
+    String keyY = RedlockConfig.DEFAULT_KEY_PREFIX + resource() + ":y";
     try (Jedis jedis = Admin.on(zero)) {
       jedis.del(keyX);
       jedis.hset(keyX, "not", "a lock"); // every release of x on node 0: WRONGTYPE, for good
