@@ -101,20 +101,24 @@ final class FanOut {
       } else if (before == null || before.isDone()) {
         start(ballot, node, request, true);
       } else {
-        before.whenComplete((ignored, error) -> startInTurn(ballot, node, request, sendBy));
+        before.whenComplete((ignored, error) -> startInTurn(ballot, node, request, skip, sendBy));
       }
     }
     return ballot;
   }
 
   /**
-   * Starts a request whose turn has come (the previous one on its node settled), unless its vote's
+   * Starts a request whose turn has come (the previous one on its node settled), unless the node is
+   * now one to skip (the lease's {@code SET NX} there was refused, or never sent) or the vote's
    * deadline has passed. Whatever goes wrong is the node's failure: an exception thrown here would
    * be lost in the future that ran it, and the node would never settle.
    */
-  private void startInTurn(Ballot ballot, int node, NodeRequest request, long sendBy) {
+  private void startInTurn(
+      Ballot ballot, int node, NodeRequest request, IntPredicate skip, long sendBy) {
     try {
-      if (sendBy != NO_DEADLINE && ticker.read() - sendBy >= 0) {
+      if (skip != null && skip.test(node)) {
+        ballot.skip(node, null);
+      } else if (sendBy != NO_DEADLINE && ticker.read() - sendBy >= 0) {
         ballot.skip(node, null, NOT_SENT_LATE);
       } else {
         start(ballot, node, request, false);
@@ -148,6 +152,10 @@ final class FanOut {
         before.whenComplete(
             (ignored, error) -> {
               try {
+                if (skip != null && skip.test(index)) {
+                  ballot.skip(index, null); // the SET there was refused or never sent
+                  return;
+                }
                 pipeline.add(ballot, request);
               } catch (Throwable e) { // else lost in the future, and the node would never settle
                 ballot.fail(index, e, 0);
