@@ -30,6 +30,9 @@ public final class NodeProxy implements AutoCloseable {
   private final MutableDelay replyDelay = new MutableDelay();
   private boolean faulty;
 
+  /** Set while the link is frozen: a connection whose pair is made meanwhile is frozen too. */
+  private volatile boolean frozen;
+
   NodeProxy(NioReactor reactor, RedisNode node, String client) {
     this.port = freePort();
     this.target = node.uri();
@@ -41,6 +44,9 @@ public final class NodeProxy implements AutoCloseable {
             .withConnectAddress("127.0.0.1", node.port())
             .withIncomingThrottlerFactory(address -> replyDelay)
             .withOutgoingThrottlerFactory(address -> delay)
+            // freeze() freezes the pairs that exist; a connection accepted just before it, whose
+            // pair is made just after, would pass traffic through a "frozen" link.
+            .withCreationListener(this::freezeIfFrozen)
             .buildAndOpen();
   }
 
@@ -59,9 +65,19 @@ public final class NodeProxy implements AutoCloseable {
     crusher.close();
   }
 
+  private void freezeIfFrozen(java.net.InetSocketAddress client) {
+    if (frozen) {
+      org.netcrusher.NetFreezer pair = this.crusher.getClientFreezer(client);
+      if (pair != null && !pair.isFrozen()) {
+        pair.freeze(); // on the proxy's own thread: done at once
+      }
+    }
+  }
+
   /** Freezes the link: connections stay open, nothing passes either way. */
   public synchronized void freeze() {
     faulty = true;
+    frozen = true;
     faults.info("freeze {} ({} -> node {})", uri(), client, target);
     if (crusher.isOpen() && !crusher.isFrozen()) {
       crusher.freeze();
@@ -93,6 +109,7 @@ public final class NodeProxy implements AutoCloseable {
       return;
     }
     faulty = false;
+    frozen = false;
     delay.nanos = 0;
     replyDelay.nanos = 0;
     try {
