@@ -172,6 +172,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
       throw new InterruptedException(); // interrupted already: send nothing we would roll back
     }
     store.awaitConnected(); // a new client's first connections, before the attempt's clock starts
+    ensureOpen(); // closed meanwhile: close() would never release what this attempt took
     String token = tokens.next();
     long start = ticker.read();
     emitAttempt(LockEvent.Kind.ATTEMPT, resource, 0, 0, null, null);

@@ -125,7 +125,8 @@ public final class Redlock implements LockService {
 
   /**
    * Acquires the lock, retrying after {@code retryDelay} plus a random jitter until it is won or
-   * {@code maxWait} is spent. It returns or throws within {@code maxWait} plus one attempt.
+   * {@code maxWait} is spent. It returns or throws within {@code maxWait} plus one attempt (and,
+   * for a new Redlock's first attempt, its wait for the first connections: see {@link #create}).
    *
    * @param resource the name of the thing to lock
    * @param ttl how long the nodes keep the lock if it is never released

@@ -63,7 +63,8 @@ public final class RedlockAdmin implements AutoCloseable {
 
   /**
    * Opens a plain connection to node {@code index}, as the lock connects (credentials, database,
-   * TLS, {@code nodeTimeout}); the caller closes it. For checks such as {@code redlock doctor}.
+   * TLS), with {@code connectTimeout} for connecting and for each reply (a silent node costs that
+   * per command); the caller closes it. For checks such as {@code redlock doctor}.
    *
    * @throws IndexOutOfBoundsException if there is no such node
    */

@@ -334,13 +334,13 @@ public final class RedlockConfig {
     }
 
     /**
-     * Sets the bound on making one connection to a node: the TCP connect, the TLS handshake,
-     * credentials and database, and reading the node's life for the restart guard. A new {@link
-     * Redlock} starts connecting to every node at once, and its first attempt waits for those
-     * connections (until every node is connected or has failed, and at most {@code nodeTimeout}
-     * more once a quorum is), bounded by this: a connection made on a cold JVM, or over TLS, takes
-     * longer than a request, and would otherwise lose the first attempt to {@code nodeTimeout}.
-     * Default 2 s.
+     * Sets the bound on each step of making one connection to a node: the TCP connect, the TLS
+     * handshake, then each reply of the handshake (credentials, database, name) and of reading the
+     * node's life for the restart guard. A new {@link Redlock} starts connecting to every node at
+     * once, and its first attempt waits for those connections (until every node is connected or has
+     * failed, and at most {@code nodeTimeout} more once a quorum is), bounded by this: a connection
+     * made on a cold JVM, or over TLS, takes longer than a request, and would otherwise lose the
+     * first attempt to {@code nodeTimeout}. Default 2 s.
      *
      * @throws NullPointerException if {@code timeout} is null
      * @throws IllegalArgumentException unless it is between 1 ms and 1 minute
@@ -359,8 +359,10 @@ public final class RedlockConfig {
     /**
      * Sets what makes the TLS sockets of {@code rediss://} nodes, for a trust store (or client
      * certificate) of the application's own rather than the JVM's default: for instance {@code
-     * sslContext.getSocketFactory()}. The certificate must name the host the URI names: hostname
-     * verification is always on.
+     * sslContext.getSocketFactory()}. The library asks for hostname verification on every TLS
+     * connection: the certificate must name the host the URI names (a node addressed by IP needs
+     * that IP as a subject alternative name). A factory whose trust manager accepts anything
+     * defeats it; never use one outside a test.
      *
      * @throws NullPointerException if {@code factory} is null
      */

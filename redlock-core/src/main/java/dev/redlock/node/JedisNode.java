@@ -101,6 +101,9 @@ final class JedisNode implements LockNode {
     factory.patient.set(Boolean.TRUE);
     try {
       pool.addObject();
+      if (pool.isClosed()) {
+        pool.clear(); // closed while connecting: the new connection must not outlive the pool
+      }
     } catch (RuntimeException e) {
       throw e;
     } catch (Exception e) {
@@ -597,6 +600,9 @@ final class JedisNode implements LockNode {
     /** Set on the thread of {@link JedisNode#open}: its connection may take the connect timeout. */
     final ThreadLocal<Boolean> patient = new ThreadLocal<>();
 
+    /** The sockets of the connection {@link JedisNode#open} is making, so close() can end it. */
+    volatile CapturingSocketFactory opening;
+
     Factory(
         HostAndPort address,
         JedisClientConfig config,
@@ -611,13 +617,23 @@ final class JedisNode implements LockNode {
     @Override
     public PooledObject<Connection> makeObject() {
       JedisClientConfig chosen = patient.get() != null ? patientConfig : config;
-      FlushableConnection connection =
-          new FlushableConnection(new CapturingSocketFactory(address, chosen), chosen);
+      CapturingSocketFactory sockets = new CapturingSocketFactory(address, chosen);
+      if (chosen == patientConfig) {
+        opening = sockets;
+      }
+      FlushableConnection connection = null;
       try {
+        connection = new FlushableConnection(sockets, chosen); // connects, AUTH, SELECT, name
         connection.readLife();
       } catch (RuntimeException e) {
-        connection.disconnect();
+        if (connection != null) {
+          connection.disconnect();
+        }
         throw e;
+      } finally {
+        if (chosen == patientConfig) {
+          opening = null;
+        }
       }
       if (connection.life.runId() != null) {
         onRunId.accept(connection.life.runId());
@@ -648,6 +664,11 @@ final class JedisNode implements LockNode {
   @Override
   public void close() {
     pool.close();
+    CapturingSocketFactory opening = factory.opening;
+    Socket socket = opening == null ? null : opening.socket;
+    if (socket != null) {
+      IOUtils.closeQuietly(socket); // an open() still connecting (up to connectTimeout) ends now
+    }
   }
 
   @Override

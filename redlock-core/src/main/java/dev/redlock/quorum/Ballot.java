@@ -81,14 +81,22 @@ final class Ballot implements Tally {
 
   /** {@link #skip(int, CompletableFuture)}, saying why in the per-node account. */
   void skip(int node, CompletableFuture<Void> before, String why) {
+    Runnable decided = null;
     lock.lock();
     try {
       status[node] = NodeOutcome.Status.SKIPPED;
       detail[node] = why;
       answered++;
       changed.signalAll();
+      if (onDecided != null && isDecided(decidingQuorum)) { // a skip can decide a renewal
+        decided = onDecided;
+        onDecided = null;
+      }
     } finally {
       lock.unlock();
+    }
+    if (decided != null) {
+      decided.run();
     }
     if (before == null || before.isDone()) {
       settled.get(node).complete(null);
@@ -117,6 +125,19 @@ final class Ballot implements Tally {
 
   void fail(int node, Throwable error, long latency) {
     record(node, NodeFailures.status(error), NodeFailures.describe(error), latency, error, 0);
+  }
+
+  /** {@link #fail}, unless the node's outcome is recorded already (it must count only once). */
+  void failIfOpen(int node, Throwable error) {
+    lock.lock();
+    try {
+      if (status[node] != null) {
+        return;
+      }
+    } finally {
+      lock.unlock();
+    }
+    fail(node, error, 0);
   }
 
   private void record(

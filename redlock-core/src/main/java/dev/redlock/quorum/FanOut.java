@@ -37,11 +37,26 @@ final class FanOut {
   private final NodePipeline[] pipelines;
   private final ThreadPoolExecutor drains;
 
+  /**
+   * Where a request whose turn has come runs: an I/O thread, or the completing thread when every
+   * I/O thread is busy (back-pressure, never a lost turn). Not the completing thread by default: a
+   * chain of turns that settle at once (skips) would otherwise unroll as one deep recursion.
+   */
+  private final Executor turns;
+
   FanOut(List<LockNode> nodes, Executor io, Ticker ticker, long nodeTimeoutNanos) {
     this.nodes = List.copyOf(nodes);
     this.io = io;
     this.ticker = ticker;
     this.nodeTimeoutNanos = nodeTimeoutNanos;
+    this.turns =
+        command -> {
+          try {
+            io.execute(command);
+          } catch (RejectedExecutionException e) {
+            command.run(); // busy or closed: run here (a closed store's request fails itself)
+          }
+        };
     this.latencies = new NodeLatencies(nodes.size());
     // At most one drain per node runs at a time: with a thread per node and a queue, a renewal is
     // never refused for want of a thread (the shared I/O threads may all be busy).
@@ -101,7 +116,8 @@ final class FanOut {
       } else if (before == null || before.isDone()) {
         start(ballot, node, request, true);
       } else {
-        before.whenComplete((ignored, error) -> startInTurn(ballot, node, request, skip, sendBy));
+        before.whenCompleteAsync(
+            (ignored, error) -> startInTurn(ballot, node, request, skip, sendBy), turns);
       }
     }
     return ballot;
@@ -121,10 +137,10 @@ final class FanOut {
       } else if (sendBy != NO_DEADLINE && ticker.read() - sendBy >= 0) {
         ballot.skip(node, null, NOT_SENT_LATE);
       } else {
-        start(ballot, node, request, false);
+        runToEnd(ballot, node, request); // already on an I/O thread (or back-pressured here)
       }
     } catch (Throwable e) {
-      ballot.fail(node, e, 0);
+      ballot.failIfOpen(node, e); // runToEnd records its own failures: count each node once
       if (e instanceof Error error) {
         throw error;
       }
@@ -149,7 +165,7 @@ final class FanOut {
       } else if (before == null || before.isDone()) {
         pipeline.add(ballot, request);
       } else {
-        before.whenComplete(
+        before.whenCompleteAsync(
             (ignored, error) -> {
               try {
                 if (skip != null && skip.test(index)) {
@@ -158,12 +174,13 @@ final class FanOut {
                 }
                 pipeline.add(ballot, request);
               } catch (Throwable e) { // else lost in the future, and the node would never settle
-                ballot.fail(index, e, 0);
+                ballot.failIfOpen(index, e);
                 if (e instanceof Error fatal) {
                   throw fatal;
                 }
               }
-            });
+            },
+            turns);
       }
     }
     return ballot;

@@ -47,6 +47,9 @@ public final class NodeProxy implements AutoCloseable {
             // freeze() freezes the pairs that exist; a connection accepted just before it, whose
             // pair is made just after, would pass traffic through a "frozen" link.
             .withCreationListener(this::freezeIfFrozen)
+            // ... and on the proxy's own thread, before the pair's first bytes pass, serialised
+            // with restore()'s unfreeze (NetCrusher defers listeners to another thread otherwise).
+            .withDeferredListeners(false)
             .buildAndOpen();
   }
 
@@ -69,7 +72,7 @@ public final class NodeProxy implements AutoCloseable {
     if (frozen) {
       org.netcrusher.NetFreezer pair = this.crusher.getClientFreezer(client);
       if (pair != null && !pair.isFrozen()) {
-        pair.freeze(); // on the proxy's own thread: done at once
+        pair.freeze(); // on the proxy's selector thread (listeners not deferred): done at once
       }
     }
   }
