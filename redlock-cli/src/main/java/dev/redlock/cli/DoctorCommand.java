@@ -83,7 +83,11 @@ final class DoctorCommand extends CliCommand {
               node,
               "reachable",
               e.getMessage(),
-              "start the node, or fix its address/credentials");
+              String.valueOf(e.getMessage()).contains("javax.net.ssl")
+                  ? "trust the node's certificate (REDLOCK_JAVA_OPTS=\"-Djavax.net.ssl.trustStore=FILE"
+                      + " -Djavax.net.ssl.trustStorePassword=...\") and check it names the host of"
+                      + " the URI (an IP needs an IP subject alternative name)"
+                  : "start the node, or fix its address/credentials");
         }
       }
     }

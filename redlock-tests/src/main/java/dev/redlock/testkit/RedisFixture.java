@@ -73,6 +73,7 @@ public final class RedisFixture
     private Persistence persistence = Persistence.NONE;
     private final Map<Integer, Double> clockRates = new TreeMap<>();
     private boolean vouched = true;
+    private boolean tls;
 
     private Spec(int count) {
       if (count < 1) {
@@ -124,6 +125,17 @@ public final class RedisFixture
     }
 
     /**
+     * Serves TLS on every node, with a certificate for {@code 127.0.0.1} from a CA made for the run
+     * ({@link TlsFiles}; needs {@code openssl}): {@link RedisFixture#uris()} are then {@code
+     * rediss://} and {@link RedisFixture#config()} trusts that CA. Not behind proxies; the 6.2
+     * binary has no TLS.
+     */
+    public Spec tls() {
+      this.tls = true;
+      return this;
+    }
+
+    /**
      * Leaves the new nodes' data unvouched for (it is vouched for by default, see {@link
      * NodeData}): the restart guard then keeps each node out of votes for {@code maxTtl}, as for a
      * node that came back empty. For tests of the guard itself.
@@ -142,14 +154,18 @@ public final class RedisFixture
               Double rate = clockRates.get(i);
               binaries.add(rate == null ? plain : RedisBinary.withFastClock(rate));
             }
-            RedisNodes nodes = RedisNodes.start(binaries, persistence);
+            TlsFiles files = tls ? TlsFiles.generate() : null;
+            if (files != null && proxies) {
+              throw new IllegalArgumentException("TLS nodes behind proxies are not supported yet");
+            }
+            RedisNodes nodes = RedisNodes.start(binaries, persistence, files);
             if (proxies) {
-              return new Started(this, nodes, FaultyNodes.over(nodes, persistence, vouched));
+              return new Started(this, nodes, FaultyNodes.over(nodes, persistence, vouched), null);
             }
             if (vouched) {
               NodeData.vouchForNewNodes(nodes);
             }
-            return new Started(this, nodes, null);
+            return new Started(this, nodes, null, files);
           });
     }
 
@@ -168,12 +184,14 @@ public final class RedisFixture
     final Spec spec;
     final RedisNodes nodes;
     final FaultyNodes faulty;
+    final TlsFiles tls; // null: plain
     private boolean closed;
 
-    Started(Spec spec, RedisNodes nodes, FaultyNodes faulty) {
+    Started(Spec spec, RedisNodes nodes, FaultyNodes faulty, TlsFiles tls) {
       this.spec = spec;
       this.nodes = nodes;
       this.faulty = faulty;
+      this.tls = tls;
     }
 
     /** Every node running and answering, every link restored. */
@@ -304,9 +322,19 @@ public final class RedisFixture
     return started.faulty != null ? started.faulty.uris() : started.nodes.uris();
   }
 
-  /** A configuration builder for clients of every one of the class's nodes ({@link #uris()}). */
+  /**
+   * A configuration builder for clients of every one of the class's nodes ({@link #uris()}),
+   * trusting their certificate when they serve TLS.
+   */
   public RedlockConfig.Builder config() {
-    return RedlockConfig.builder().nodes(uris());
+    RedlockConfig.Builder config = RedlockConfig.builder().nodes(uris());
+    TlsFiles files = classNodes().tls;
+    return files == null ? config : config.tlsSocketFactory(files.socketFactory());
+  }
+
+  /** The TLS files of the class's nodes, if they serve TLS ({@link Spec#tls()}). */
+  public java.util.Optional<TlsFiles> tls() {
+    return java.util.Optional.ofNullable(classNodes().tls);
   }
 
   /** How many of the class's nodes, running and not paused, hold {@code key}. */

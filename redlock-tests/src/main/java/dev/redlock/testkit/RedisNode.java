@@ -49,6 +49,8 @@ public final class RedisNode implements AutoCloseable {
 
   private final RedisBinary binary;
   private final int port;
+  private final TlsFiles tls; // null: plain only
+  private final int tlsPort;
   private final Path dir;
   private final AtomicInteger snapshotsTaken = new AtomicInteger();
   private Persistence persistence;
@@ -56,9 +58,12 @@ public final class RedisNode implements AutoCloseable {
   private Process process;
   private boolean paused;
 
-  private RedisNode(RedisBinary binary, int port, Path dir, Persistence persistence) {
+  private RedisNode(
+      RedisBinary binary, int port, TlsFiles tls, int tlsPort, Path dir, Persistence persistence) {
     this.binary = binary;
     this.port = port;
+    this.tls = tls;
+    this.tlsPort = tlsPort;
     this.dir = dir;
     this.persistence = persistence;
   }
@@ -69,16 +74,27 @@ public final class RedisNode implements AutoCloseable {
    * @throws MissingToolException if the binary cannot be run
    */
   static RedisNode start(RedisBinary binary, Persistence persistence) {
+    return start(binary, persistence, null);
+  }
+
+  /**
+   * Starts a node on a free port, and with {@code tls} also on a TLS port that {@link #uri()} names
+   * ({@code rediss://}); the plain port ({@link #port()}) stays for the kit's own commands.
+   *
+   * @throws MissingToolException if the binary cannot be run
+   */
+  static RedisNode start(RedisBinary binary, Persistence persistence, TlsFiles tls) {
     IllegalStateException last = null;
     for (int tries = 0; tries < 5; tries++) {
       int port = FreePorts.next();
+      int tlsPort = tls == null ? 0 : FreePorts.next();
       Path dir;
       try {
         dir = Files.createTempDirectory(dataRoot(), "redlock-node-" + port + "-");
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
-      RedisNode node = new RedisNode(binary, port, dir, persistence);
+      RedisNode node = new RedisNode(binary, port, tls, tlsPort, dir, persistence);
       try {
         node.launch();
         return node;
@@ -131,6 +147,20 @@ public final class RedisNode implements AutoCloseable {
                 "no",
                 "--logfile",
                 ""));
+    if (tls != null) {
+      command.addAll(
+          List.of(
+              "--tls-port",
+              Integer.toString(tlsPort),
+              "--tls-cert-file",
+              tls.serverCert().toString(),
+              "--tls-key-file",
+              tls.serverKey().toString(),
+              "--tls-ca-cert-file",
+              tls.caCert().toString(),
+              "--tls-auth-clients",
+              "no"));
+    }
     if (!binary.version().startsWith("6.")) {
       // Redis 7 refuses DEBUG unless enabled (6.2 has no such switch and always allows it): stall()
       command.addAll(List.of("--enable-debug-command", "local"));
@@ -203,9 +233,12 @@ public final class RedisNode implements AutoCloseable {
     }
   }
 
-  /** The node's URI: {@code redis://127.0.0.1:PORT}. */
+  /**
+   * The node's URI for clients: {@code redis://127.0.0.1:PORT}, or {@code
+   * rediss://127.0.0.1:TLS_PORT} for a node that serves TLS.
+   */
   public String uri() {
-    return "redis://127.0.0.1:" + port;
+    return tls != null ? "rediss://127.0.0.1:" + tlsPort : "redis://127.0.0.1:" + port;
   }
 
   /** The port the node listens on, on 127.0.0.1; the same across restarts. */

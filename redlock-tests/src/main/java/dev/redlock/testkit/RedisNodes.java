@@ -17,8 +17,10 @@ import java.util.List;
  */
 public final class RedisNodes implements AutoCloseable {
   private final List<RedisNode> nodes;
+  private final TlsFiles tls; // null: plain
 
-  private RedisNodes(List<RedisNode> nodes) {
+  private RedisNodes(List<RedisNode> nodes, TlsFiles tls) {
+    this.tls = tls;
     this.nodes = List.copyOf(nodes);
   }
 
@@ -51,19 +53,36 @@ public final class RedisNodes implements AutoCloseable {
    * @throws MissingToolException if a binary cannot be run
    */
   public static RedisNodes start(List<RedisBinary> binaries, Persistence persistence) {
+    return start(binaries, persistence, null);
+  }
+
+  /**
+   * {@link #start(List, Persistence)}, each node also serving TLS with {@code tls} (null: plain):
+   * then {@link #uris()} are {@code rediss://} URIs, and each node's {@link RedisNode#port()} stays
+   * plain for the kit's own commands.
+   *
+   * @throws MissingToolException if a binary cannot be run
+   */
+  public static RedisNodes start(
+      List<RedisBinary> binaries, Persistence persistence, TlsFiles tls) {
     if (binaries.isEmpty()) {
       throw new IllegalArgumentException("binaries must not be empty");
     }
     List<RedisNode> started = new ArrayList<>();
     try {
       for (RedisBinary binary : binaries) {
-        started.add(RedisNode.start(binary, persistence));
+        started.add(RedisNode.start(binary, persistence, tls));
       }
-      return new RedisNodes(started);
+      return new RedisNodes(started, tls);
     } catch (RuntimeException e) {
       started.forEach(RedisNode::close);
       throw e;
     }
+  }
+
+  /** The TLS files the nodes serve with, if they serve TLS. */
+  public java.util.Optional<TlsFiles> tls() {
+    return java.util.Optional.ofNullable(tls);
   }
 
   public RedisNode node(int index) {

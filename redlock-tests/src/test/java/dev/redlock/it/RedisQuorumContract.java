@@ -79,7 +79,9 @@ abstract class RedisQuorumContract extends LeaseContract implements RealNodesSui
             .retryDelay(Duration.ofMillis(20))
             .retryJitter(Duration.ofMillis(20));
     settings.accept(base);
-    return Redlock.create(RedlockSettings.from(base.build()).nodes(nodes().uris()).build());
+    RedlockConfig.Builder config = RedlockSettings.from(base.build()).nodes(nodes().uris());
+    redis().tls().ifPresent(tls -> config.tlsSocketFactory(tls.socketFactory()));
+    return Redlock.create(config.build());
   }
 
   /** 1 s, scaled: five node timeouts, a renewal every third. */

@@ -1,0 +1,174 @@
+package dev.redlock.testkit;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocketFactory;
+import javax.net.ssl.TrustManagerFactory;
+
+/**
+ * A certificate authority and a server certificate for {@code 127.0.0.1} (and {@code localhost}),
+ * made with {@code openssl} for one test run, so that nodes can serve TLS ({@link
+ * RedisFixture.Spec#tls()}) and clients can trust them: {@link #socketFactory()} for a {@code
+ * RedlockConfig}, {@link #trustStore()} for a JVM ({@code -Djavax.net.ssl.trustStore}).
+ */
+public final class TlsFiles {
+  /** The password of {@link #trustStore()}. */
+  public static final String TRUST_STORE_PASSWORD = "redlock-test";
+
+  private final Path dir;
+  private final SSLSocketFactory socketFactory;
+
+  private TlsFiles(Path dir) {
+    this.dir = dir;
+    try {
+      KeyStore trust = KeyStore.getInstance("PKCS12");
+      trust.load(null, null);
+      try (InputStream in = Files.newInputStream(caCert())) {
+        Certificate ca = CertificateFactory.getInstance("X.509").generateCertificate(in);
+        trust.setCertificateEntry("redlock-test-ca", ca);
+      }
+      try (OutputStream out = Files.newOutputStream(trustStore())) {
+        trust.store(out, TRUST_STORE_PASSWORD.toCharArray());
+      }
+      TrustManagerFactory trustManagers =
+          TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+      trustManagers.init(trust);
+      SSLContext context = SSLContext.getInstance("TLS");
+      context.init(null, trustManagers.getTrustManagers(), null);
+      this.socketFactory = context.getSocketFactory();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("cannot load the test CA: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Makes a fresh CA and server certificate in a temporary directory.
+   *
+   * @throws MissingToolException if {@code openssl} cannot be run
+   */
+  public static TlsFiles generate() {
+    try {
+      Path dir = Files.createTempDirectory("redlock-tls-");
+      Files.writeString(dir.resolve("server.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+      openssl(
+          dir,
+          "req",
+          "-x509",
+          "-newkey",
+          "ec",
+          "-pkeyopt",
+          "ec_paramgen_curve:prime256v1",
+          "-nodes",
+          "-keyout",
+          "ca.key",
+          "-out",
+          "ca.crt",
+          "-days",
+          "2",
+          "-subj",
+          "/CN=redlock-test-ca");
+      openssl(
+          dir,
+          "req",
+          "-newkey",
+          "ec",
+          "-pkeyopt",
+          "ec_paramgen_curve:prime256v1",
+          "-nodes",
+          "-keyout",
+          "server.key",
+          "-out",
+          "server.csr",
+          "-subj",
+          "/CN=redlock-test-node");
+      openssl(
+          dir,
+          "x509",
+          "-req",
+          "-in",
+          "server.csr",
+          "-CA",
+          "ca.crt",
+          "-CAkey",
+          "ca.key",
+          "-CAcreateserial",
+          "-out",
+          "server.crt",
+          "-days",
+          "2",
+          "-extfile",
+          "server.ext");
+      return new TlsFiles(dir);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static void openssl(Path dir, String... args) throws IOException {
+    List<String> command = new java.util.ArrayList<>(List.of("openssl"));
+    command.addAll(List.of(args));
+    Process process;
+    try {
+      process =
+          new ProcessBuilder(command)
+              .directory(dir.toFile())
+              .redirectErrorStream(true)
+              .redirectOutput(dir.resolve("openssl.log").toFile())
+              .start();
+    } catch (IOException e) {
+      throw new MissingToolException("cannot run openssl (apt-get install openssl): " + e, e);
+    }
+    try {
+      if (!process.waitFor(30, TimeUnit.SECONDS) || process.exitValue() != 0) {
+        process.destroyForcibly();
+        throw new IllegalStateException(
+            "openssl "
+                + String.join(" ", args)
+                + " failed: "
+                + Files.readString(dir.resolve("openssl.log")));
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      process.destroyForcibly();
+      throw new IllegalStateException("interrupted while running openssl", e);
+    }
+  }
+
+  /** The CA certificate (PEM). */
+  public Path caCert() {
+    return dir.resolve("ca.crt");
+  }
+
+  /** The node's certificate (PEM), for {@code 127.0.0.1} and {@code localhost}. */
+  public Path serverCert() {
+    return dir.resolve("server.crt");
+  }
+
+  /** The node's private key (PEM). */
+  public Path serverKey() {
+    return dir.resolve("server.key");
+  }
+
+  /** A PKCS12 trust store holding the CA, password {@link #TRUST_STORE_PASSWORD}. */
+  public Path trustStore() {
+    return dir.resolve("trust.p12");
+  }
+
+  /** Sockets that trust the CA (and nothing else), for {@code RedlockConfig.tlsSocketFactory}. */
+  public SSLSocketFactory socketFactory() {
+    return socketFactory;
+  }
+}

@@ -1,0 +1,66 @@
+package dev.redlock.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.Lease;
+import dev.redlock.LockUnavailableException;
+import dev.redlock.NodeOutcome;
+import dev.redlock.Redlock;
+import dev.redlock.RedlockConfig;
+import dev.redlock.testkit.RedisFixture;
+import java.time.Duration;
+import java.util.Optional;
+import javax.net.ssl.SSLSocketFactory;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The lease contract and the Redis-only tests over TLS (issue 16, item 4): three nodes serving
+ * {@code rediss://} with a certificate for 127.0.0.1 from a CA made for the run, clients trusting
+ * that CA through {@code RedlockConfig.tlsSocketFactory}. The contract's frozen majority is a
+ * SIGSTOP of nodes the clients reach over TLS.
+ */
+class ThreeNodesTlsIT extends RedisQuorumContract {
+  ThreeNodesTlsIT() {
+    super(RedisFixture.nodes(3).tls());
+  }
+
+  /**
+   * A new client's first attempt over TLS, with the default 50 ms node timeout: the handshakes do
+   * not fit in it, the background connections (connectTimeout) do. Before, a fresh Redlock's first
+   * three attempts over TLS failed with every node TIMED_OUT.
+   */
+  @Test
+  void aNewClientsFirstAttemptOverTlsWinsWithTheDefaultNodeTimeout() {
+    assertTrue(nodes().uris().stream().allMatch(u -> u.startsWith("rediss://")), "over TLS");
+    RedlockConfig config =
+        RedlockConfig.builder()
+            .nodes(nodes().uris())
+            .tlsSocketFactory(redis().tls().orElseThrow().socketFactory())
+            .build();
+    Redlock redlock = client(config);
+    Optional<Lease> lease = redlock.tryAcquire(resource(), Duration.ofSeconds(10));
+    assertTrue(lease.isPresent(), "the first attempt won");
+    lease.get().release();
+  }
+
+  /** A client that does not trust the nodes' CA gets no lock, and the account says why. */
+  @Test
+  void aClientThatDoesNotTrustTheNodesGetsNoLockAndIsToldWhy() {
+    Redlock redlock =
+        client(
+            config()
+                .tlsSocketFactory((SSLSocketFactory) SSLSocketFactory.getDefault()) // JVM's CAs
+                .build());
+    LockUnavailableException e =
+        assertThrows(
+            LockUnavailableException.class,
+            () -> redlock.tryAcquire(resource(), Duration.ofSeconds(10)));
+    assertEquals(LockUnavailableException.Reason.QUORUM_UNREACHABLE, e.reason());
+    for (NodeOutcome outcome : e.nodeOutcomes()) {
+      assertEquals(NodeOutcome.Status.FAILED, outcome.status(), outcome.toString());
+    }
+    assertEquals(0, nodesWithKey(), "nothing was written");
+  }
+}
