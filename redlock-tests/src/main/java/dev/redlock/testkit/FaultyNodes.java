@@ -29,7 +29,7 @@ import org.netcrusher.core.reactor.NioReactor;
  * Redlock a = redis.client(RedlockConfig.builder().nodes(nodes.uris("a")).build());
  * Redlock b = redis.client(RedlockConfig.builder().nodes(nodes.uris("b")).build());
  * nodes.partition(Set.of("a"), Set.of(0, 1));  // a no longer reaches nodes 0 and 1; b does
- * nodes.latency(2, Duration.ofMillis(30));       // everyone's requests to node 2 are slow
+ * nodes.latency(2, Duration.ofMillis(30));       // node 2 answers everyone late
  * nodes.node(3).pause();                          // SIGSTOP
  * nodes.heal();
  * }</pre>
@@ -165,7 +165,10 @@ public final class FaultyNodes implements AutoCloseable {
     linksTo(index).forEach(NodeProxy::freeze);
   }
 
-  /** Delays every request to node {@code index} by {@code latency}. */
+  /**
+   * Delays every reply of node {@code index} to every client by {@code latency} ({@link
+   * NodeProxy#latency}).
+   */
   public void latency(int index, Duration latency) {
     linksTo(index).forEach(link -> link.latency(latency));
   }

@@ -27,7 +27,6 @@ public final class NodeProxy implements AutoCloseable {
   private final String target;
   private final String client;
   private final MutableDelay delay = new MutableDelay();
-  private final MutableDelay replyDelay = new MutableDelay();
   private boolean faulty;
 
   /** Set while the link is frozen: a connection whose pair is made meanwhile is frozen too. */
@@ -42,8 +41,8 @@ public final class NodeProxy implements AutoCloseable {
             .withReactor(reactor)
             .withBindAddress("127.0.0.1", port)
             .withConnectAddress("127.0.0.1", node.port())
-            .withIncomingThrottlerFactory(address -> replyDelay)
-            .withOutgoingThrottlerFactory(address -> delay)
+            // NetCrusher's "incoming" side is what the node sends back: the replies.
+            .withIncomingThrottlerFactory(address -> delay)
             // freeze() freezes the pairs that exist; a connection accepted just before it, whose
             // pair is made just after, would pass traffic through a "frozen" link.
             .withCreationListener(this::freezeIfFrozen)
@@ -87,23 +86,15 @@ public final class NodeProxy implements AutoCloseable {
     }
   }
 
-  /** Delays every request from clients to the node by {@code latency}. */
+  /**
+   * Delays every reply from the node to clients by {@code latency}: the node does what it is asked
+   * at once, the client learns it late (a slow link, or a busy client's socket). To the client, the
+   * node is slow.
+   */
   public synchronized void latency(Duration latency) {
     faulty = true;
     faults.info("latency +{} ms on {} ({} -> node {})", latency.toMillis(), uri(), client, target);
     delay.nanos = latency.toNanos();
-  }
-
-  /**
-   * Delays every reply from the node to clients by {@code latency}: the node has done what was
-   * asked, the client does not know it yet (what a slow return path, or a reply stuck in a busy
-   * client's socket, looks like).
-   */
-  public synchronized void replyLatency(Duration latency) {
-    faulty = true;
-    faults.info(
-        "reply latency +{} ms on {} ({} -> node {})", latency.toMillis(), uri(), client, target);
-    replyDelay.nanos = latency.toNanos();
   }
 
   /** Ends every fault: the link is open, flowing and fast again. */
@@ -114,7 +105,6 @@ public final class NodeProxy implements AutoCloseable {
     faulty = false;
     frozen = false;
     delay.nanos = 0;
-    replyDelay.nanos = 0;
     try {
       if (!crusher.isOpen()) {
         crusher.open();

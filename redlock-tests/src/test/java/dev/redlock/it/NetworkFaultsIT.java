@@ -98,7 +98,7 @@ class NetworkFaultsIT {
                 return Admin.redlockClients(slow) >= 2;
               });
       awaitNoConnectionInUse(redlock);
-      nodes.proxy(2).replyLatency(Duration.ofMillis(80)); // node 2 acts at once, answers late
+      nodes.proxy(2).latency(Duration.ofMillis(80)); // node 2 acts at once, answers late
       Lease first = redlock.tryAcquire("net:retake", TTL).orElseThrow(); // won on nodes 0 and 1
       await()
           .atMost(Duration.ofSeconds(5))
@@ -141,7 +141,7 @@ class NetworkFaultsIT {
     String key = RedlockConfig.DEFAULT_KEY_PREFIX + "net:loop";
     RedisNode slow = nodes.node(2);
     try (Redlock redlock = client(nodes)) {
-      nodes.proxy(2).replyLatency(Duration.ofMillis(80));
+      nodes.proxy(2).latency(Duration.ofMillis(80));
       for (int i = 0; i < 200; i++) { // ~1 ms a cycle on nodes 0 and 1; node 2 takes 80 ms a reply
         redlock.tryAcquire("net:loop", TTL).orElseThrow().close();
       }
