@@ -114,7 +114,7 @@ final class FanOut {
       if (skip != null && skip.test(node)) {
         ballot.skip(node, before);
       } else if (before == null || before.isDone()) {
-        start(ballot, node, request, true);
+        start(ballot, node, request);
       } else {
         before.whenCompleteAsync(
             (ignored, error) -> startInTurn(ballot, node, request, skip, sendBy), turns);
@@ -190,8 +190,8 @@ final class FanOut {
    * Starts one node's request: written on this thread if the node is quick and has an idle
    * connection (the awaiting thread reads the reply), else run by an I/O thread.
    */
-  private void start(Ballot ballot, int node, NodeRequest request, boolean mayWriteHere) {
-    if (mayWriteHere && !lagging(node) && nodes.get(node).hasIdleConnection()) {
+  private void start(Ballot ballot, int node, NodeRequest request) {
+    if (!lagging(node) && nodes.get(node).hasIdleConnection()) {
       begin(ballot, node, request);
     } else {
       // A node that has been timing out lately, or that we have no connection to: even writing
