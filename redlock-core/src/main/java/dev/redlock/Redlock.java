@@ -80,6 +80,7 @@ public final class Redlock implements LockService {
             config.settings().maxTtl().toMillis(),
             config.restartGuard(),
             config.trustFsyncedAofRestarts());
+    ExecutorService io = IoThreads.create(config.nodeUris().size() * IoThreads.PER_NODE);
     config
         .nodeUris()
         .forEach(
@@ -91,8 +92,8 @@ public final class Redlock implements LockService {
                         config.connectTimeout(),
                         config.maxConnectionsPerNode(),
                         keys,
-                        config.tlsSocketFactory().orElse(null))));
-    ExecutorService io = IoThreads.create(nodes.size() * config.maxConnectionsPerNode());
+                        config.tlsSocketFactory().orElse(null),
+                        io)));
     return new Redlock(config, nodes, io, Ticker.SYSTEM);
   }
 

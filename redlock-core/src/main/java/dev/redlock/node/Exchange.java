@@ -1,10 +1,20 @@
 package dev.redlock.node;
 
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+
 /**
- * A request written to a node whose reply has not been read yet. {@link #finish} must be called
- * exactly once: that gives the connection back.
+ * A request written to a node whose reply has not been read yet. Either {@link #finish} or {@link
+ * #finishLater} is called, once: the reply is then read, whoever reads it.
  */
 public interface Exchange {
+  /** Where {@link #finishLater} reports, exactly once. */
+  interface Outcome {
+    void answered(long reply);
+
+    void failed(RuntimeException error);
+  }
+
   /**
    * Whether the reply has (at least partly) arrived, so {@link #finish} would not wait for the
    * node.
@@ -30,4 +40,28 @@ public interface Exchange {
    * @throws RuntimeException on a transport error, a timeout or an error reply
    */
   long finish(long timeoutNanos);
+
+  /**
+   * Has the reply read without the calling thread waiting for it: {@code outcome} is told once, on
+   * some thread, within about {@code timeoutNanos}. This default has {@code io} run {@link #finish}
+   * (the calling thread, if {@code io} refuses).
+   */
+  default void finishLater(long timeoutNanos, Executor io, Outcome outcome) {
+    Runnable read =
+        () -> {
+          long reply;
+          try {
+            reply = finish(timeoutNanos);
+          } catch (RuntimeException e) {
+            outcome.failed(e);
+            return;
+          }
+          outcome.answered(reply);
+        };
+    try {
+      io.execute(read);
+    } catch (RejectedExecutionException e) {
+      read.run();
+    }
+  }
 }

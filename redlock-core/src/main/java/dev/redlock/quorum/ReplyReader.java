@@ -3,7 +3,6 @@ package dev.redlock.quorum;
 import dev.redlock.internal.Ticker;
 import dev.redlock.node.Exchange;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
@@ -190,7 +189,10 @@ final class ReplyReader {
     }
   }
 
-  /** After the decision: read what has arrived, hand what has not to an I/O thread. */
+  /**
+   * After the decision: read what has arrived; what has not is read later, by whoever reads that
+   * node's connection next (or an I/O thread), and recorded then.
+   */
   private void handOffRemaining() {
     for (int i = 0; i < exchanges.length; i++) {
       Exchange exchange = exchanges[i];
@@ -203,12 +205,26 @@ final class ReplyReader {
         continue;
       }
       int node = i;
-      long readFor = Math.max(1, startedAt[i] + nodeTimeoutNanos - ticker.read());
-      try {
-        handOff.execute(() -> complete(node, exchange, readFor));
-      } catch (RejectedExecutionException e) {
-        complete(node, exchange, readFor); // no thread free (or closing): read it here, bounded
-      }
+      long started = startedAt[i];
+      long readFor = Math.max(1, started + nodeTimeoutNanos - ticker.read());
+      exchange.finishLater(
+          readFor,
+          handOff,
+          new Exchange.Outcome() {
+            @Override
+            public void answered(long reply) {
+              long took = ticker.read() - started;
+              latencies.observe(node, took);
+              ballot.answer(node, reply, took);
+            }
+
+            @Override
+            public void failed(RuntimeException error) {
+              long took = ticker.read() - started;
+              latencies.observe(node, Math.max(took, nodeTimeoutNanos));
+              ballot.fail(node, error, took);
+            }
+          });
     }
   }
 }

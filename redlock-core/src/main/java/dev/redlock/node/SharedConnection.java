@@ -1,0 +1,568 @@
+package dev.redlock.node;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisNoScriptException;
+import redis.clients.jedis.util.IOUtils;
+
+/**
+ * One connection to a node that every caller shares. Requests are written in turn, each in one
+ * write (a batch in one write too), and queued in the order they went out; Redis answers in that
+ * order, so each reply completes the oldest request in the queue.
+ *
+ * <p>It has no thread of its own. A caller that waits for its reply and finds nobody reading
+ * becomes the reader: it reads replies (those of requests sent before its own, and its own), hands
+ * each to the request it answers (waking that request's waiter), and when its own is in, passes the
+ * role to the next waiter. A lone caller so reads its own reply with no thread hand-off, and under
+ * concurrency one read of the socket serves many callers. A request nobody waits for any more (its
+ * caller gave up, or asked to be told later) is read by whoever reads next, or by a drain on an I/O
+ * thread: every reply is accounted for.
+ *
+ * <p>Failure: a transport error, or the oldest request waiting a whole node timeout with the socket
+ * silent, breaks the connection: every request in it fails, and the node makes a new one for the
+ * next request. A node that answers late thus costs its own votes, never a reply read by the wrong
+ * request.
+ */
+final class SharedConnection {
+  private static final Logger log = LoggerFactory.getLogger(SharedConnection.class);
+
+  /** The most requests in flight on one connection: past it, a request fails at once. */
+  static final int MAX_IN_FLIGHT = 1024;
+
+  private static final byte[][] NO_ARGS = {};
+
+  /** Makes the frame of a request again, with the script's source, after a {@code NOSCRIPT}. */
+  interface Frames {
+    NodeRequest.Frame withSource(NodeRequest request);
+  }
+
+  private final AutoCloseable owner; // the handshake's connection: closing it closes the socket
+  private final Socket socket;
+  private final InputStream in;
+  private final OutputStream out;
+  private final boolean tls;
+  private final long nodeTimeoutNanos;
+  private final Frames frames;
+  private final Executor drains;
+  private final String name;
+
+  /** What the handshake read about the process; fixed for the connection's life. */
+  final NodeLife life;
+
+  /** The acquire script's per-process arguments, sent with every acquire on this connection. */
+  private final byte[][] acquireArgs;
+
+  private final ReentrantLock writing = new ReentrantLock();
+  private byte[] outBuffer = new byte[512]; // guarded by writing
+  private final ConcurrentLinkedQueue<Request> inFlight = new ConcurrentLinkedQueue<>();
+  private final AtomicInteger inFlightCount = new AtomicInteger();
+  private final AtomicBoolean reading = new AtomicBoolean();
+  private final AtomicBoolean drainQueued = new AtomicBoolean();
+  private final ReplyParser parser = new ReplyParser(); // the reader's
+  private int soTimeoutMillis = -1; // the reader's: last value set on the socket
+
+  /** Why the connection broke, once it has: no request goes out on it any more. */
+  private volatile RuntimeException broken;
+
+  SharedConnection(
+      String name,
+      AutoCloseable owner,
+      Socket socket,
+      NodeLife life,
+      byte[][] acquireArgs,
+      long nodeTimeoutNanos,
+      Frames frames,
+      Executor drains)
+      throws IOException {
+    this.name = name;
+    this.owner = owner;
+    this.socket = socket;
+    this.in = socket.getInputStream();
+    this.out = socket.getOutputStream();
+    this.tls = socket instanceof javax.net.ssl.SSLSocket;
+    this.life = life;
+    this.acquireArgs = acquireArgs;
+    this.nodeTimeoutNanos = nodeTimeoutNanos;
+    this.frames = frames;
+    this.drains = drains;
+  }
+
+  /** Whether requests can go out on it (not broken, not closed). */
+  boolean isOpen() {
+    return broken == null;
+  }
+
+  /** Requests written whose reply has not been read yet. */
+  int inFlight() {
+    return inFlightCount.get();
+  }
+
+  /**
+   * Writes {@code request} and queues it for its reply.
+   *
+   * @throws JedisConnectionException if the connection is broken, has too many requests in flight,
+   *     or the write failed (then the connection is broken)
+   */
+  Request send(NodeRequest request, NodeRequest.Frame frame) {
+    Request sent = new Request(request);
+    sendAll(List.of(sent), List.of(frame));
+    return sent;
+  }
+
+  /**
+   * Writes {@code requests} (with their {@code frames}) in one write, queued in that order.
+   *
+   * @throws JedisConnectionException as {@link #send}; then none of them is in flight
+   */
+  void sendAll(List<Request> requests, List<NodeRequest.Frame> frames) {
+    writing.lock();
+    try {
+      RuntimeException why = broken;
+      if (why != null) {
+        throw new JedisConnectionException("connection to " + name + " is broken", why);
+      }
+      if (inFlightCount.get() + requests.size() > MAX_IN_FLIGHT) {
+        throw new JedisConnectionException(
+            MAX_IN_FLIGHT + " requests already in flight to " + name + ": not sent");
+      }
+      int length = 0;
+      for (int i = 0; i < requests.size(); i++) {
+        length = append(length, frames.get(i), argsOf(requests.get(i).request));
+      }
+      long now = System.nanoTime();
+      for (Request r : requests) {
+        r.sentAt = now;
+        inFlightCount.incrementAndGet();
+        inFlight.add(r); // queued before the write: a reply can never come before its request
+      }
+      try {
+        out.write(outBuffer, 0, length);
+      } catch (IOException e) {
+        breakWith(new JedisConnectionException("could not write to " + name, e));
+        throw new JedisConnectionException("could not write to " + name, e);
+      }
+    } finally {
+      writing.unlock();
+    }
+  }
+
+  private byte[][] argsOf(NodeRequest request) {
+    return request.verb() == NodeRequest.Verb.ACQUIRE ? acquireArgs : NO_ARGS;
+  }
+
+  /** Appends one request to the write buffer at {@code at}; returns the new length. */
+  private int append(int at, NodeRequest.Frame frame, byte[][] extra) {
+    int extraBytes = 0;
+    for (byte[] arg : extra) {
+      extraBytes += 1 + 11 + 2 + arg.length + 2;
+    }
+    int size = at + Resp.MAX_HEADER + frame.bytes().length + extraBytes;
+    if (outBuffer.length < size) {
+      outBuffer = Arrays.copyOf(outBuffer, Math.max(size, 2 * outBuffer.length));
+    }
+    int next = Resp.header(outBuffer, at, frame.count() + extra.length);
+    System.arraycopy(frame.bytes(), 0, outBuffer, next, frame.bytes().length);
+    next += frame.bytes().length;
+    for (byte[] arg : extra) {
+      next = Resp.bulk(outBuffer, next, arg);
+    }
+    return next;
+  }
+
+  /**
+   * Breaks the connection: closes the socket (which also ends a write blocked on a node that does
+   * not read) and fails every request in flight with {@code why}. Idempotent.
+   */
+  void breakWith(RuntimeException why) {
+    if (broken == null) {
+      broken = why;
+    }
+    try {
+      owner.close();
+    } catch (Exception e) {
+      IOUtils.closeQuietly(socket);
+    }
+    // Under the write lock, so that no request is queued after this drain (a writer checks broken).
+    writing.lock();
+    try {
+      Request r;
+      while ((r = inFlight.poll()) != null) {
+        inFlightCount.decrementAndGet();
+        r.fail(new JedisConnectionException("connection to " + name + " broke", why));
+      }
+    } finally {
+      writing.unlock();
+    }
+  }
+
+  /**
+   * Reads as the reader until {@code mine} is answered, {@code deadline} passes, or (when {@code
+   * untilAnswered} is false) any bytes have come in; the caller holds the reader role.
+   */
+  private void readAsReader(Request mine, long deadline, boolean untilAnswered) {
+    while (!mine.done && broken == null) {
+      if (dispatchBuffered()) {
+        continue;
+      }
+      long left = deadline - System.nanoTime();
+      if (left <= 0 && !bytesWaiting()) {
+        silentUntil(deadline);
+        return;
+      }
+      try {
+        setSoTimeout(Math.max(left, 1));
+        parser.fill(in);
+      } catch (SocketTimeoutException e) {
+        silentUntil(deadline);
+        return;
+      } catch (IOException | RuntimeException e) {
+        breakWith(new JedisConnectionException("reading from " + name + " failed", e));
+        return;
+      }
+      if (!untilAnswered) {
+        dispatchBuffered();
+        return;
+      }
+    }
+  }
+
+  /**
+   * The socket was silent until the reader's deadline. Over TLS a timed-out read may not leave the
+   * stream usable, and a request that has waited a whole node timeout will not be answered in time:
+   * either breaks the connection.
+   */
+  private void silentUntil(long deadline) {
+    Request oldest = inFlight.peek();
+    if (tls || (oldest != null && deadline - oldest.sentAt >= nodeTimeoutNanos)) {
+      breakWith(
+          new JedisConnectionException(
+              "no reply from " + name + " within the node timeout",
+              new SocketTimeoutException("Read timed out")));
+    }
+  }
+
+  /** Hands every whole reply buffered to its request; true if any was handed. */
+  private boolean dispatchBuffered() {
+    boolean any = false;
+    while (broken == null) {
+      Object reply;
+      try {
+        reply = parser.next();
+      } catch (RuntimeException e) {
+        breakWith(e);
+        return true;
+      }
+      if (reply == ReplyParser.INCOMPLETE) {
+        return any;
+      }
+      any = true;
+      Request answered = inFlight.poll();
+      if (answered == null) {
+        breakWith(new JedisConnectionException("a reply from " + name + " that nobody asked for"));
+        return true;
+      }
+      inFlightCount.decrementAndGet();
+      if (reply instanceof JedisNoScriptException noScript && !answered.withSource) {
+        resendWithSource(answered, noScript);
+      } else if (reply instanceof RuntimeException error) {
+        answered.fail(error);
+      } else if (reply instanceof Long value) {
+        answered.answer(value);
+      } else {
+        answered.fail(
+            new IllegalStateException(
+                "unexpected reply to " + answered.request.verb() + ": " + describe(reply)));
+      }
+    }
+    return true;
+  }
+
+  private static String describe(Object reply) {
+    return reply instanceof byte[] bytes
+        ? new String(bytes, java.nio.charset.StandardCharsets.UTF_8)
+        : String.valueOf(reply);
+  }
+
+  /**
+   * The node lost its script cache (restart, {@code SCRIPT FLUSH}): {@code EVAL} sends the source
+   * and caches it again. The request stays in flight; a lease's next request on this node starts
+   * only once this one has settled, so the resend cannot overtake or be overtaken by it.
+   */
+  private void resendWithSource(Request request, JedisNoScriptException noScript) {
+    request.withSource = true;
+    try {
+      sendAll(List.of(request), List.of(frames.withSource(request.request)));
+    } catch (RuntimeException e) {
+      e.addSuppressed(noScript);
+      request.fail(e);
+    }
+  }
+
+  private void setSoTimeout(long nanos) throws IOException {
+    int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, (nanos + 999_999) / 1_000_000));
+    if (millis != soTimeoutMillis) {
+      socket.setSoTimeout(millis);
+      soTimeoutMillis = millis;
+    }
+  }
+
+  /**
+   * Gives up the reader role and passes it on: to the first request in flight whose caller waits,
+   * else, if requests are still in flight, to a drain on an I/O thread.
+   */
+  private void leaveReading() {
+    reading.set(false);
+    for (Request r : inFlight) {
+      Thread waiter = r.waiter;
+      if (waiter != null) {
+        LockSupport.unpark(waiter);
+        return;
+      }
+    }
+    if (!inFlight.isEmpty() && broken == null) {
+      queueDrain();
+    }
+  }
+
+  private void queueDrain() {
+    if (!drainQueued.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      drains.execute(this::drain);
+    } catch (RejectedExecutionException e) {
+      drainQueued.set(false);
+      if (drains instanceof java.util.concurrent.ExecutorService service && service.isShutdown()) {
+        breakWith(new JedisConnectionException("the Redlock was closed", e));
+      } else {
+        drain(); // every I/O thread busy: read here, bounded by the node timeout
+      }
+    }
+  }
+
+  /**
+   * Reads the replies of requests nobody waits for, each up to its node timeout: an abandoned
+   * request's reply must not sit in the socket (it would delay the next caller's), and a request
+   * whose outcome is to be told later must be told.
+   */
+  private void drain() {
+    drainQueued.set(false);
+    while (broken == null) {
+      Request oldest = inFlight.peek();
+      if (oldest == null || !reading.compareAndSet(false, true)) {
+        return; // nothing left, or a reader is at work: it passes the role on when it leaves
+      }
+      try {
+        Request newest = oldest;
+        for (Request r : inFlight) {
+          newest = r;
+        }
+        // Until the newest request in flight now is in, or the oldest has waited a node timeout.
+        readAsReader(newest, oldest.sentAt + nodeTimeoutNanos, true);
+      } finally {
+        reading.set(false);
+      }
+      for (Request r : inFlight) {
+        if (r.waiter != null) {
+          LockSupport.unpark(r.waiter);
+          return; // a caller waits: it reads on
+        }
+      }
+    }
+  }
+
+  /** A request written on this connection, waiting for its reply. */
+  final class Request implements Exchange {
+    final NodeRequest request;
+    long sentAt; // set under the write lock, before it is queued
+    boolean withSource; // the reader's: sent again with the script's source
+    private volatile boolean done;
+    private long value;
+    private RuntimeException error;
+    private Exchange.Outcome later; // guarded by this
+    volatile Thread waiter;
+
+    Request(NodeRequest request) {
+      this.request = request;
+    }
+
+    void answer(long reply) {
+      settle(reply, null);
+    }
+
+    void fail(RuntimeException why) {
+      settle(0, why);
+    }
+
+    /** Records the outcome once; wakes the waiter; tells a later outcome, outside the lock. */
+    private void settle(long reply, RuntimeException why) {
+      Exchange.Outcome tellNow;
+      synchronized (this) {
+        if (done) {
+          return;
+        }
+        value = reply;
+        error = why;
+        done = true; // the volatile write publishes value and error
+        tellNow = later;
+      }
+      Thread w = waiter;
+      if (w != null) {
+        LockSupport.unpark(w);
+      }
+      if (tellNow != null) {
+        tell(tellNow);
+      }
+    }
+
+    private void tell(Exchange.Outcome outcome) {
+      try {
+        if (error != null) {
+          outcome.failed(error);
+        } else {
+          outcome.answered(value);
+        }
+      } catch (RuntimeException e) {
+        // Whoever reads must go on reading for the others: what the outcome threw is logged.
+        log.warn("a reply's consumer failed on {}", name, e);
+      }
+    }
+
+    @Override
+    public boolean ready() {
+      return done || (inFlight.peek() == this && !reading.get() && bytesWaiting());
+    }
+
+    @Override
+    public boolean awaitReady(long timeoutNanos) {
+      if (done || tls) {
+        return true; // over TLS a short timed-out read may not leave the stream usable
+      }
+      await(this, timeoutNanos, false);
+      return done || (inFlight.peek() == this && bytesWaiting());
+    }
+
+    @Override
+    public long finish(long timeoutNanos) {
+      if (!done) {
+        await(this, timeoutNanos, true);
+      }
+      if (!done) {
+        RuntimeException why = broken;
+        if (why != null) {
+          throw new JedisConnectionException("connection to " + name + " broke", why);
+        }
+        // Still in flight: whoever reads next reads its reply and drops it.
+        throw new JedisConnectionException(
+            "no reply from " + name + " in time", new SocketTimeoutException("Read timed out"));
+      }
+      if (error != null) {
+        throw error;
+      }
+      return value;
+    }
+
+    /**
+     * Tells {@code outcome} the reply when it comes (on whichever thread reads it), without anyone
+     * waiting: at most about a node timeout after it was sent, when a silent node's connection
+     * breaks. {@code io} is not used: the connection's own drains read.
+     */
+    @Override
+    public void finishLater(long timeoutNanos, Executor io, Exchange.Outcome outcome) {
+      synchronized (this) {
+        if (!done) {
+          later = outcome;
+          outcome = null;
+        }
+      }
+      if (outcome != null) {
+        tell(outcome);
+        return;
+      }
+      if (!reading.get()) {
+        queueDrain(); // else the reader passes the role on, or drains, when it leaves
+      }
+    }
+  }
+
+  private boolean bytesWaiting() {
+    try {
+      return in.available() > 0;
+    } catch (IOException e) {
+      return true; // the reader will find out
+    }
+  }
+
+  /**
+   * Waits for {@code mine}: reads as the reader when nobody else is, else parks until the reader
+   * hands it its reply or the role. Interrupts do not end the wait (a release from an interrupted
+   * thread is still owed); the flag is kept.
+   */
+  private void await(Request mine, long timeoutNanos, boolean untilAnswered) {
+    long deadline = System.nanoTime() + timeoutNanos;
+    boolean interrupted = false;
+    try {
+      while (!mine.done && broken == null) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return;
+        }
+        if (reading.compareAndSet(false, true)) {
+          try {
+            readAsReader(mine, deadline, untilAnswered);
+            if (broken == null) {
+              dispatchBuffered(); // replies read ahead for others: theirs now, not the next
+              // reader's
+            }
+          } finally {
+            leaveReading();
+          }
+          if (!untilAnswered) {
+            return;
+          }
+          continue;
+        }
+        mine.waiter = Thread.currentThread();
+        try {
+          // Registered first, then checked: a reader that leaves after this check wakes us.
+          if (!mine.done && reading.get()) {
+            if (Thread.interrupted()) {
+              interrupted = true;
+            }
+            LockSupport.parkNanos(this, Math.min(left, TimeUnit.MILLISECONDS.toNanos(100)));
+          }
+        } finally {
+          mine.waiter = null;
+        }
+        if (!untilAnswered) {
+          return;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** Closes the socket; requests in flight fail. */
+  void close() {
+    breakWith(new JedisConnectionException("closed"));
+  }
+}
