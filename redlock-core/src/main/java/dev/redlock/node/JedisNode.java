@@ -104,11 +104,15 @@ final class JedisNode implements LockNode {
     }
   }
 
+  /**
+   * Whether every connection is open and its node's life known: else a request may have to connect
+   * (and wait on the node) first.
+   */
   @Override
   public boolean hasIdleConnection() {
     for (Channel channel : channels) {
       SharedConnection c = channel.connection;
-      if (c == null || !c.isOpen()) {
+      if (c == null || !c.isOpen() || c.life.unknown() != null) {
         return false;
       }
     }
@@ -130,14 +134,21 @@ final class JedisNode implements LockNode {
 
   @Override
   public Exchange begin(NodeRequest request) {
-    SharedConnection connection = forAcquire(request, current(channelOf(request), false));
-    return connection.send(request, request.frame(keys, this::encode));
+    Channel channel = channelOf(request);
+    SharedConnection connection = current(channel, false);
+    if (request.verb() == NodeRequest.Verb.ACQUIRE && connection.life.unknown() != null) {
+      // The life could not be read when it connected (BUSY, LOADING, INFO refused): read it
+      // again on a new connection before this vote, as the old one serves out what it has.
+      connection.retire();
+      connection = current(channel, false);
+    }
+    return forAcquire(request, connection).send(request, request.frame(keys, this::encode));
   }
 
   /**
    * {@code connection}, unless {@code request} is an acquisition and the connection cannot vote:
    * its life is unknown, or it reaches another process than the newest one read. Such a connection
-   * is broken (the next one reads the node again) and the request refused.
+   * is retired (the next one reads the node again) and the request refused.
    */
   private SharedConnection forAcquire(NodeRequest request, SharedConnection connection) {
     if (request.verb() == NodeRequest.Verb.ACQUIRE
@@ -146,7 +157,7 @@ final class JedisNode implements LockNode {
           connection.life.unknown() != null
               ? connection.life.unknown()
               : "its connections reach more than one process (run_id changed)";
-      connection.breakWith(new JedisConnectionException(why));
+      connection.retire();
       throw new NodeLifeUnknownException(why);
     }
     return connection;
@@ -259,7 +270,7 @@ final class JedisNode implements LockNode {
         return c; // made by the thread we waited for
       }
       if (c != null) {
-        c.close(); // broken, or to an earlier process: one node is one process
+        c.retire(); // broken (closed already), or to an earlier process: one node is one process
       }
       if (closed) {
         throw new JedisConnectionException("the Redlock was closed");

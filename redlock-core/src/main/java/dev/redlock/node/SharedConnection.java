@@ -103,9 +103,23 @@ final class SharedConnection {
     this.drains = drains;
   }
 
-  /** Whether requests can go out on it (not broken, not closed). */
+  /** Set once the node should make a new connection: this one closes when its last reply is in. */
+  private volatile boolean retired;
+
+  /** Whether new requests should go out on it: not broken, closed or retired. */
   boolean isOpen() {
-    return broken == null;
+    return broken == null && !retired;
+  }
+
+  /**
+   * Takes it out of use without failing what is in flight: it closes once every reply is in. For a
+   * connection whose life is unknown (read again on the next), or that reaches an earlier process.
+   */
+  void retire() {
+    retired = true;
+    if (inFlightCount.get() == 0) {
+      close();
+    }
   }
 
   /** Requests written whose reply has not been read yet. */
@@ -277,7 +291,9 @@ final class SharedConnection {
         breakWith(new JedisConnectionException("a reply from " + name + " that nobody asked for"));
         return true;
       }
-      inFlightCount.decrementAndGet();
+      if (inFlightCount.decrementAndGet() == 0 && retired) {
+        close(); // its last reply: whoever sent on it after it retired got theirs
+      }
       if (reply instanceof JedisNoScriptException noScript && !answered.withSource) {
         resendWithSource(answered, noScript);
       } else if (reply instanceof RuntimeException error) {
