@@ -33,7 +33,7 @@ public final class RedlockConfig {
   public static final String DEFAULT_KEY_PREFIX = "redlock:";
 
   /** Default size of each node's connection pool. */
-  public static final int DEFAULT_MAX_CONNECTIONS_PER_NODE = 2;
+  public static final int DEFAULT_MAX_CONNECTIONS_PER_NODE = 4;
 
   /** Default bound on making one connection: TCP, TLS handshake, credentials, the node's life. */
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
@@ -321,8 +321,8 @@ public final class RedlockConfig {
     /**
      * Sets how many connections this client opens to each node. Every caller shares them: requests
      * are pipelined (written as they come, replies read in order), so many threads need no more
-     * connections; a key's requests always take the same one. Up to 1,024 requests may be in flight
-     * on one connection; past that a request fails at once (a failed vote). Default 2.
+     * connections; a key's requests always take the same one. Up to 256 requests may be in flight
+     * on one connection; past that a request fails at once (a failed vote). Default 4.
      *
      * @throws IllegalArgumentException if it is below 1 or above 64
      */

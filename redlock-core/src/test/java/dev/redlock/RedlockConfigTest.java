@@ -34,7 +34,7 @@ class RedlockConfigTest {
     assertEquals(Duration.ofMillis(50), config.settings().timeout());
     assertEquals(Duration.ofMillis(200), config.settings().retryDelay());
     assertEquals(Duration.ofMillis(100), config.settings().retryJitter());
-    assertEquals(2, config.maxConnectionsPerNode());
+    assertEquals(4, config.maxConnectionsPerNode());
     assertEquals(THREE, config.nodes());
   }
 

@@ -34,6 +34,22 @@ public interface Exchange {
   }
 
   /**
+   * Whether another thread is reading this request's connection now, so that waiting here would
+   * only wait for that thread: the caller may better wait for any of its requests at once ({@link
+   * #wakeOnProgress}). False for exchanges on a connection of their own.
+   */
+  default boolean readByAnother() {
+    return false;
+  }
+
+  /**
+   * Has {@code thread} unparked ({@link java.util.concurrent.locks.LockSupport#unpark}) when this
+   * request's reply is in, or when its connection has nobody reading it; null stops that. Exchanges
+   * that cannot do this ignore it (then {@link #readByAnother} is false).
+   */
+  default void wakeOnProgress(Thread thread) {}
+
+  /**
    * Reads the reply, waiting at most {@code timeoutNanos}.
    *
    * @return the reply, as {@link NodeRequest.Verb} describes it

@@ -34,16 +34,20 @@ import redis.clients.jedis.util.IOUtils;
  * caller gave up, or asked to be told later) is read by whoever reads next, or by a drain on an I/O
  * thread: every reply is accounted for.
  *
- * <p>Failure: a transport error, or the oldest request waiting a whole node timeout with the socket
- * silent, breaks the connection: every request in it fails, and the node makes a new one for the
- * next request. A node that answers late thus costs its own votes, never a reply read by the wrong
- * request.
+ * <p>Failure: a transport error, or the node silent for a whole node timeout while a request waits,
+ * breaks the connection: every request in it fails, and the node makes a new one for the next
+ * request. A request whose caller stopped waiting stays in flight, and its late reply is read and
+ * dropped: a node that answers late costs its own votes, never a reply read by the wrong request.
  */
 final class SharedConnection {
   private static final Logger log = LoggerFactory.getLogger(SharedConnection.class);
 
-  /** The most requests in flight on one connection: past it, a request fails at once. */
-  static final int MAX_IN_FLIGHT = 1024;
+  /**
+   * The most requests in flight on one connection: past it, a request fails at once. Small enough
+   * that the requests to a node that stopped reading (frozen) fit in the sockets' buffers, so a
+   * write never blocks the caller; a silent node's connection breaks after a node timeout anyway.
+   */
+  static final int MAX_IN_FLIGHT = 256;
 
   private static final byte[][] NO_ARGS = {};
 
@@ -76,6 +80,7 @@ final class SharedConnection {
   private final AtomicBoolean drainQueued = new AtomicBoolean();
   private final ReplyParser parser = new ReplyParser(); // the reader's
   private int soTimeoutMillis = -1; // the reader's: last value set on the socket
+  private long lastBytesAt = System.nanoTime(); // the reader's: when the node last sent anything
 
   /** Why the connection broke, once it has: no request goes out on it any more. */
   private volatile RuntimeException broken;
@@ -242,6 +247,7 @@ final class SharedConnection {
       try {
         setSoTimeout(Math.max(left, 1));
         parser.fill(in);
+        lastBytesAt = System.nanoTime();
       } catch (SocketTimeoutException e) {
         silentUntil(deadline);
         return;
@@ -257,17 +263,46 @@ final class SharedConnection {
   }
 
   /**
-   * The socket was silent until the reader's deadline. Over TLS a timed-out read may not leave the
-   * stream usable, and a request that has waited a whole node timeout will not be answered in time:
-   * either breaks the connection.
+   * The socket was silent until the reader's deadline. A node that has sent nothing for a whole
+   * node timeout while a request waited is taken for frozen or cut off: the connection breaks, and
+   * what is in flight fails. One late reply alone does not break it (the node is alive, only busy:
+   * the replies behind it are still read), nor does a reader's own short deadline. Over TLS a
+   * timed-out read may not leave the stream usable: it breaks at once.
    */
   private void silentUntil(long deadline) {
     Request oldest = inFlight.peek();
-    if (tls || (oldest != null && deadline - oldest.sentAt >= nodeTimeoutNanos)) {
+    if (oldest == null) {
+      return;
+    }
+    if (tls || System.nanoTime() - Math.max(lastBytesAt, oldest.sentAt) >= nodeTimeoutNanos) {
       breakWith(
           new JedisConnectionException(
               "no reply from " + name + " within the node timeout",
               new SocketTimeoutException("Read timed out")));
+    }
+  }
+
+  /**
+   * Before the reader leaves: hands out every reply that has already come, without waiting for
+   * more. Passing the role on costs a wake-up and, on a busy machine, a wait to be scheduled; the
+   * replies that arrived meanwhile are best read by the thread that is already running.
+   */
+  private void readWhatHasCome() {
+    while (broken == null) {
+      dispatchBuffered();
+      if (broken != null || inFlight.isEmpty() || !bytesWaiting()) {
+        return;
+      }
+      try {
+        setSoTimeout(1);
+        parser.fill(in);
+        lastBytesAt = System.nanoTime();
+      } catch (SocketTimeoutException e) {
+        return;
+      } catch (IOException | RuntimeException e) {
+        breakWith(new JedisConnectionException("reading from " + name + " failed", e));
+        return;
+      }
     }
   }
 
@@ -345,14 +380,14 @@ final class SharedConnection {
   private void leaveReading() {
     reading.set(false);
     for (Request r : inFlight) {
-      Thread waiter = r.waiter;
+      Thread waiter = r.reader;
       if (waiter != null) {
-        LockSupport.unpark(waiter);
+        LockSupport.unpark(waiter); // it takes the role
         return;
       }
     }
     if (!inFlight.isEmpty() && broken == null) {
-      queueDrain();
+      queueDrain(); // nobody waits to read: replies must not sit in the socket, or lag grows
     }
   }
 
@@ -379,28 +414,54 @@ final class SharedConnection {
    */
   private void drain() {
     drainQueued.set(false);
-    while (broken == null) {
-      Request oldest = inFlight.peek();
-      if (oldest == null || !reading.compareAndSet(false, true)) {
-        return; // nothing left, or a reader is at work: it passes the role on when it leaves
+    while (broken == null && !inFlight.isEmpty()) {
+      if (!reading.compareAndSet(false, true)) {
+        return; // a reader is at work: it passes the role on, or drains again, when it leaves
       }
       try {
-        Request newest = oldest;
-        for (Request r : inFlight) {
-          newest = r;
+        // Until nothing is in flight, or the node has been silent a node timeout while a request
+        // waited (then the connection breaks: see silentUntil). Callers that wait meanwhile are
+        // handed their replies.
+        while (broken == null) {
+          Request oldest = inFlight.peek();
+          if (oldest == null
+              || !readSome(Math.max(lastBytesAt, oldest.sentAt) + nodeTimeoutNanos)) {
+            break;
+          }
         }
-        // Until the newest request in flight now is in, or the oldest has waited a node timeout.
-        readAsReader(newest, oldest.sentAt + nodeTimeoutNanos, true);
       } finally {
         reading.set(false);
       }
-      for (Request r : inFlight) {
-        if (r.waiter != null) {
-          LockSupport.unpark(r.waiter);
-          return; // a caller waits: it reads on
-        }
-      }
+      // A request queued after the last look, with nobody reading: look again.
     }
+  }
+
+  /**
+   * Reads once as the reader, waiting at most until {@code deadline}; false if the socket stayed
+   * silent until then (see {@link #silentUntil}) or the connection broke.
+   */
+  private boolean readSome(long deadline) {
+    if (dispatchBuffered()) {
+      return broken == null;
+    }
+    long left = deadline - System.nanoTime();
+    if (left <= 0 && !bytesWaiting()) {
+      silentUntil(deadline);
+      return false;
+    }
+    try {
+      setSoTimeout(Math.max(left, 1));
+      parser.fill(in);
+      lastBytesAt = System.nanoTime();
+    } catch (SocketTimeoutException e) {
+      silentUntil(deadline);
+      return false;
+    } catch (IOException | RuntimeException e) {
+      breakWith(new JedisConnectionException("reading from " + name + " failed", e));
+      return false;
+    }
+    dispatchBuffered();
+    return broken == null;
   }
 
   /** A request written on this connection, waiting for its reply. */
@@ -412,7 +473,8 @@ final class SharedConnection {
     private long value;
     private RuntimeException error;
     private Exchange.Outcome later; // guarded by this
-    volatile Thread waiter;
+    volatile Thread waiter; // woken when it settles
+    volatile Thread reader; // a caller waiting in await(): woken to take the reader role
 
     Request(NodeRequest request) {
       this.request = request;
@@ -463,6 +525,16 @@ final class SharedConnection {
     @Override
     public boolean ready() {
       return done || (inFlight.peek() == this && !reading.get() && bytesWaiting());
+    }
+
+    @Override
+    public boolean readByAnother() {
+      return !done && reading.get();
+    }
+
+    @Override
+    public void wakeOnProgress(Thread thread) {
+      waiter = thread;
     }
 
     @Override
@@ -542,10 +614,7 @@ final class SharedConnection {
         if (reading.compareAndSet(false, true)) {
           try {
             readAsReader(mine, deadline, untilAnswered);
-            if (broken == null) {
-              dispatchBuffered(); // replies read ahead for others: theirs now, not the next
-              // reader's
-            }
+            readWhatHasCome();
           } finally {
             leaveReading();
           }
@@ -554,7 +623,9 @@ final class SharedConnection {
           }
           continue;
         }
-        mine.waiter = Thread.currentThread();
+        Thread me = Thread.currentThread();
+        mine.waiter = me;
+        mine.reader = me;
         try {
           // Registered first, then checked: a reader that leaves after this check wakes us.
           if (!mine.done && reading.get()) {
@@ -565,12 +636,16 @@ final class SharedConnection {
           }
         } finally {
           mine.waiter = null;
+          mine.reader = null;
         }
         if (!untilAnswered) {
           return;
         }
       }
     } finally {
+      if (!mine.done && !reading.get() && broken == null) {
+        queueDrain(); // we stop waiting: its reply, and those behind it, must still be read
+      }
       if (interrupted) {
         Thread.currentThread().interrupt();
       }

@@ -26,6 +26,9 @@ final class ReplyReader {
   /** The shortest wait on one silent node before looking at the others (socket timeouts are ms). */
   private static final long MIN_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
+  /** The longest park before looking again, should a wake-up be missed: a bound, not a poll. */
+  private static final long MAX_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
   private final Ballot ballot;
   private final Ticker ticker;
   private final NodeLatencies latencies;
@@ -77,7 +80,15 @@ final class ReplyReader {
           continue;
         }
         int next = reader ? fastestPending() : -1;
-        if (next >= 0) {
+        if (next < 0 && reader && pendingHere() > 0) {
+          // Every reply still to come here is being read by another thread (shared
+          // connections): wait for any of them, or for a connection to have nobody reading it.
+          long left = deadline - ticker.read();
+          if (left <= 0) {
+            break;
+          }
+          parkUntilProgress(done, Math.min(left, MAX_PARK_NANOS));
+        } else if (next >= 0) {
           long left = deadline - ticker.read();
           if (left <= 0) {
             break; // replies that have arrived were read above; the rest are handed off below
@@ -151,11 +162,55 @@ final class ReplyReader {
     return mine;
   }
 
-  /** The pending node to wait on: the fewest silent slices so far, then the fastest lately. */
+  /**
+   * Parks until one of this thread's requests is answered, one of their connections has nobody
+   * reading it, the ballot changes, or {@code nanos} pass: woken, not polling.
+   */
+  private void parkUntilProgress(BooleanSupplier done, long nanos) {
+    Thread me = Thread.currentThread();
+    ballot.watcher = me;
+    for (Exchange e : exchanges) {
+      if (e != null) {
+        e.wakeOnProgress(me);
+      }
+    }
+    try {
+      // Registered first, then checked: whatever happens after this check wakes us.
+      if (!ballot.holds(done) && !anyReadyOrFree()) {
+        boolean interrupted = Thread.interrupted();
+        java.util.concurrent.locks.LockSupport.parkNanos(this, nanos);
+        if (interrupted) {
+          me.interrupt(); // seen at the top of the loop
+        }
+      }
+    } finally {
+      ballot.watcher = null;
+      for (Exchange e : exchanges) {
+        if (e != null) {
+          e.wakeOnProgress(null);
+        }
+      }
+    }
+  }
+
+  private boolean anyReadyOrFree() {
+    for (Exchange e : exchanges) {
+      if (e != null && (e.ready() || !e.readByAnother())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The pending node to wait on: the fewest silent slices so far, then the fastest lately; none
+   * whose connection another thread is reading (that thread hands us the reply).
+   */
   private int fastestPending() {
     int best = -1;
     for (int i = 0; i < exchanges.length; i++) {
       if (exchanges[i] != null
+          && !exchanges[i].readByAnother()
           && (best < 0
               || silentSlices[i] < silentSlices[best]
               || (silentSlices[i] == silentSlices[best]
