@@ -100,7 +100,7 @@ class RedlockCliIT {
   // ---- usage errors
 
   @ParameterizedTest
-  @ValueSource(strings = {"", "run", "status", "doctor", "release", "quarantine"})
+  @ValueSource(strings = {"", "run", "status", "doctor", "release", "quarantine", "init-nodes"})
   void everyCommandHasHelpWithExamples(String command) {
     Result r = command.isEmpty() ? redlock("--help") : redlock(command, "--help");
     assertEquals(0, r.status(), r.toString());
