@@ -119,7 +119,7 @@ final class InitNodesCommand extends CliCommand {
         try {
           check = admin.checkNewNode(i);
         } catch (RedlockException e) {
-          cli.out.println("UNREACHABLE: " + e.getMessage());
+          cli.out.println(e.getMessage()); // "cannot check <uri>: why"
           unreachable.add(list.get(i));
           continue;
         }
@@ -138,13 +138,15 @@ final class InitNodesCommand extends CliCommand {
             "redlock init-nodes: nothing written: "
                 + (refused.isEmpty() ? "" : refused.size() + " node(s) not new")
                 + (refused.isEmpty() || unreachable.isEmpty() ? "" : ", ")
-                + (unreachable.isEmpty() ? "" : unreachable.size() + " node(s) unreachable")
+                + (unreachable.isEmpty()
+                    ? ""
+                    : unreachable.size() + " node(s) could not be checked")
                 + (refused.isEmpty()
                     ? ""
                     : "; a node that served locks sits out its quarantine (see 'redlock doctor'),"
                         + " or name only the new nodes with --node"));
         audit.warn(
-            "init-nodes by={} at={} result=REFUSED not_new={} unreachable={}; nothing written",
+            "init-nodes by={} at={} result=REFUSED not_new={} not_checked={}; nothing written",
             operator(reason),
             Instant.now(),
             refused,
@@ -186,7 +188,7 @@ final class InitNodesCommand extends CliCommand {
         try {
           done = admin.vouchForNewNode(e.getKey(), e.getValue().runId(), by);
         } catch (RedlockException error) {
-          cli.out.println("UNREACHABLE: " + error.getMessage());
+          cli.out.println(error.getMessage() + "; nothing written");
           failed++;
           continue;
         }
@@ -215,7 +217,7 @@ final class InitNodesCommand extends CliCommand {
               + voting
               + " voting already"
               + (notNew == 0 ? "" : ", " + notNew + " refused")
-              + (failed == 0 ? "" : ", " + failed + " unreachable"));
+              + (failed == 0 ? "" : ", " + failed + " could not be checked"));
       return failed > 0 ? ExitCodes.FAILED : notNew > 0 ? ExitCodes.CHECK_FAILED : ExitCodes.OK;
     }
   }

@@ -381,8 +381,10 @@ class InitNodesIT {
             "--all",
             "--yes");
     assertEquals(ExitCodes.FAILED, r.status(), r.toString());
-    assertSays(r.out(), "UNREACHABLE: cannot check redis://127.0.0.1:1: ");
-    assertSays(r.err(), "nothing written: 2 node(s) unreachable");
+    assertSays(r.out(), "cannot check redis://127.0.0.1:1: Failed to connect");
+    assertSays(r.err(), "nothing written: 2 node(s) could not be checked");
+    assertSays(
+        r.audit(), "result=REFUSED", "not_checked=[redis://127.0.0.1:1, redis://127.0.0.1:2]");
     assertEquals(List.of(), lives().stream().filter(l -> l != null).toList(), "nothing stamped");
   }
 

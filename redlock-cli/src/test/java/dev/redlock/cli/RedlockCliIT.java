@@ -573,6 +573,9 @@ class RedlockCliIT {
           check(none, uri, "restart guard")
               .startsWith("info  " + uri + "  restart guard: no life marker yet"),
           none.toString());
+      assertTrue(
+          check(none, uri, "restart guard").contains("'redlock init-nodes' lets it vote at once"),
+          none.toString());
 
       String otherLife = "0123456789abcdef0123456789abcdef01234567";
       jedis.set(prefix + "@life", otherLife + ":1:" + (nodeMicros(node) - 3_600_000_000L));
