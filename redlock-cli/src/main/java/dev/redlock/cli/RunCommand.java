@@ -141,15 +141,14 @@ final class RunCommand extends CliCommand {
       }
     }
     left.sort(null);
+    boolean one = quarantined.size() == 1;
     String head =
         quarantined.size()
             + " of "
             + outcomes.size()
             + " nodes "
-            + (quarantined.size() == 1 ? "is" : "are")
+            + (one ? "is" : "are")
             + " in the restart guard's quarantine (restarted, flushed or new)";
-    String advice =
-        "; if they are new and never served a lock, 'redlock init-nodes' lets them vote now";
     if (needed > quarantined.size()) {
       return head
           + ", and "
@@ -172,8 +171,11 @@ final class RunCommand extends CliCommand {
         + quorum
         + " of "
         + outcomes.size()
-        + ") before then"
-        + advice;
+        + ") before then; if "
+        + (one ? "it is" : "they are")
+        + " new and never served a lock, 'redlock init-nodes' lets "
+        + (one ? "it" : "them")
+        + " vote now";
   }
 
   private int runUnder(Lease lease) throws InterruptedException {
