@@ -35,7 +35,7 @@ import org.w3c.dom.Node;
  *       requires: name and description (its own), url, a license with name and url, a developer
  *       with a name, and scm url and connection;
  *   <li>every published jar is a named module (module-info or Automatic-Module-Name), names
- *       distinct; sources jars hold sources, javadoc jars an index;
+ *       distinct; sources jars hold sources, javadoc jars an index; one .buildinfo is staged;
  *   <li>given a second staging of the same commit, every staged file is byte-identical
  *       (reproducible build).
  * </ul>
@@ -145,6 +145,11 @@ public class CheckRelease {
       if (javadoc != null && !contains(javadoc, "index.html"::equals)) {
         fail(artifactId + "-javadoc.jar: no index.html in it");
       }
+    }
+
+    long buildinfos = staging.files.keySet().stream().filter(k -> k.endsWith(":buildinfo")).count();
+    if (buildinfos != 1) {
+      fail("expected one .buildinfo staged (maven-artifact-plugin), found " + buildinfos);
     }
 
     for (String artifactId : staging.artifactIds()) {
