@@ -147,6 +147,15 @@ public class CheckRelease {
       }
     }
 
+    // Signed (-Psign) or not at all: a repository that wants signatures wants one per file.
+    if (staging.files.keySet().stream().anyMatch(k -> k.endsWith(".asc"))) {
+      for (String key : staging.files.keySet()) {
+        if (!key.endsWith(".asc") && !staging.files.containsKey(key + ".asc")) {
+          fail(key + ": staged unsigned beside signed files");
+        }
+      }
+    }
+
     long buildinfos = staging.files.keySet().stream().filter(k -> k.endsWith(":buildinfo")).count();
     if (buildinfos != 1) {
       fail("expected one .buildinfo staged (maven-artifact-plugin), found " + buildinfos);
@@ -246,6 +255,7 @@ public class CheckRelease {
     Set<String> keys = new TreeSet<>(first.files.keySet());
     keys.addAll(second.files.keySet());
     int same = 0;
+    keys.removeIf(k -> k.endsWith(".asc")); // a signature holds the time it was made
     for (String key : keys) {
       Path a = first.files.get(key);
       Path b = second.files.get(key);
