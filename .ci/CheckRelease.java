@@ -98,6 +98,10 @@ public class CheckRelease {
       published.add(artifactId);
     }
 
+    if (published.isEmpty()) {
+      fail(BOM + ": manages no module");
+    }
+
     Set<String> stagedModules = new TreeSet<>(staging.artifactIds());
     stagedModules.remove(PARENT);
     stagedModules.remove(BOM);
@@ -186,7 +190,10 @@ public class CheckRelease {
         }
       } else {
         var manifest = file.getManifest();
-        name = manifest == null ? null : manifest.getMainAttributes().getValue("Automatic-Module-Name");
+        name =
+            manifest == null
+                ? null
+                : manifest.getMainAttributes().getValue("Automatic-Module-Name");
         if (name == null || name.isBlank()) {
           fail(artifactId + ".jar: neither a module-info.class nor an Automatic-Module-Name");
           return null;
@@ -268,7 +275,8 @@ public class CheckRelease {
         same++;
       }
     }
-    System.out.printf("reproducible: %d of %d staged files byte-identical across two clean builds%n",
+    System.out.printf(
+        "reproducible: %d of %d staged files byte-identical across two clean builds%n",
         same, keys.size());
   }
 

@@ -42,12 +42,13 @@ public final class Consumer {
         Lease lease = redlock.acquire("consumer", Duration.ofSeconds(1), Duration.ofSeconds(10))) {
       token = lease.fencingToken();
     }
-    long granted = registry.find("redlock.acquire").timers().stream().mapToLong(t -> t.count()).sum();
+    long attempts =
+        registry.find("redlock.acquire").timers().stream().mapToLong(t -> t.count()).sum();
     String module = Redlock.class.getModule().getName();
     System.out.println(
         "consumer: lease taken and released on the module path (module " + module + ", token "
-            + token + "), " + granted + " attempt(s) in the metrics");
-    if (!"dev.redlock".equals(module) || granted < 1) {
+            + token + "), " + attempts + " attempt(s) in the metrics");
+    if (!"dev.redlock".equals(module) || attempts < 1) {
       System.exit(1);
     }
   }
