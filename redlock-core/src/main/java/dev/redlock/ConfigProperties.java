@@ -103,6 +103,14 @@ final class ConfigProperties {
 
   /** Applies the {@code redlock.*} properties to {@code builder} and builds. */
   static RedlockConfig read(Properties properties, RedlockConfig.Builder builder) {
+    return apply(properties, builder).build();
+  }
+
+  /**
+   * Applies the {@code redlock.*} properties to {@code builder}: {@code redlock.nodes} is required
+   * unless the builder has nodes already.
+   */
+  static RedlockConfig.Builder apply(Properties properties, RedlockConfig.Builder builder) {
     Objects.requireNonNull(properties, "properties must not be null");
     for (String key : properties.stringPropertyNames()) {
       if (key.startsWith(PREFIX) && !BY_KEY.containsKey(key)) {
@@ -111,7 +119,7 @@ final class ConfigProperties {
       }
     }
     String nodes = properties.getProperty("redlock.nodes");
-    if (nodes == null || nodes.isBlank()) {
+    if ((nodes == null || nodes.isBlank()) && !builder.hasNodes()) {
       throw new IllegalArgumentException(
           "redlock.nodes is required: comma-separated redis:// URIs");
     }
@@ -121,7 +129,7 @@ final class ConfigProperties {
         row.apply.accept(builder, value);
       }
     }
-    return builder.build();
+    return builder;
   }
 
   /**

@@ -226,6 +226,27 @@ public final class RedlockConfig {
 
     private Builder() {}
 
+    /** Whether a node was added. */
+    boolean hasNodes() {
+      return !nodes.isEmpty();
+    }
+
+    /**
+     * Sets what {@code redlock.*} properties say, as {@link RedlockConfig#fromProperties} reads
+     * them (same keys, rules and messages), on top of what this builder has: for a framework that
+     * reads the properties and adds what properties cannot say (listeners, a {@link
+     * #tlsSocketFactory}). {@code redlock.nodes} is required unless nodes were added before. Keys
+     * outside {@code redlock.} are ignored.
+     *
+     * @throws NullPointerException if {@code properties} is null
+     * @throws IllegalArgumentException naming the key and the rule, for a missing, unknown or
+     *     malformed value
+     */
+    public Builder properties(Properties properties) {
+      ConfigProperties.apply(properties, this);
+      return this;
+    }
+
     /** The shared settings' builder, which the shared {@code redlock.*} keys set. */
     LockSettings.Builder settingsBuilder() {
       return settings;

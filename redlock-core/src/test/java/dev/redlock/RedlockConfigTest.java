@@ -327,4 +327,29 @@ class RedlockConfigTest {
     rejects(
         NullPointerException.class, "properties", () -> LockSettings.builder().properties(null));
   }
+
+  @Test
+  void aBuilderReadsPropertiesOnTopOfWhatItHas() {
+    Properties p = new Properties();
+    p.setProperty("redlock.nodeTimeout", "75ms");
+    rejects(
+        IllegalArgumentException.class,
+        "redlock.nodes is required",
+        () -> RedlockConfig.builder().properties(p));
+    RedlockConfig config =
+        RedlockConfig.builder().node("redis://h:1").listener(event -> {}).properties(p).build();
+    assertEquals(List.of("redis://h:1"), config.nodes());
+    assertEquals(Duration.ofMillis(75), config.settings().timeout());
+    assertEquals(1, config.settings().listeners().size());
+    p.setProperty("redlock.nodes", "redis://h:2,redis://h:3");
+    p.setProperty("redlock.auditLog", "true");
+    RedlockConfig both = RedlockConfig.builder().listener(event -> {}).properties(p).build();
+    assertEquals(List.of("redis://h:2", "redis://h:3"), both.nodes());
+    assertEquals(2, both.settings().listeners().size());
+    p.setProperty("redlock.maxTtl", "48h");
+    rejects(
+        IllegalArgumentException.class,
+        "maxTtl must be >= 1ms and <= 1d, was PT48H",
+        () -> RedlockConfig.builder().properties(p));
+  }
 }
