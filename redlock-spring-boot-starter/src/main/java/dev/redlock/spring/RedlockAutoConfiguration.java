@@ -32,15 +32,11 @@ import org.springframework.context.annotation.Configuration;
  * <p>Each part steps aside for the application's own: a {@link RedlockConfig} bean (for a TLS
  * socket factory, say) replaces the one read from properties, a {@link LockService} bean replaces
  * the service. Every {@link RedlockListener} bean is registered, and the metrics of {@code
- * redlock-micrometer} when there is a {@code MeterRegistry}. {@code redlock.enabled=false} turns it
- * all off.
+ * redlock-micrometer} when there is a {@code MeterRegistry}. {@code redlock.enabled=false} makes no
+ * lock service; {@link Locked} methods are checked all the same, so one can never run unlocked
+ * because the service is missing: the context then fails to start.
  */
 @AutoConfiguration
-@ConditionalOnProperty(
-    prefix = "redlock",
-    name = "enabled",
-    havingValue = "true",
-    matchIfMissing = true)
 @EnableConfigurationProperties(RedlockProperties.class)
 public class RedlockAutoConfiguration {
 
@@ -85,92 +81,101 @@ public class RedlockAutoConfiguration {
     return all;
   }
 
-  /** {@code redlock.store=redis} (the default): a quorum of Redis nodes. */
+  /** The lock service, unless {@code redlock.enabled=false}. */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnProperty(
       prefix = "redlock",
-      name = "store",
-      havingValue = "redis",
+      name = "enabled",
+      havingValue = "true",
       matchIfMissing = true)
-  static class RedisStore {
-    @Bean
-    @ConditionalOnMissingBean
-    RedlockConfig redlockConfig(
-        RedlockProperties properties,
-        ObjectProvider<RedlockListener> listeners,
-        ObjectProvider<ListenerSource> sources) {
-      RedlockConfig.Builder builder = RedlockConfig.builder();
-      listeners(listeners, sources).forEach(builder::listener);
-      return builder.properties(properties.coreProperties()).build();
-    }
-
-    @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean(LockService.class)
-    Redlock redlock(RedlockConfig config) {
-      return Redlock.create(config);
-    }
-  }
-
-  /** {@code redlock.store=jdbc}: leases in a table of the application's {@code DataSource}. */
-  @Configuration(proxyBeanMethods = false)
-  @ConditionalOnProperty(prefix = "redlock", name = "store", havingValue = "jdbc")
-  @ConditionalOnClass(name = "dev.redlock.jdbc.JdbcLeases")
-  static class JdbcStore {
-    @Bean
-    StoreSettings redlockStoreSettings(
-        RedlockProperties properties,
-        ObjectProvider<RedlockListener> listeners,
-        ObjectProvider<ListenerSource> sources) {
-      LockSettings.Builder builder = LockSettings.builder();
-      try {
-        builder.timeout(properties.getJdbc().getTimeout());
-      } catch (IllegalArgumentException | NullPointerException e) {
-        throw new IllegalArgumentException("redlock.jdbc.timeout: " + e.getMessage(), e);
+  static class Stores {
+    /** {@code redlock.store=redis} (the default): a quorum of Redis nodes. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(
+        prefix = "redlock",
+        name = "store",
+        havingValue = "redis",
+        matchIfMissing = true)
+    static class RedisStore {
+      @Bean
+      @ConditionalOnMissingBean
+      RedlockConfig redlockConfig(
+          RedlockProperties properties,
+          ObjectProvider<RedlockListener> listeners,
+          ObjectProvider<ListenerSource> sources) {
+        RedlockConfig.Builder builder = RedlockConfig.builder();
+        listeners(listeners, sources).forEach(builder::listener);
+        return builder.properties(properties.coreProperties()).build();
       }
-      listeners(listeners, sources).forEach(builder::listener);
-      return new StoreSettings(builder.properties(properties.coreProperties()).build());
+
+      @Bean(destroyMethod = "close")
+      @ConditionalOnMissingBean(LockService.class)
+      Redlock redlock(RedlockConfig config) {
+        return Redlock.create(config);
+      }
     }
 
-    @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean(LockService.class)
-    LockService redlockJdbcLeases(
-        ObjectProvider<DataSource> dataSources,
-        RedlockProperties properties,
-        StoreSettings settings) {
-      DataSource dataSource = dataSources.getIfUnique();
-      if (dataSource == null) {
+    /** {@code redlock.store=jdbc}: leases in a table of the application's {@code DataSource}. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(prefix = "redlock", name = "store", havingValue = "jdbc")
+    @ConditionalOnClass(name = "dev.redlock.jdbc.JdbcLeases")
+    static class JdbcStore {
+      @Bean
+      StoreSettings redlockStoreSettings(
+          RedlockProperties properties,
+          ObjectProvider<RedlockListener> listeners,
+          ObjectProvider<ListenerSource> sources) {
+        LockSettings.Builder builder = LockSettings.builder();
+        try {
+          builder.timeout(properties.getJdbc().getTimeout());
+        } catch (IllegalArgumentException | NullPointerException e) {
+          throw new IllegalArgumentException("redlock.jdbc.timeout: " + e.getMessage(), e);
+        }
+        listeners(listeners, sources).forEach(builder::listener);
+        return new StoreSettings(builder.properties(properties.coreProperties()).build());
+      }
+
+      @Bean(destroyMethod = "close")
+      @ConditionalOnMissingBean(LockService.class)
+      LockService redlockJdbcLeases(
+          ObjectProvider<DataSource> dataSources,
+          RedlockProperties properties,
+          StoreSettings settings) {
+        DataSource dataSource = dataSources.getIfUnique();
+        if (dataSource == null) {
+          throw new IllegalStateException(
+              "redlock.store=jdbc needs one DataSource bean (spring.datasource.url and friends), "
+                  + "found "
+                  + dataSources.stream().count());
+        }
+        String table = properties.getJdbc().getTable();
+        if (properties.getJdbc().isCreateTable()) {
+          JdbcLeases.createTableIfAbsent(dataSource, table);
+        }
+        return JdbcLeases.create(dataSource, table, settings.settings());
+      }
+    }
+
+    /** {@code redlock.store=jdbc} without {@code redlock-jdbc}: say so at start-up. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(prefix = "redlock", name = "store", havingValue = "jdbc")
+    @ConditionalOnMissingClass("dev.redlock.jdbc.JdbcLeases")
+    static class JdbcStoreMissing {
+      @Bean
+      LockService redlockJdbcLeases() {
         throw new IllegalStateException(
-            "redlock.store=jdbc needs one DataSource bean (spring.datasource.url and friends), "
-                + "found "
-                + dataSources.stream().count());
+            "redlock.store=jdbc needs dev.redlock:redlock-jdbc on the class path");
       }
-      String table = properties.getJdbc().getTable();
-      if (properties.getJdbc().isCreateTable()) {
-        JdbcLeases.createTableIfAbsent(dataSource, table);
+    }
+
+    /** The meters of {@code redlock-micrometer}, when the application has Micrometer. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
+    static class Metrics {
+      @Bean
+      ListenerSource redlockMetrics(ObjectProvider<MeterRegistry> registries) {
+        return () -> Optional.ofNullable(registries.getIfUnique()).map(RedlockMetrics::new);
       }
-      return JdbcLeases.create(dataSource, table, settings.settings());
-    }
-  }
-
-  /** {@code redlock.store=jdbc} without {@code redlock-jdbc}: say so at start-up. */
-  @Configuration(proxyBeanMethods = false)
-  @ConditionalOnProperty(prefix = "redlock", name = "store", havingValue = "jdbc")
-  @ConditionalOnMissingClass("dev.redlock.jdbc.JdbcLeases")
-  static class JdbcStoreMissing {
-    @Bean
-    LockService redlockJdbcLeases() {
-      throw new IllegalStateException(
-          "redlock.store=jdbc needs dev.redlock:redlock-jdbc on the class path");
-    }
-  }
-
-  /** The meters of {@code redlock-micrometer}, when the application has Micrometer. */
-  @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
-  static class Metrics {
-    @Bean
-    ListenerSource redlockMetrics(ObjectProvider<MeterRegistry> registries) {
-      return () -> Optional.ofNullable(registries.getIfUnique()).map(RedlockMetrics::new);
     }
   }
 }
