@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.testkit.RedisFixture;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -19,6 +20,8 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.health.actuate.endpoint.HealthEndpoint;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.scheduling.annotation.EnableScheduling;
@@ -83,6 +86,14 @@ class TwoInstancesIT {
       await()
           .atMost(Duration.ofSeconds(15))
           .until(() -> RUNS.keySet().stream().filter(s -> s > started + 1).count() >= 3);
+      // Whole applications: the actuator's health endpoint and Boot's own meter registry see it.
+      assertEquals(Status.UP, a.getBean(HealthEndpoint.class).healthForPath("redlock").getStatus());
+      for (ConfigurableApplicationContext app : List.of(a, b)) {
+        MeterRegistry registry = app.getBean(MeterRegistry.class);
+        assertTrue(
+            registry.find("redlock.acquire").timers().stream().mapToLong(t -> t.count()).sum() > 0,
+            "attempts recorded by " + app.getId());
+      }
     }
     Map<Long, List<String>> runs = new TreeMap<>(RUNS);
     long ticksRunTwice = runs.values().stream().filter(r -> r.size() > 1).count();
