@@ -25,7 +25,12 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * {@code redlock.store=jdbc}: leases in a table of the application's own DataSource (Boot's
@@ -118,6 +123,43 @@ class JdbcStoreIT {
                     assertThrows(LockUnavailableException.class, jobs::throwsWhenBusy));
               }
               assertEquals("ran", jobs.throwsWhenBusy());
+            });
+  }
+
+  /** A transactional job: what it saw of the lock when its transaction completed. */
+  public static class TransactionalJob {
+    private volatile boolean lockedAtCompletion;
+
+    @Locked(resource = "tx", ttl = "5s")
+    @Transactional
+    public void run() {
+      TransactionSynchronizationManager.registerSynchronization(
+          new TransactionSynchronization() {
+            @Override
+            public void afterCompletion(int status) {
+              lockedAtCompletion = CurrentLease.find().isPresent();
+            }
+          });
+    }
+
+    public boolean lockedAtCompletion() {
+      return lockedAtCompletion;
+    }
+  }
+
+  @Test
+  void aTransactionalMethodCommitsInsideTheLock() {
+    runner()
+        .withConfiguration(
+            AutoConfigurations.of(
+                DataSourceTransactionManagerAutoConfiguration.class,
+                TransactionAutoConfiguration.class))
+        .withBean(TransactionalJob.class)
+        .run(
+            context -> {
+              TransactionalJob job = context.getBean(TransactionalJob.class);
+              job.run();
+              assertTrue(job.lockedAtCompletion(), "the commit ran before the lock's release");
             });
   }
 
