@@ -121,10 +121,15 @@ final class LockedInterceptor implements MethodInterceptor {
       throw interruptedWaiting(locked, resource, e);
     }
     long granted = System.nanoTime();
+    try {
+      lease.keepAlive();
+    } catch (RuntimeException e) { // a ttl too short to renew: the method never runs
+      lease.release();
+      throw e;
+    }
     LossInterrupt interrupt = new LossInterrupt(Thread.currentThread());
     Throwable thrown = null;
     try {
-      lease.keepAlive();
       if (settings.get().taskInterruption() == TaskInterruption.ON_LEASE_LOSS) {
         lease.onLost(loss -> interrupt.lost());
       }

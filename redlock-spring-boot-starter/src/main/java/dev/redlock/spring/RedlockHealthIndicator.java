@@ -1,6 +1,7 @@
 package dev.redlock.spring;
 
 import dev.redlock.Redlock;
+import java.util.Objects;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
@@ -19,7 +20,8 @@ public class RedlockHealthIndicator extends AbstractHealthIndicator {
    */
   public RedlockHealthIndicator(Redlock redlock) {
     super("Redlock health check failed");
-    this.nodes = new NodesHealth(redlock.config());
+    this.nodes =
+        new NodesHealth(Objects.requireNonNull(redlock, "redlock must not be null").config());
   }
 
   @Override

@@ -42,7 +42,7 @@ public class Jobs {
     return CurrentLease.get().resource();
   }
 
-  @Locked(resource = "token:#{#p0}", ttl = "5s")
+  @Locked(resource = "token:#{#p0}", ttl = "${jobs.token-ttl:5s}")
   public long token(String name) {
     return CurrentLease.fencingToken();
   }
@@ -96,5 +96,11 @@ public class Jobs {
   public Long quick() {
     quickRuns.incrementAndGet();
     return CurrentLease.fencingToken();
+  }
+
+  /** A ttl too short to renew, with a hold after: refused, and nothing is held. */
+  @Locked(resource = "short", ttl = "60ms", lockAtLeastFor = "5s")
+  public void tooShortToRenew() {
+    throw new AssertionError("never runs");
   }
 }

@@ -10,6 +10,7 @@ import dev.redlock.Lease;
 import dev.redlock.LockService;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.Redlock;
+import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.RedisNode;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -160,6 +161,33 @@ class StarterIT {
             context ->
                 assertEquals(
                     0, context.getBean(Redlock.class).config().settings().listeners().size()));
+  }
+
+  @Test
+  void aTtlTooShortToRenewIsRefusedWithTheCoresMessageAndHoldsNothing() {
+    runner()
+        .run(
+            context -> {
+              IllegalArgumentException e =
+                  assertThrows(
+                      IllegalArgumentException.class, context.getBean(Jobs.class)::tooShortToRenew);
+              assertTrue(e.getMessage().startsWith("ttl too short to renew"), e.getMessage());
+              assertEquals(0, redis.nodesWithKey("redlock:short"), "not held for lockAtLeastFor");
+            });
+  }
+
+  @Test
+  void anApplicationsOwnRedlockConfigReplacesTheOneReadFromProperties() {
+    runner()
+        .withPropertyValues("redlock.node-timeout=50ms")
+        .withBean(
+            RedlockConfig.class, () -> redis.config().nodeTimeout(Duration.ofMillis(77)).build())
+        .run(
+            context -> {
+              Redlock redlock = context.getBean(Redlock.class);
+              assertEquals(Duration.ofMillis(77), redlock.config().settings().timeout());
+              assertTrue(context.getBean(Jobs.class).token("own") > 0);
+            });
   }
 
   @Test
