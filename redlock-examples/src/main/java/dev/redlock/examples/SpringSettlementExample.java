@@ -82,8 +82,10 @@ public final class SpringSettlementExample {
     }
 
     /** Every second on every instance; one of them holds the lock and settles. */
+    // Held 800 ms from the grant: an instance whose tick fires up to that much later is refused,
+    // and the lock is free again before the next second.
     @Scheduled(cron = "* * * * * *")
-    @Locked(resource = "settlement:batch", ttl = "10s", lockAtLeastFor = "500ms")
+    @Locked(resource = "settlement:batch", ttl = "10s", lockAtLeastFor = "800ms")
     public void settle() {
       long batch = System.currentTimeMillis() / 1000;
       ledger.settle(batch, instance, CurrentLease.fencingToken());
