@@ -17,12 +17,28 @@ import java.util.function.BiConsumer;
 final class ConfigProperties {
   static final String PREFIX = "redlock.";
 
-  /** How one key's text sets the builder (the text is never null). */
-  private record Row(String key, BiConsumer<RedlockConfig.Builder, String> apply) {}
+  /**
+   * How one key's text sets the builder (the text is never null). A shared row sets one of the
+   * {@link LockSettings} every store shares, so {@link LockSettings.Builder#properties} reads it
+   * too; the others are the Redis store's alone.
+   */
+  private record Row(
+      String key,
+      BiConsumer<RedlockConfig.Builder, String> apply,
+      BiConsumer<LockSettings.Builder, String> shared) {
+
+    static Row redis(String key, BiConsumer<RedlockConfig.Builder, String> apply) {
+      return new Row(key, apply, null);
+    }
+
+    static Row shared(String key, BiConsumer<LockSettings.Builder, String> apply) {
+      return new Row(key, (b, v) -> apply.accept(b.settingsBuilder(), v), apply);
+    }
+  }
 
   private static final List<Row> ROWS =
       List.of(
-          new Row(
+          Row.redis(
               "redlock.nodes",
               (b, v) ->
                   b.nodes(
@@ -30,38 +46,39 @@ final class ConfigProperties {
                           .map(String::trim)
                           .filter(s -> !s.isEmpty())
                           .toList())),
-          new Row("redlock.quorum", (b, v) -> b.quorum(integer("redlock.quorum", v))),
-          new Row("redlock.keyPrefix", RedlockConfig.Builder::keyPrefix),
-          new Row(
+          Row.redis("redlock.quorum", (b, v) -> b.quorum(integer("redlock.quorum", v))),
+          Row.redis("redlock.keyPrefix", RedlockConfig.Builder::keyPrefix),
+          Row.shared(
               "redlock.clockDriftFactor",
               (b, v) -> b.clockDriftFactor(number("redlock.clockDriftFactor", v))),
-          new Row(
+          Row.redis(
               "redlock.nodeTimeout",
               (b, v) -> b.nodeTimeout(DurationText.parse("redlock.nodeTimeout", v))),
-          new Row(
+          Row.shared(
               "redlock.retryDelay",
               (b, v) -> b.retryDelay(DurationText.parse("redlock.retryDelay", v))),
-          new Row(
+          Row.shared(
               "redlock.retryJitter",
               (b, v) -> b.retryJitter(DurationText.parse("redlock.retryJitter", v))),
-          new Row(
+          Row.redis(
               "redlock.maxConnectionsPerNode",
               (b, v) -> b.maxConnectionsPerNode(integer("redlock.maxConnectionsPerNode", v))),
-          new Row(
+          Row.redis(
               "redlock.connectTimeout",
               (b, v) -> b.connectTimeout(DurationText.parse("redlock.connectTimeout", v))),
-          new Row(
+          Row.shared(
               "redlock.renewalFraction",
               (b, v) -> b.renewalFraction(number("redlock.renewalFraction", v))),
-          new Row("redlock.maxHold", (b, v) -> b.maxHold(DurationText.parse("redlock.maxHold", v))),
-          new Row(
+          Row.shared(
+              "redlock.maxHold", (b, v) -> b.maxHold(DurationText.parse("redlock.maxHold", v))),
+          Row.shared(
               "redlock.taskInterruption",
               (b, v) -> b.taskInterruption(interruption("redlock.taskInterruption", v))),
-          new Row("redlock.maxTtl", (b, v) -> b.maxTtl(DurationText.parse("redlock.maxTtl", v))),
-          new Row(
+          Row.shared("redlock.maxTtl", (b, v) -> b.maxTtl(DurationText.parse("redlock.maxTtl", v))),
+          Row.redis(
               "redlock.trustFsyncedAofRestarts",
               (b, v) -> b.trustFsyncedAofRestarts(bool("redlock.trustFsyncedAofRestarts", v))),
-          new Row(
+          Row.shared(
               "redlock.auditLog",
               (b, v) -> {
                 if (bool("redlock.auditLog", v)) {
@@ -86,6 +103,14 @@ final class ConfigProperties {
 
   /** Applies the {@code redlock.*} properties to {@code builder} and builds. */
   static RedlockConfig read(Properties properties, RedlockConfig.Builder builder) {
+    return apply(properties, builder).build();
+  }
+
+  /**
+   * Applies the {@code redlock.*} properties to {@code builder}: {@code redlock.nodes} is required
+   * unless the builder has nodes already.
+   */
+  static RedlockConfig.Builder apply(Properties properties, RedlockConfig.Builder builder) {
     Objects.requireNonNull(properties, "properties must not be null");
     for (String key : properties.stringPropertyNames()) {
       if (key.startsWith(PREFIX) && !BY_KEY.containsKey(key)) {
@@ -94,7 +119,7 @@ final class ConfigProperties {
       }
     }
     String nodes = properties.getProperty("redlock.nodes");
-    if (nodes == null || nodes.isBlank()) {
+    if ((nodes == null || nodes.isBlank()) && !builder.hasNodes()) {
       throw new IllegalArgumentException(
           "redlock.nodes is required: comma-separated redis:// URIs");
     }
@@ -104,7 +129,46 @@ final class ConfigProperties {
         row.apply.accept(builder, value);
       }
     }
-    return builder.build();
+    return builder;
+  }
+
+  /**
+   * Applies the shared {@code redlock.*} properties to {@code builder}: a Redis-only key is an
+   * error there, as is an unknown one.
+   */
+  static void readShared(Properties properties, LockSettings.Builder builder) {
+    Objects.requireNonNull(properties, "properties must not be null");
+    for (String key : properties.stringPropertyNames()) {
+      if (!key.startsWith(PREFIX)) {
+        continue;
+      }
+      Row row = BY_KEY.get(key);
+      if (row == null) {
+        throw new IllegalArgumentException(
+            "unknown property "
+                + key
+                + "; the keys every store shares are "
+                + sharedKeys().stream().sorted().toList());
+      }
+      if (row.shared == null) {
+        throw new IllegalArgumentException(
+            key
+                + " is a setting of the Redis store (RedlockConfig) only; the keys every store"
+                + " shares are "
+                + sharedKeys().stream().sorted().toList());
+      }
+    }
+    for (Row row : ROWS) {
+      String value = properties.getProperty(row.key);
+      if (value != null && row.shared != null) {
+        row.shared.accept(builder, value);
+      }
+    }
+  }
+
+  /** The keys of the settings every store shares, in table order. */
+  static List<String> sharedKeys() {
+    return ROWS.stream().filter(row -> row.shared != null).map(Row::key).toList();
   }
 
   private static boolean bool(String key, String value) {

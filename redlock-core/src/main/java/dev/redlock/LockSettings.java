@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -120,6 +121,14 @@ public final class LockSettings {
     return listeners;
   }
 
+  /**
+   * The property keys {@link Builder#properties(Properties)} reads: those of {@link
+   * RedlockConfig#propertyKeys()} that every store shares, in the same order.
+   */
+  public static List<String> propertyKeys() {
+    return ConfigProperties.sharedKeys();
+  }
+
   /** Builds {@link LockSettings}; every setter checks its value at once and names the rule. */
   public static final class Builder {
     private String timeoutName = "timeout";
@@ -225,6 +234,26 @@ public final class LockSettings {
         throw new IllegalArgumentException("maxTtl must be >= 1ms and <= 1d, was " + maxTtl);
       }
       this.maxTtl = maxTtl;
+      return this;
+    }
+
+    /**
+     * Sets, from {@code redlock.*} properties, the settings every store shares, read as {@link
+     * RedlockConfig#fromProperties} reads them and with the same rules and messages: {@code
+     * redlock.clockDriftFactor}, {@code redlock.retryDelay}, {@code redlock.retryJitter}, {@code
+     * redlock.renewalFraction}, {@code redlock.maxHold}, {@code redlock.taskInterruption}, {@code
+     * redlock.maxTtl} and {@code redlock.auditLog} (see {@link #propertyKeys()}). For a store that
+     * is not the Redis quorum (a SQL table), configured from the same properties file; its timeout
+     * is the store's own and is set with {@link #timeout(Duration)}. Keys outside {@code redlock.}
+     * are ignored.
+     *
+     * @throws NullPointerException if {@code properties} is null
+     * @throws IllegalArgumentException naming the key and the rule, for a malformed value, an
+     *     unknown key, or a key of the Redis store only ({@code redlock.nodes}, {@code
+     *     redlock.nodeTimeout}, ...)
+     */
+    public Builder properties(Properties properties) {
+      ConfigProperties.readShared(properties, this);
       return this;
     }
 

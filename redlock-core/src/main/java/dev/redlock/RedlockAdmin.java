@@ -16,9 +16,9 @@ import redis.clients.jedis.Pipeline;
 import redis.clients.jedis.Response;
 
 /**
- * Looks at, and as a last resort breaks, the locks on a set of nodes: what the {@code redlock}
- * command line's {@code status} and {@code release --force} use. Not for application code, which
- * only ever releases its own leases.
+ * Looks at, and as a last resort breaks, the locks on a set of nodes, and vouches for new nodes:
+ * what the {@code redlock} command line's {@code status}, {@code release --force} and {@code
+ * init-nodes} use. Not for application code, which only ever releases its own leases.
  *
  * <pre>{@code
  * try (RedlockAdmin admin = RedlockAdmin.create(config)) {
@@ -30,6 +30,13 @@ import redis.clients.jedis.Response;
  * <p>Opens one short-lived connection per node and call; holds no threads.
  */
 public final class RedlockAdmin implements AutoCloseable {
+  /**
+   * The most keys a node's database may hold for {@link #checkNewNode} and {@link #vouchForNewNode}
+   * to look at them: they read every key in one script, which stalls the node for about 0.1 s per
+   * 100,000 keys. A lock node holds a few keys per lock; a node with more is not new.
+   */
+  public static final long MAX_KEYS_TO_CHECK = 100_000;
+
   private static final Logger audit = LoggerFactory.getLogger("dev.redlock.audit");
 
   private final RedlockConfig config;
@@ -191,6 +198,106 @@ public final class RedlockAdmin implements AutoCloseable {
         before.owner(),
         results);
     return results;
+  }
+
+  /**
+   * Looks at node {@code index} as {@link #vouchForNewNode} would, and writes nothing: whether it
+   * holds nothing of the key prefix ({@link NewNodeCheck.Verdict#NEW}), votes already, or served
+   * locks. For showing an operator what they are about to vouch for.
+   *
+   * @throws IndexOutOfBoundsException if there is no such node
+   * @throws RedlockException if the node cannot be reached, or refuses {@code INFO} or {@code EVAL}
+   */
+  public NewNodeCheck checkNewNode(int index) {
+    return vouch(config.nodeUris().get(index), "", false);
+  }
+
+  /**
+   * Vouches that node {@code index} is new, so that the restart guard lets it vote at once instead
+   * of keeping it out for {@code maxTtl}: in one script on the node, it checks that the process is
+   * still the one named {@code runId} (the one the operator was shown) and that the node holds no
+   * key of the prefix — no lock key, no fencing counter, no legacy key, no life marker but one
+   * stamped by this process life — and only then stamps the life marker {@code <run_id>:<d>:0}
+   * (trusted since always). No lock can be taken between the check and the stamp. A node that votes
+   * already, or is not new, is left untouched. Logged at WARN on {@code dev.redlock.audit} with
+   * who, when and the result.
+   *
+   * <p>The check cannot tell a new node from one that restarted empty, or from a snapshot taken
+   * before it ever served a lock: vouch only for a node known never to have served a lock of this
+   * key prefix. Vouching for a restarted node could let it grant a lock that another client still
+   * holds.
+   *
+   * @param index the node's position in {@link #nodes()}, from 0
+   * @param runId the {@code run_id} the operator was shown ({@link NewNodeCheck#runId()}): a node
+   *     that restarted since is {@link NewNodeCheck.Verdict#RESTARTED}, and nothing is written
+   * @param operator who vouches, for the audit line (for instance {@code user@host})
+   * @return what was found, and the marker written if the node was vouched for
+   * @throws IllegalArgumentException if {@code runId} is blank
+   * @throws IndexOutOfBoundsException if there is no such node
+   * @throws RedlockException if the node cannot be reached, or refuses {@code INFO} or {@code EVAL}
+   */
+  public NewNodeCheck vouchForNewNode(int index, String runId, String operator) {
+    Objects.requireNonNull(runId, "runId must not be null");
+    Objects.requireNonNull(operator, "operator must not be null");
+    if (runId.isBlank()) {
+      throw new IllegalArgumentException("runId must not be blank, was '" + runId + "'");
+    }
+    NodeUri uri = config.nodeUris().get(index);
+    NewNodeCheck result;
+    try {
+      result = vouch(uri, runId, true);
+    } catch (RedlockException e) {
+      audit.warn(
+          "init-node node={} by={} at={} run_id={} result=FAILED error='{}'",
+          uri,
+          operator,
+          Instant.now(),
+          runId,
+          e.getMessage());
+      throw e;
+    }
+    audit.warn(
+        "init-node node={} by={} at={} run_id={} result={} marker={} previous={} keys={}",
+        uri,
+        operator,
+        Instant.now(),
+        result.runId(),
+        result.verdict() == NewNodeCheck.Verdict.NEW && result.vouched()
+            ? "VOUCHED"
+            : result.verdict(),
+        result.markerWritten(),
+        result.markerBefore(),
+        result.keys());
+    return result;
+  }
+
+  private NewNodeCheck vouch(NodeUri uri, String runId, boolean stamp) {
+    Object reply;
+    try (Jedis jedis = connect(uri)) {
+      reply =
+          jedis.eval(
+              Script.VOUCH_NEW_NODE.source(),
+              List.of(keys.lifeKey()),
+              List.of(
+                  config.keyPrefix(),
+                  runId,
+                  keys.maxTtlMillisText(),
+                  stamp ? "1" : "0",
+                  Long.toString(MAX_KEYS_TO_CHECK)));
+    } catch (RuntimeException e) {
+      throw new RedlockException("cannot check " + uri + ": " + describe(e), e);
+    }
+    List<?> r = (List<?>) reply;
+    return new NewNodeCheck(
+        uri.toString(),
+        NewNodeCheck.Verdict.valueOf((String) r.get(0)),
+        (String) r.get(1),
+        Duration.ofSeconds(Math.max(0, (Long) r.get(4))),
+        (Long) r.get(5),
+        (Long) r.get(6),
+        (String) r.get(2),
+        (String) r.get(3),
+        r.subList(7, r.size()).stream().map(String.class::cast).toList());
   }
 
   private String key(String resource) {

@@ -87,6 +87,17 @@ public final class RedlockConfig {
   }
 
   /**
+   * Every property key {@link #fromProperties} reads, in the order of {@code
+   * docs/configuration.md}'s table: for a framework that binds its own configuration onto these
+   * keys and must know them all (the Spring Boot starter's IDE metadata is checked against it).
+   *
+   * @return the keys, each starting with {@code redlock.}
+   */
+  public static List<String> propertyKeys() {
+    return ConfigProperties.keys();
+  }
+
+  /**
    * Parses a duration as {@link #fromProperties} reads one: {@code 50ms}, {@code 2s}, {@code 1m},
    * {@code 1h} or ISO-8601 ({@code PT0.05S}); for configuration read from elsewhere (a command
    * line, a framework's properties) that should read the same.
@@ -214,6 +225,32 @@ public final class RedlockConfig {
     private final LockSettings.Builder settings = LockSettings.builder().timeoutName("nodeTimeout");
 
     private Builder() {}
+
+    /** Whether a node was added. */
+    boolean hasNodes() {
+      return !nodes.isEmpty();
+    }
+
+    /**
+     * Sets what {@code redlock.*} properties say, as {@link RedlockConfig#fromProperties} reads
+     * them (same keys, rules and messages), on top of what this builder has: for a framework that
+     * reads the properties and adds what properties cannot say (listeners, a {@link
+     * #tlsSocketFactory}). {@code redlock.nodes} is required unless nodes were added before. Keys
+     * outside {@code redlock.} are ignored.
+     *
+     * @throws NullPointerException if {@code properties} is null
+     * @throws IllegalArgumentException naming the key and the rule, for a missing, unknown or
+     *     malformed value
+     */
+    public Builder properties(Properties properties) {
+      ConfigProperties.apply(properties, this);
+      return this;
+    }
+
+    /** The shared settings' builder, which the shared {@code redlock.*} keys set. */
+    LockSettings.Builder settingsBuilder() {
+      return settings;
+    }
 
     /**
      * Adds a node: {@code redis://[user:password@]host[:port][/db]}, or {@code rediss://} for TLS.

@@ -52,6 +52,8 @@ class NullSafetyTest {
           // record components documented "null when …"
           "LockStatus.Node.<init>#1", // error: null when the node was read
           "LockStatus.Node.<init>#4", // owner hash: null when free
+          "NewNodeCheck.<init>#6", // markerBefore: null when there was none
+          "NewNodeCheck.<init>#7", // markerWritten: null when nothing was written
           "LeaseStore.Vote.<init>#0"); // held: null when no node said yes
 
   /**
@@ -185,6 +187,7 @@ class NullSafetyTest {
     samples.put(
         LockUnavailableException.Reason.class, LockUnavailableException.Reason.HELD_ELSEWHERE);
     samples.put(LeaseLostException.Reason.class, LeaseLostException.Reason.EXPIRED);
+    samples.put(NewNodeCheck.Verdict.class, NewNodeCheck.Verdict.NEW);
     // A client that never connects: the null must be refused before anything is sent.
     Jedis nowhere = new Jedis("127.0.0.1", 1);
     samples.put(ScriptingKeyCommands.class, nowhere);

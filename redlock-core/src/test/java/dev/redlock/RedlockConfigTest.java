@@ -258,4 +258,98 @@ class RedlockConfigTest {
         () -> RedlockConfig.fromProperties(p));
     rejects(NullPointerException.class, "properties", () -> RedlockConfig.fromProperties(null));
   }
+
+  @Test
+  void propertyKeysAreEveryKeyReadAndTheSharedOnesASubsetInTheSameOrder() {
+    assertEquals(ConfigProperties.keys(), RedlockConfig.propertyKeys());
+    List<String> shared = LockSettings.propertyKeys();
+    assertEquals(
+        List.of(
+            "redlock.clockDriftFactor",
+            "redlock.retryDelay",
+            "redlock.retryJitter",
+            "redlock.renewalFraction",
+            "redlock.maxHold",
+            "redlock.taskInterruption",
+            "redlock.maxTtl",
+            "redlock.auditLog"),
+        shared);
+    assertEquals(shared, RedlockConfig.propertyKeys().stream().filter(shared::contains).toList());
+  }
+
+  @Test
+  void lockSettingsReadTheSharedKeysWithTheSameRulesAndRefuseRedisOnes() {
+    Properties p = new Properties();
+    p.setProperty("redlock.clockDriftFactor", "0.02");
+    p.setProperty("redlock.retryDelay", "PT0.5S");
+    p.setProperty("redlock.retryJitter", "1s");
+    p.setProperty("redlock.renewalFraction", "0.25");
+    p.setProperty("redlock.maxHold", "2h");
+    p.setProperty("redlock.taskInterruption", "never");
+    p.setProperty("redlock.maxTtl", "5m");
+    p.setProperty("redlock.auditLog", "true");
+    p.setProperty("other.key", "ignored");
+    LockSettings settings =
+        LockSettings.builder().timeout(Duration.ofSeconds(2)).properties(p).build();
+    assertEquals(Duration.ofSeconds(2), settings.timeout());
+    assertEquals(0.02, settings.clockDriftFactor());
+    assertEquals(Duration.ofMillis(500), settings.retryDelay());
+    assertEquals(Duration.ofSeconds(1), settings.retryJitter());
+    assertEquals(0.25, settings.renewalFraction());
+    assertEquals(Duration.ofHours(2), settings.maxHold());
+    assertEquals(TaskInterruption.NEVER, settings.taskInterruption());
+    assertEquals(Duration.ofMinutes(5), settings.maxTtl());
+    assertEquals(1, settings.listeners().size());
+
+    Properties bad = new Properties();
+    bad.setProperty("redlock.maxHold", "long");
+    rejects(
+        IllegalArgumentException.class,
+        "redlock.maxHold must be a duration like 50ms, 2s, 1m or PT0.05S, was 'long'",
+        () -> LockSettings.builder().properties(bad));
+    bad.setProperty("redlock.maxHold", "0s");
+    rejects(
+        IllegalArgumentException.class,
+        "maxHold must be > 0, was PT0S",
+        () -> LockSettings.builder().properties(bad));
+    bad.clear();
+    bad.setProperty("redlock.nodes", "redis://h:1");
+    rejects(
+        IllegalArgumentException.class,
+        "redlock.nodes is a setting of the Redis store (RedlockConfig) only",
+        () -> LockSettings.builder().properties(bad));
+    bad.clear();
+    bad.setProperty("redlock.maxHodl", "1h");
+    rejects(
+        IllegalArgumentException.class,
+        "unknown property redlock.maxHodl",
+        () -> LockSettings.builder().properties(bad));
+    rejects(
+        NullPointerException.class, "properties", () -> LockSettings.builder().properties(null));
+  }
+
+  @Test
+  void aBuilderReadsPropertiesOnTopOfWhatItHas() {
+    Properties p = new Properties();
+    p.setProperty("redlock.nodeTimeout", "75ms");
+    rejects(
+        IllegalArgumentException.class,
+        "redlock.nodes is required",
+        () -> RedlockConfig.builder().properties(p));
+    RedlockConfig config =
+        RedlockConfig.builder().node("redis://h:1").listener(event -> {}).properties(p).build();
+    assertEquals(List.of("redis://h:1"), config.nodes());
+    assertEquals(Duration.ofMillis(75), config.settings().timeout());
+    assertEquals(1, config.settings().listeners().size());
+    p.setProperty("redlock.nodes", "redis://h:2,redis://h:3");
+    p.setProperty("redlock.auditLog", "true");
+    RedlockConfig both = RedlockConfig.builder().listener(event -> {}).properties(p).build();
+    assertEquals(List.of("redis://h:2", "redis://h:3"), both.nodes());
+    assertEquals(2, both.settings().listeners().size());
+    p.setProperty("redlock.maxTtl", "48h");
+    rejects(
+        IllegalArgumentException.class,
+        "maxTtl must be >= 1ms and <= 1d, was PT48H",
+        () -> RedlockConfig.builder().properties(p));
+  }
 }

@@ -8,7 +8,10 @@ final class ExitCodes {
   /** Done; {@code doctor}: no check failed. */
   static final int OK = 0;
 
-  /** {@code doctor}: at least one check failed; {@code release}: not confirmed. */
+  /**
+   * {@code doctor}: at least one check failed; {@code release}, {@code quarantine}, {@code
+   * init-nodes}: not confirmed; {@code init-nodes}: a node is not new.
+   */
   static final int CHECK_FAILED = 1;
 
   /** Bad flags, a bad node list, a bad configuration file. */

@@ -142,7 +142,11 @@ final class NodeLife {
                   : "no life marker yet, and the process has been up less than maxTtl, so the"
                       + " previous version's epoch marker is not adopted")
               + ": the first acquire starts "
-              + quarantineOfMaxTtl);
+              + quarantineOfMaxTtl
+              + (legacyEpochMicros == null
+                  ? "; if the node is new and never served a lock, 'redlock init-nodes' lets it"
+                      + " vote at once"
+                  : ""));
     }
     if (!marker.runId().equals(runId)) {
       String restarted =

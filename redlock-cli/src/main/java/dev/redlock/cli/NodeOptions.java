@@ -3,6 +3,7 @@ package dev.redlock.cli;
 import dev.redlock.RedlockConfig;
 import java.io.IOException;
 import java.io.Reader;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -63,5 +64,57 @@ final class NodeOptions {
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
+  }
+
+  /**
+   * The index of node {@code given} in {@code list}: a URI in it (same host and port) or a position
+   * counted from 1; else a usage error naming {@code flag}.
+   *
+   * @throws CommandLine.ParameterException if there is no such node
+   */
+  static int position(
+      CommandLine.Model.CommandSpec spec, String flag, String given, List<String> list) {
+    String wanted = given.trim();
+    if (wanted.matches("\\d+")) {
+      int position;
+      try {
+        position = Integer.parseInt(wanted);
+      } catch (NumberFormatException e) {
+        position = 0;
+      }
+      if (position < 1 || position > list.size()) {
+        throw new CommandLine.ParameterException(
+            spec.commandLine(),
+            flag
+                + " "
+                + wanted
+                + ": no such position; there are "
+                + list.size()
+                + " node(s), counted from 1: "
+                + list);
+      }
+      return position - 1;
+    }
+    String address;
+    try {
+      address = address(wanted);
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), flag + " " + wanted + ": " + e.getMessage());
+    }
+    for (int i = 0; i < list.size(); i++) {
+      if (address(list.get(i)).equals(address)) { // one server: same host and port
+        return i;
+      }
+    }
+    throw new CommandLine.ParameterException(
+        spec.commandLine(),
+        flag + " " + wanted + " is not one of the nodes " + list + " (give its URI or position)");
+  }
+
+  /** {@code host:port} of a node URI, read as the configuration reads it (credentials dropped). */
+  static String address(String uri) {
+    URI canonical = URI.create(RedlockConfig.builder().node(uri).build().nodes().get(0));
+    return canonical.getHost() + ":" + canonical.getPort(); // an IPv6 host keeps its brackets
   }
 }

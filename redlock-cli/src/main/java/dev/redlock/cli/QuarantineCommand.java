@@ -3,7 +3,6 @@ package dev.redlock.cli;
 import dev.redlock.RedlockAdmin;
 import dev.redlock.RedlockConfig;
 import java.io.IOException;
-import java.net.URI;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -73,7 +72,7 @@ final class QuarantineCommand extends CliCommand {
   public Integer call() throws IOException {
     RedlockConfig config = nodes.config(spec, cli.env);
     try (RedlockAdmin admin = RedlockAdmin.create(config)) {
-      int index = resolve(admin.nodes());
+      int index = NodeOptions.position(spec, "--node", node, admin.nodes());
       String uri = admin.nodes().get(index);
       String key = NodeLife.lifeKey(config.keyPrefix());
       try (Jedis jedis = admin.connect(index)) {
@@ -117,7 +116,7 @@ final class QuarantineCommand extends CliCommand {
           cli.out.println("  note: the restart guard is off in this configuration");
         }
         if (!yes) {
-          String address = address(uri);
+          String address = NodeOptions.address(uri);
           cli.out.print("Type the node's host:port (" + address + ") to quarantine it: ");
           cli.out.flush();
           String answer = cli.input().readLine();
@@ -155,51 +154,6 @@ final class QuarantineCommand extends CliCommand {
         return ExitCodes.OK;
       }
     }
-  }
-
-  /** The node's index in the list, from a URI in it or a position from 1; else a usage error. */
-  private int resolve(List<String> list) {
-    String given = node.trim();
-    if (given.matches("\\d+")) {
-      int position;
-      try {
-        position = Integer.parseInt(given);
-      } catch (NumberFormatException e) {
-        position = 0;
-      }
-      if (position < 1 || position > list.size()) {
-        throw new CommandLine.ParameterException(
-            spec.commandLine(),
-            "--node "
-                + given
-                + ": no such position; there are "
-                + list.size()
-                + " node(s), counted from 1: "
-                + list);
-      }
-      return position - 1;
-    }
-    String wanted;
-    try {
-      wanted = address(given);
-    } catch (IllegalArgumentException e) {
-      throw new CommandLine.ParameterException(
-          spec.commandLine(), "--node " + given + ": " + e.getMessage());
-    }
-    for (int i = 0; i < list.size(); i++) {
-      if (address(list.get(i)).equals(wanted)) { // one server: same host and port
-        return i;
-      }
-    }
-    throw new CommandLine.ParameterException(
-        spec.commandLine(),
-        "--node " + given + " is not one of the nodes " + list + " (give its URI or position)");
-  }
-
-  /** {@code host:port} of a node URI, read as the configuration reads it (credentials dropped). */
-  private static String address(String uri) {
-    URI canonical = URI.create(RedlockConfig.builder().node(uri).build().nodes().get(0));
-    return canonical.getHost() + ":" + canonical.getPort(); // an IPv6 host keeps its brackets
   }
 
   private static String describe(String value, String runId, long nowMicros, RedlockConfig config) {

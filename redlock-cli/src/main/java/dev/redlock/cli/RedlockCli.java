@@ -12,7 +12,7 @@ import picocli.CommandLine.Command;
 
 /**
  * The {@code redlock} command: {@code run}, {@code status}, {@code doctor}, {@code release}, {@code
- * quarantine}.
+ * quarantine}, {@code init-nodes}.
  *
  * <p>Exit statuses are part of the interface (see {@link ExitCodes}); {@link #execute} returns
  * them, {@link #main} exits with them.
@@ -27,6 +27,7 @@ import picocli.CommandLine.Command;
       DoctorCommand.class,
       ReleaseCommand.class,
       QuarantineCommand.class,
+      InitNodesCommand.class,
       CommandLine.HelpCommand.class
     },
     description = {
@@ -43,6 +44,7 @@ import picocli.CommandLine.Command;
       "  redlock status settlement",
       "  redlock release --force settlement",
       "  redlock quarantine --node redis://10.0.0.2:6379",
+      "  redlock init-nodes --node redis://10.0.0.4:6379",
       "",
       "Exit statuses: see 'redlock help run' and docs/operations.md."
     })

@@ -2,11 +2,17 @@ package dev.redlock.cli;
 
 import dev.redlock.Lease;
 import dev.redlock.LeaseLostException;
+import dev.redlock.LockStatus;
 import dev.redlock.LockUnavailableException;
+import dev.redlock.NodeOutcome;
 import dev.redlock.Redlock;
+import dev.redlock.RedlockAdmin;
 import dev.redlock.RedlockConfig;
 import java.io.IOException;
 import java.time.Duration;
+import java.time.LocalTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -90,6 +96,10 @@ final class RunCommand extends CliCommand {
         lease = redlock.acquire(resource, ttl, wait);
       } catch (LockUnavailableException e) {
         cli.err.println("redlock: " + e.getMessage());
+        String quarantine = quarantine(config, e);
+        if (quarantine != null) {
+          cli.err.println("redlock: " + quarantine);
+        }
         return ExitCodes.NOT_ACQUIRED;
       } catch (IllegalArgumentException e) {
         throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
@@ -100,6 +110,72 @@ final class RunCommand extends CliCommand {
         lease.release();
       }
     }
+  }
+
+  /**
+   * One line for an attempt the restart guard's quarantine lost: how many nodes sit out, until when
+   * a quorum can form (the nodes' own count of what is left, read with {@code status}), and what to
+   * do if they are new; or null if no node was quarantined, or the lock is held elsewhere.
+   */
+  static String quarantine(RedlockConfig config, LockUnavailableException e) {
+    List<NodeOutcome> outcomes = e.nodeOutcomes();
+    List<Integer> quarantined = new ArrayList<>();
+    int couldVote = 0; // nodes whose yes would count now
+    for (int i = 0; i < outcomes.size(); i++) {
+      switch (outcomes.get(i).status()) {
+        case QUARANTINED -> quarantined.add(i);
+        case OK, PENDING, SKIPPED -> couldVote++;
+        default -> {} // failed, silent, or held elsewhere
+      }
+    }
+    if (quarantined.isEmpty() || e.reason() != LockUnavailableException.Reason.QUORUM_UNREACHABLE) {
+      return null;
+    }
+    int quorum = config.quorum();
+    int needed = quorum - couldVote; // how many of the quarantined must come back
+    List<Duration> left = new ArrayList<>();
+    try (RedlockAdmin admin = RedlockAdmin.create(config)) {
+      List<LockStatus.Node> nodes = admin.status(e.resource()).nodes();
+      for (int i : quarantined) {
+        left.add(nodes.get(i).quarantine());
+      }
+    }
+    left.sort(null);
+    boolean one = quarantined.size() == 1;
+    String head =
+        quarantined.size()
+            + " of "
+            + outcomes.size()
+            + " nodes "
+            + (one ? "is" : "are")
+            + " in the restart guard's quarantine (restarted, flushed or new)";
+    if (needed > quarantined.size()) {
+      return head
+          + ", and "
+          + (outcomes.size() - couldVote - quarantined.size())
+          + " failed or hold the lock for another owner: no quorum ("
+          + quorum
+          + " of "
+          + outcomes.size()
+          + ") even once the quarantine ends; see 'redlock status "
+          + e.resource()
+          + "' and 'redlock doctor'";
+    }
+    Duration wait = left.get(Math.max(0, needed - 1));
+    return head
+        + " until "
+        + LocalTime.now().plus(wait).format(DateTimeFormatter.ofPattern("HH:mm:ss"))
+        + " ("
+        + Durations.format(wait)
+        + "): no quorum ("
+        + quorum
+        + " of "
+        + outcomes.size()
+        + ") before then; if "
+        + (one ? "it is" : "they are")
+        + " new and never served a lock, 'redlock init-nodes' lets "
+        + (one ? "it" : "them")
+        + " vote now";
   }
 
   private int runUnder(Lease lease) throws InterruptedException {

@@ -100,7 +100,7 @@ class RedlockCliIT {
   // ---- usage errors
 
   @ParameterizedTest
-  @ValueSource(strings = {"", "run", "status", "doctor", "release", "quarantine"})
+  @ValueSource(strings = {"", "run", "status", "doctor", "release", "quarantine", "init-nodes"})
   void everyCommandHasHelpWithExamples(String command) {
     Result r = command.isEmpty() ? redlock("--help") : redlock(command, "--help");
     assertEquals(0, r.status(), r.toString());
@@ -572,6 +572,9 @@ class RedlockCliIT {
       assertTrue(
           check(none, uri, "restart guard")
               .startsWith("info  " + uri + "  restart guard: no life marker yet"),
+          none.toString());
+      assertTrue(
+          check(none, uri, "restart guard").contains("'redlock init-nodes' lets it vote at once"),
           none.toString());
 
       String otherLife = "0123456789abcdef0123456789abcdef01234567";

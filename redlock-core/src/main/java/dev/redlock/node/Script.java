@@ -34,6 +34,12 @@ public final class Script {
   /** The administrator's break of a lock: DEL whoever holds it, counter raised (see the script). */
   public static final Script FORCE_RELEASE = load("force_release.lua");
 
+  /**
+   * The administrator's vouch for a new node: checks it holds nothing of the key prefix and stamps
+   * its life marker trusted, in one step (see vouch_new_node.lua).
+   */
+  public static final Script VOUCH_NEW_NODE = load("vouch_new_node.lua");
+
   private final String source;
   private final String sha1;
 

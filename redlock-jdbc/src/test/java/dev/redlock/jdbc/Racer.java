@@ -17,6 +17,8 @@ import java.util.concurrent.locks.LockSupport;
  * the done file appears. Arguments: url user password table resource goFile doneFile.
  */
 public final class Racer {
+  private Racer() {} // a program, not a type: since the module has a descriptor, javac asks
+
   public static void main(String[] args) throws Exception {
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(args[0]);

@@ -74,6 +74,7 @@ public final class RedisFixture
     private final Map<Integer, Double> clockRates = new TreeMap<>();
     private boolean vouched = true;
     private boolean tls;
+    private TlsFiles tlsFiles; // null: made when the nodes start
 
     private Spec(int count) {
       if (count < 1) {
@@ -136,6 +137,18 @@ public final class RedisFixture
     }
 
     /**
+     * Serves TLS as {@link #tls()} does, with {@code files} instead of a CA made for these nodes: a
+     * certificate of {@link TlsFiles#withServerNames} that does not name {@code 127.0.0.1}, say.
+     *
+     * @throws IllegalArgumentException if {@code files} is null
+     */
+    public Spec tls(TlsFiles files) {
+      this.tlsFiles = nonNull(files, "files");
+      this.tls = true;
+      return this;
+    }
+
+    /**
      * Leaves the new nodes' data unvouched for (it is vouched for by default, see {@link
      * NodeData}): the restart guard then keeps each node out of votes for {@code maxTtl}, as for a
      * node that came back empty. For tests of the guard itself.
@@ -154,7 +167,7 @@ public final class RedisFixture
               Double rate = clockRates.get(i);
               binaries.add(rate == null ? plain : RedisBinary.withFastClock(rate));
             }
-            TlsFiles files = tls ? TlsFiles.generate() : null;
+            TlsFiles files = !tls ? null : tlsFiles != null ? tlsFiles : TlsFiles.generate();
             if (files != null && proxies) {
               throw new IllegalArgumentException("TLS nodes behind proxies are not supported yet");
             }

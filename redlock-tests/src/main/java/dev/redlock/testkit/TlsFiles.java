@@ -27,10 +27,18 @@ public final class TlsFiles {
   public static final String TRUST_STORE_PASSWORD = "redlock-test";
 
   private final Path dir;
+  private final String server; // the server certificate's and key's file name, without extension
   private final SSLSocketFactory socketFactory;
+
+  private TlsFiles(Path dir, String server, SSLSocketFactory socketFactory) {
+    this.dir = dir;
+    this.server = server;
+    this.socketFactory = socketFactory;
+  }
 
   private TlsFiles(Path dir) {
     this.dir = dir;
+    this.server = "server";
     try {
       KeyStore trust = KeyStore.getInstance("PKCS12");
       trust.load(null, null);
@@ -62,20 +70,53 @@ public final class TlsFiles {
   public static TlsFiles generate() {
     try {
       Path dir = Files.createTempDirectory("redlock-tls-");
-      Files.writeString(dir.resolve("server.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-      // A CA, then a key and a request for the node, signed by the CA with the SAN above.
+      // A CA, then a key and a certificate for the node, signed by the CA.
       openssl(
           dir, "req -x509 " + NEW_EC_KEY + " -keyout ca.key -out ca.crt -subj /CN=redlock-test-ca");
-      openssl(
-          dir, "req " + NEW_EC_KEY + " -keyout server.key -out server.csr -subj /CN=redlock-node");
-      openssl(
-          dir,
-          "x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt"
-              + " -days 2 -extfile server.ext");
+      serverCertificate(dir, "server", "IP:127.0.0.1,DNS:localhost");
       return new TlsFiles(dir);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  /**
+   * Another server certificate from the same CA, naming only {@code subjectAltName} ({@code
+   * DNS:other.example}, say): for a node whose certificate a client trusts but which does not name
+   * the address the client dialled, so that only hostname verification can refuse it. The CA, the
+   * trust store and {@link #socketFactory()} are this one's.
+   *
+   * @throws IllegalArgumentException if {@code subjectAltName} is blank or holds a space
+   */
+  public TlsFiles withServerNames(String subjectAltName) {
+    if (subjectAltName == null || subjectAltName.isBlank() || subjectAltName.contains(" ")) {
+      throw new IllegalArgumentException(
+          "subjectAltName must be like DNS:other.example, was '" + subjectAltName + "'");
+    }
+    String name = "server-" + subjectAltName.replaceAll("[^A-Za-z0-9.-]", "_");
+    try {
+      serverCertificate(dir, name, subjectAltName);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return new TlsFiles(dir, name, socketFactory);
+  }
+
+  /** {@code name.key} and {@code name.crt} in {@code dir}, signed by its CA, for {@code san}. */
+  private static void serverCertificate(Path dir, String name, String san) throws IOException {
+    Files.writeString(dir.resolve(name + ".ext"), "subjectAltName=" + san + "\n");
+    openssl(
+        dir,
+        "req " + NEW_EC_KEY + " -keyout " + name + ".key -out " + name + ".csr -subj /CN=" + name);
+    openssl(
+        dir,
+        "x509 -req -in "
+            + name
+            + ".csr -CA ca.crt -CAkey ca.key -CAcreateserial -out "
+            + name
+            + ".crt -days 2 -extfile "
+            + name
+            + ".ext");
   }
 
   /** A new P-256 key, unencrypted, for two days: quick to make, enough for one run. */
@@ -118,14 +159,17 @@ public final class TlsFiles {
     return dir.resolve("ca.crt");
   }
 
-  /** The node's certificate (PEM), for {@code 127.0.0.1} and {@code localhost}. */
+  /**
+   * The node's certificate (PEM), for {@code 127.0.0.1} and {@code localhost} (or for the names of
+   * {@link #withServerNames}).
+   */
   public Path serverCert() {
-    return dir.resolve("server.crt");
+    return dir.resolve(server + ".crt");
   }
 
   /** The node's private key (PEM). */
   public Path serverKey() {
-    return dir.resolve("server.key");
+    return dir.resolve(server + ".key");
   }
 
   /** A PKCS12 trust store holding the CA, password {@link #TRUST_STORE_PASSWORD}. */

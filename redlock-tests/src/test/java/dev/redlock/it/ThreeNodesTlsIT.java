@@ -10,10 +10,15 @@ import dev.redlock.NodeOutcome;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.RedisFixture;
+import dev.redlock.testkit.RedisNode;
+import dev.redlock.testkit.RedisNodes;
+import dev.redlock.testkit.TlsFiles;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.Set;
 import javax.net.ssl.SSLSocketFactory;
 import org.junit.jupiter.api.Test;
+import redis.clients.jedis.Jedis;
 
 /**
  * The lease contract and the Redis-only tests over TLS (issue 16, item 4): three nodes serving
@@ -62,6 +67,41 @@ class ThreeNodesTlsIT extends RedisQuorumContract {
       assertEquals(NodeOutcome.Status.FAILED, outcome.status(), outcome.toString());
     }
     assertEquals(0, nodesWithKey(), "nothing was written");
+  }
+
+  /**
+   * Nodes serving a certificate from the CA the client trusts, but for another host ({@code
+   * DNS:other.example}, not {@code 127.0.0.1}): hostname verification refuses the handshake, so the
+   * client gets no lock, writes nothing, and each node's account says why. Without the check,
+   * anyone holding any certificate of that CA could answer for a node.
+   */
+  @Test
+  void aTrustedCertificateForAnotherHostIsRefused() {
+    TlsFiles otherHost = redis().tls().orElseThrow().withServerNames("DNS:other.example");
+    RedisNodes impostors = redis().start(RedisFixture.nodes(3).tls(otherHost));
+    Redlock redlock =
+        client(
+            RedlockConfig.builder()
+                .nodes(impostors.uris())
+                .tlsSocketFactory(otherHost.socketFactory()) // trusts the CA that signed it
+                .build());
+    LockUnavailableException e =
+        assertThrows(
+            LockUnavailableException.class,
+            () -> redlock.tryAcquire(resource(), Duration.ofSeconds(10)));
+    assertEquals(LockUnavailableException.Reason.QUORUM_UNREACHABLE, e.reason());
+    for (NodeOutcome outcome : e.nodeOutcomes()) {
+      assertEquals(NodeOutcome.Status.FAILED, outcome.status(), outcome.toString());
+      assertTrue(
+          outcome.detail().contains("No subject alternative names matching IP address 127.0.0.1"),
+          outcome.toString());
+    }
+    for (RedisNode node : impostors.all()) {
+      try (Jedis jedis = new Jedis("127.0.0.1", node.port(), 2000)) {
+        assertEquals(
+            Set.of("redlock:@life"), jedis.keys("*"), "nothing written but the kit's vouch");
+      }
+    }
   }
 
   /**

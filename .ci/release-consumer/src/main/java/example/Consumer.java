@@ -1,0 +1,55 @@
+package example;
+
+import dev.redlock.Lease;
+import dev.redlock.LockService;
+import dev.redlock.LockSettings;
+import dev.redlock.Redlock;
+import dev.redlock.RedlockConfig;
+import dev.redlock.jdbc.JdbcLeases;
+import dev.redlock.micrometer.RedlockMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import javax.sql.DataSource;
+
+/**
+ * What a user's code on the module path does: a type from each module the module-info reaches,
+ * and (main) one lease on a real node, counted by the metrics listener. .ci/check-release runs
+ * it.
+ */
+public final class Consumer {
+  private Consumer() {}
+
+  /** A lock service over the given database (compiled, not run: there is no database here). */
+  public static LockService locks(DataSource dataSource) {
+    return JdbcLeases.create(dataSource, "locks", LockSettings.builder().build());
+  }
+
+  /**
+   * Takes and releases one lease on the node {@code args[0]}, and checks the metrics saw it.
+   * Exits 1 if anything is missing.
+   */
+  public static void main(String[] args) throws Exception {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    RedlockConfig config =
+        RedlockConfig.builder()
+            .node(args[0])
+            // A node new to the lock sits out the restart guard for maxTtl: keep that short.
+            .maxTtl(Duration.ofSeconds(1))
+            .listener(new RedlockMetrics(registry))
+            .build();
+    long token;
+    try (Redlock redlock = Redlock.create(config);
+        Lease lease = redlock.acquire("consumer", Duration.ofSeconds(1), Duration.ofSeconds(10))) {
+      token = lease.fencingToken();
+    }
+    long attempts =
+        registry.find("redlock.acquire").timers().stream().mapToLong(t -> t.count()).sum();
+    String module = Redlock.class.getModule().getName();
+    System.out.println(
+        "consumer: lease taken and released on the module path (module " + module + ", token "
+            + token + "), " + attempts + " attempt(s) in the metrics");
+    if (!"dev.redlock".equals(module) || attempts < 1) {
+      System.exit(1);
+    }
+  }
+}

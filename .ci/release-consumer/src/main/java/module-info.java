@@ -1,0 +1,8 @@
+/**
+ * Requires the two add-on modules only: dev.redlock, java.sql and Micrometer come with them
+ * (requires transitive), as their signatures use those modules' types.
+ */
+module example.consumer {
+  requires dev.redlock.jdbc;
+  requires dev.redlock.micrometer;
+}

@@ -1,0 +1,71 @@
+package dev.redlock.spring;
+
+import java.lang.reflect.Method;
+import java.util.Map;
+import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.beans.factory.BeanCreationException;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.core.MethodIntrospector;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+
+/**
+ * Puts the lock around every bean method annotated {@link Locked}, as Spring's own {@code @Async}
+ * and method validation do: a proxy whose advice is {@link LockedInterceptor}, placed before any
+ * other advice (so a {@code @Transactional} method runs its transaction inside the lock). No
+ * AspectJ is needed. Each annotation is read and checked when its bean is created, so a mistake
+ * fails the context's start.
+ */
+final class LockedBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
+  private static final long serialVersionUID = 1L;
+
+  private final transient LockedInterceptor interceptor;
+  private transient ListableBeanFactory beans;
+
+  LockedBeanPostProcessor(LockedInterceptor interceptor) {
+    this.interceptor = interceptor;
+    setProxyTargetClass(true);
+    setBeforeExistingAdvisors(true);
+    this.advisor =
+        new DefaultPointcutAdvisor(
+            new AnnotationMatchingPointcut(null, Locked.class, true), interceptor);
+  }
+
+  @Override
+  public void setBeanFactory(BeanFactory beanFactory) {
+    super.setBeanFactory(beanFactory);
+    if (beanFactory instanceof ListableBeanFactory listable) {
+      this.beans = listable;
+    }
+  }
+
+  @Override
+  public Object postProcessAfterInitialization(Object bean, String beanName) {
+    Class<?> type = AopUtils.getTargetClass(bean);
+    Map<Method, Locked> locked =
+        MethodIntrospector.selectMethods(
+            type,
+            (MethodIntrospector.MetadataLookup<Locked>)
+                method -> AnnotatedElementUtils.findMergedAnnotation(method, Locked.class));
+    if (locked.isEmpty()) {
+      return bean;
+    }
+    try {
+      for (Method method : locked.keySet()) {
+        interceptor.register(method);
+      }
+      if (beans != null
+          && beans.getBeanNamesForType(dev.redlock.LockService.class, true, false).length == 0) {
+        throw new IllegalStateException(
+            "@Locked methods need a LockService bean: set redlock.nodes (or redlock.store=jdbc),"
+                + " or define one; redlock.enabled=false turns the starter off");
+      }
+    } catch (IllegalArgumentException | IllegalStateException e) {
+      throw new BeanCreationException(beanName, e.getMessage(), e);
+    }
+    return super.postProcessAfterInitialization(bean, beanName);
+  }
+}
