@@ -55,6 +55,10 @@ final class JedisNode implements LockNode {
 
   private volatile boolean closed;
 
+  /** Every connection made and not closed yet, retired ones too: close() ends them all. */
+  private final java.util.Set<SharedConnection> made =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+
   /** One of the node's connections: the current one, and the lock held while making a new one. */
   private static final class Channel {
     volatile SharedConnection connection;
@@ -112,7 +116,7 @@ final class JedisNode implements LockNode {
   public boolean hasIdleConnection() {
     for (Channel channel : channels) {
       SharedConnection c = channel.connection;
-      if (c == null || !c.isOpen() || c.life.unknown() != null) {
+      if (c == null || !c.isOpen() || c.life.unknown() != null || !c.life.isOf(latestRunId)) {
         return false;
       }
     }
@@ -123,11 +127,11 @@ final class JedisNode implements LockNode {
   @Override
   public int connectionsInUse() {
     int inFlight = 0;
-    for (Channel channel : channels) {
-      SharedConnection c = channel.connection;
-      if (c != null) {
-        inFlight += c.inFlight();
+    for (SharedConnection c : made) {
+      if (c.isClosed()) {
+        made.remove(c);
       }
+      inFlight += c.inFlight();
     }
     return inFlight;
   }
@@ -276,6 +280,7 @@ final class JedisNode implements LockNode {
         throw new JedisConnectionException("the Redlock was closed");
       }
       c = connect(channel, chosen);
+      made.add(c);
       channel.connection = c;
       if (closed) {
         c.close(); // closed while connecting: the new connection must not outlive the node
@@ -448,10 +453,10 @@ final class JedisNode implements LockNode {
       if (opening != null) {
         IOUtils.closeQuietly(opening); // a connect still under way (up to connectTimeout) ends now
       }
-      SharedConnection c = channel.connection;
-      if (c != null) {
-        c.close();
-      }
+    }
+    for (SharedConnection c : made) {
+      c.close(); // current and retired ones: what is in flight fails
+      made.remove(c);
     }
   }
 

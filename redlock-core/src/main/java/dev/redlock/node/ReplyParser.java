@@ -117,8 +117,13 @@ final class ReplyParser {
           if (end - at < length + 2) {
             return INCOMPLETE;
           }
-          byte[] bulk = Arrays.copyOfRange(buffer, at, at + (int) length);
-          at += (int) length + 2;
+          int bulkEnd = at + (int) length;
+          if (buffer[bulkEnd] != '\r' || buffer[bulkEnd + 1] != '\n') {
+            throw new JedisConnectionException(
+                "a bulk reply without CRLF: the stream is out of step");
+          }
+          byte[] bulk = Arrays.copyOfRange(buffer, at, bulkEnd);
+          at = bulkEnd + 2;
           return bulk;
         }
       case '*':
@@ -165,6 +170,9 @@ final class ReplyParser {
       throw new JedisConnectionException("an empty number in a reply");
     }
     boolean negative = buffer[from] == '-';
+    if (negative && to - from == 1) {
+      throw new JedisConnectionException("a number without digits in a reply");
+    }
     long value = 0;
     for (int i = negative ? from + 1 : from; i < to; i++) {
       int digit = buffer[i] - '0';

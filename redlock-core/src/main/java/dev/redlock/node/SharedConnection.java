@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -32,22 +33,35 @@ import redis.clients.jedis.util.IOUtils;
  * role to the next waiter. A lone caller so reads its own reply with no thread hand-off, and under
  * concurrency one read of the socket serves many callers. A request nobody waits for any more (its
  * caller gave up, or asked to be told later) is read by whoever reads next, or by a drain on an I/O
- * thread: every reply is accounted for.
+ * thread: every reply is accounted for. Over TLS callers never read (a timed-out read may leave a
+ * TLS stream unusable): a drain reads, bounded only by the connection's own silence.
  *
  * <p>Failure: a transport error, or the node silent for a whole node timeout while a request waits,
  * breaks the connection: every request in it fails, and the node makes a new one for the next
  * request. A request whose caller stopped waiting stays in flight, and its late reply is read and
  * dropped: a node that answers late costs its own votes, never a reply read by the wrong request.
+ * Each request carries its place in the queue, and each reply is checked against it: a reply out of
+ * step breaks the connection rather than answer the wrong request.
+ *
+ * <p>What a settled request's caller runs when told later ({@link Request#finishLater}) runs only
+ * after the reader has given up the role, and never under the write lock: it may send requests on
+ * this very connection, and wait for them.
  */
 final class SharedConnection {
   private static final Logger log = LoggerFactory.getLogger(SharedConnection.class);
 
   /**
-   * The most requests in flight on one connection: past it, a request fails at once. Small enough
-   * that the requests to a node that stopped reading (frozen) fit in the sockets' buffers, so a
-   * write never blocks the caller; a silent node's connection breaks after a node timeout anyway.
+   * The most requests in flight on one connection before a new one is refused (a pipelined batch
+   * may go past it by its own size): small enough that what a node that stopped reading (frozen)
+   * was sent fits in the sockets' buffers, so a write does not block the caller; a silent node's
+   * connection breaks after a node timeout anyway.
    */
   static final int MAX_IN_FLIGHT = 256;
+
+  /** How many reads of what has already come a leaving reader makes for the others, at most. */
+  private static final int READ_AHEAD_READS = 32;
+
+  private static final long RESEND_LOCK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
   private static final byte[][] NO_ARGS = {};
 
@@ -74,16 +88,45 @@ final class SharedConnection {
 
   private final ReentrantLock writing = new ReentrantLock();
   private byte[] outBuffer = new byte[512]; // guarded by writing
+  private long nextSeq; // guarded by writing: the place in the queue of the next request sent
+
   private final ConcurrentLinkedQueue<Request> inFlight = new ConcurrentLinkedQueue<>();
+
+  /**
+   * Taking a request off the queue: the reader (with its reply) and a break (failing them all) must
+   * not both take from it, or a reply would go to the request behind its own.
+   */
+  private final Object taking = new Object();
+
   private final AtomicInteger inFlightCount = new AtomicInteger();
   private final AtomicBoolean reading = new AtomicBoolean();
   private final AtomicBoolean drainQueued = new AtomicBoolean();
-  private final ReplyParser parser = new ReplyParser(); // the reader's
-  private int soTimeoutMillis = -1; // the reader's: last value set on the socket
-  private long lastBytesAt = System.nanoTime(); // the reader's: when the node last sent anything
+
+  // The reader's (handed from reader to reader by the `reading` flag):
+  private final ReplyParser parser = new ReplyParser();
+  private long nextReplySeq; // the place in the queue of the request the next reply answers
+  private int soTimeoutMillis = -1; // last value set on the socket
+  private long lastBytesAt = System.nanoTime(); // when the node last sent anything
+  private List<Runnable> tells = new ArrayList<>(); // outcomes to tell once the role is given up
+
+  /**
+   * Tests only: told the name of each point of the reader-against-break race as it is passed, so a
+   * test can force the interleaving (SharedConnectionRaceTest). Null in use: one volatile read.
+   */
+  static volatile java.util.function.Consumer<String> racePoint;
+
+  private static void passing(String point) {
+    java.util.function.Consumer<String> hook = racePoint;
+    if (hook != null) {
+      hook.accept(point);
+    }
+  }
 
   /** Why the connection broke, once it has: no request goes out on it any more. */
   private volatile RuntimeException broken;
+
+  /** Set once the node should make a new connection: this one closes when its last reply is in. */
+  private volatile boolean retired;
 
   SharedConnection(
       String name,
@@ -108,12 +151,14 @@ final class SharedConnection {
     this.drains = drains;
   }
 
-  /** Set once the node should make a new connection: this one closes when its last reply is in. */
-  private volatile boolean retired;
-
   /** Whether new requests should go out on it: not broken, closed or retired. */
   boolean isOpen() {
     return broken == null && !retired;
+  }
+
+  /** Whether it is closed (broken or closed), so nothing is in flight on it any more. */
+  boolean isClosed() {
+    return broken != null;
   }
 
   /**
@@ -147,7 +192,7 @@ final class SharedConnection {
   /**
    * Writes {@code requests} (with their {@code frames}) in one write, queued in that order.
    *
-   * @throws JedisConnectionException as {@link #send}; then none of them is in flight
+   * @throws JedisConnectionException as {@link #send}; then none of them is answered
    */
   void sendAll(List<Request> requests, List<NodeRequest.Frame> frames) {
     writing.lock();
@@ -156,7 +201,7 @@ final class SharedConnection {
       if (why != null) {
         throw new JedisConnectionException("connection to " + name + " is broken", why);
       }
-      if (inFlightCount.get() + requests.size() > MAX_IN_FLIGHT) {
+      if (inFlightCount.get() >= MAX_IN_FLIGHT) {
         throw new JedisConnectionException(
             MAX_IN_FLIGHT + " requests already in flight to " + name + ": not sent");
       }
@@ -164,20 +209,40 @@ final class SharedConnection {
       for (int i = 0; i < requests.size(); i++) {
         length = append(length, frames.get(i), argsOf(requests.get(i).request));
       }
-      long now = System.nanoTime();
-      for (Request r : requests) {
-        r.sentAt = now;
-        inFlightCount.incrementAndGet();
-        inFlight.add(r); // queued before the write: a reply can never come before its request
-      }
-      try {
-        out.write(outBuffer, 0, length);
-      } catch (IOException e) {
-        breakWith(new JedisConnectionException("could not write to " + name, e));
-        throw new JedisConnectionException("could not write to " + name, e);
-      }
+      queueAndWrite(requests, length);
     } finally {
       writing.unlock();
+    }
+  }
+
+  /**
+   * Queues {@code requests} (before the write: a reply can never come before its request), then
+   * writes the {@code length} bytes appended for them. Under the write lock.
+   */
+  private void queueAndWrite(List<Request> requests, int length) {
+    long now = System.nanoTime();
+    for (Request r : requests) {
+      r.sentAt = now;
+      r.seq = nextSeq++;
+      inFlightCount.incrementAndGet();
+      inFlight.add(r);
+    }
+    boolean interrupted = Thread.interrupted(); // a virtual thread's interrupt closes the socket
+    try {
+      out.write(outBuffer, 0, length);
+    } catch (IOException | RuntimeException | Error e) {
+      // Queued but perhaps not (all) written: the stream can no longer be trusted.
+      JedisConnectionException failure =
+          new JedisConnectionException("could not write to " + name, e);
+      breakWith(failure);
+      if (e instanceof Error error) {
+        throw error;
+      }
+      throw failure;
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
@@ -206,7 +271,7 @@ final class SharedConnection {
 
   /**
    * Breaks the connection: closes the socket (which also ends a write blocked on a node that does
-   * not read) and fails every request in flight with {@code why}. Idempotent.
+   * not read) and fails every request in flight with {@code why}. Idempotent; any thread.
    */
   void breakWith(RuntimeException why) {
     if (broken == null) {
@@ -217,22 +282,44 @@ final class SharedConnection {
     } catch (Exception e) {
       IOUtils.closeQuietly(socket);
     }
-    // Under the write lock, so that no request is queued after this drain (a writer checks broken).
+    List<Runnable> told = new ArrayList<>();
+    // Under the write lock, so that no request is queued after this (a writer checks broken), and
+    // under `taking`, so that the reader cannot hand a reply it parsed to the request behind.
     writing.lock();
     try {
-      Request r;
-      while ((r = inFlight.poll()) != null) {
-        inFlightCount.decrementAndGet();
-        r.fail(new JedisConnectionException("connection to " + name + " broke", why));
+      synchronized (taking) {
+        Request r;
+        while ((r = inFlight.poll()) != null) {
+          inFlightCount.decrementAndGet();
+          told.add(
+              r.settle(0, new JedisConnectionException("connection to " + name + " broke", why)));
+          passing("break took one");
+        }
       }
     } finally {
       writing.unlock();
+    }
+    runAll(told);
+  }
+
+  /** Reads once into the parser, interrupts aside (a virtual thread's would close the socket). */
+  private void fill(long timeoutNanos) throws IOException {
+    boolean interrupted = Thread.interrupted();
+    try {
+      setSoTimeout(timeoutNanos);
+      parser.fill(in);
+      lastBytesAt = System.nanoTime();
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
   /**
    * Reads as the reader until {@code mine} is answered, {@code deadline} passes, or (when {@code
-   * untilAnswered} is false) any bytes have come in; the caller holds the reader role.
+   * untilAnswered} is false) any bytes have come in; the caller holds the reader role. Plain
+   * sockets only: a timed-out read leaves them usable.
    */
   private void readAsReader(Request mine, long deadline, boolean untilAnswered) {
     while (!mine.done && broken == null) {
@@ -241,15 +328,13 @@ final class SharedConnection {
       }
       long left = deadline - System.nanoTime();
       if (left <= 0 && !bytesWaiting()) {
-        silentUntil(deadline);
+        silentUntil();
         return;
       }
       try {
-        setSoTimeout(Math.max(left, 1));
-        parser.fill(in);
-        lastBytesAt = System.nanoTime();
+        fill(Math.max(left, 1));
       } catch (SocketTimeoutException e) {
-        silentUntil(deadline);
+        silentUntil();
         return;
       } catch (IOException | RuntimeException e) {
         breakWith(new JedisConnectionException("reading from " + name + " failed", e));
@@ -263,46 +348,69 @@ final class SharedConnection {
   }
 
   /**
-   * The socket was silent until the reader's deadline. A node that has sent nothing for a whole
-   * node timeout while a request waited is taken for frozen or cut off: the connection breaks, and
-   * what is in flight fails. One late reply alone does not break it (the node is alive, only busy:
-   * the replies behind it are still read), nor does a reader's own short deadline. Over TLS a
-   * timed-out read may not leave the stream usable: it breaks at once.
+   * Reads once as the reader, waiting at most until {@code deadline}; false if the socket stayed
+   * silent until then (see {@link #silentUntil}) or the connection broke.
    */
-  private void silentUntil(long deadline) {
-    Request oldest = inFlight.peek();
-    if (oldest == null) {
-      return;
+  private boolean readSome(long deadline) {
+    if (dispatchBuffered()) {
+      return broken == null;
     }
-    if (tls || System.nanoTime() - Math.max(lastBytesAt, oldest.sentAt) >= nodeTimeoutNanos) {
-      breakWith(
-          new JedisConnectionException(
-              "no reply from " + name + " within the node timeout",
-              new SocketTimeoutException("Read timed out")));
+    long left = deadline - System.nanoTime();
+    if (left <= 0 && !bytesWaiting()) {
+      silentUntil();
+      return false;
     }
+    try {
+      fill(Math.max(left, 1));
+    } catch (SocketTimeoutException e) {
+      silentUntil();
+      return false;
+    } catch (IOException | RuntimeException e) {
+      breakWith(new JedisConnectionException("reading from " + name + " failed", e));
+      return false;
+    }
+    dispatchBuffered();
+    return broken == null;
   }
 
   /**
-   * Before the reader leaves: hands out every reply that has already come, without waiting for
-   * more. Passing the role on costs a wake-up and, on a busy machine, a wait to be scheduled; the
-   * replies that arrived meanwhile are best read by the thread that is already running.
+   * Before the reader leaves: hands out the replies that have already come, without waiting for
+   * more (a bounded number of reads). Passing the role on costs a wake-up and, on a busy machine, a
+   * wait to be scheduled; replies that arrived meanwhile are best read by the running thread.
    */
   private void readWhatHasCome() {
-    while (broken == null) {
+    for (int reads = 0; broken == null; reads++) {
       dispatchBuffered();
-      if (broken != null || inFlight.isEmpty() || !bytesWaiting()) {
+      if (broken != null || inFlight.isEmpty() || reads >= READ_AHEAD_READS || !bytesWaiting()) {
         return;
       }
       try {
-        setSoTimeout(1);
-        parser.fill(in);
-        lastBytesAt = System.nanoTime();
+        fill(1); // bytes are waiting: this read does not wait
       } catch (SocketTimeoutException e) {
         return;
       } catch (IOException | RuntimeException e) {
         breakWith(new JedisConnectionException("reading from " + name + " failed", e));
         return;
       }
+    }
+  }
+
+  /**
+   * The socket was silent until the reader's deadline. A node that has sent nothing for a whole
+   * node timeout while a request waited is taken for frozen or cut off: the connection breaks, and
+   * what is in flight fails. One late reply alone does not break it (the node is alive, only busy:
+   * the replies behind it are still read), nor does a reader's own short deadline.
+   */
+  private void silentUntil() {
+    Request oldest = inFlight.peek();
+    if (oldest == null) {
+      return;
+    }
+    if (System.nanoTime() - Math.max(lastBytesAt, oldest.sentAt) >= nodeTimeoutNanos) {
+      breakWith(
+          new JedisConnectionException(
+              "no reply from " + name + " within the node timeout",
+              new SocketTimeoutException("Read timed out")));
     }
   }
 
@@ -321,24 +429,44 @@ final class SharedConnection {
         return any;
       }
       any = true;
-      Request answered = inFlight.poll();
-      if (answered == null) {
-        breakWith(new JedisConnectionException("a reply from " + name + " that nobody asked for"));
+      passing("reply parsed");
+      Request answered;
+      synchronized (taking) {
+        if (broken != null) {
+          return true; // failed with everything in flight: this reply is nobody's now
+        }
+        answered = inFlight.poll();
+      }
+      passing("reply taken");
+      if (answered == null || answered.seq != nextReplySeq) {
+        RuntimeException outOfStep =
+            new JedisConnectionException(
+                "a reply from "
+                    + name
+                    + " out of step with its requests: the connection is dropped");
+        breakWith(outOfStep);
+        if (answered != null) {
+          tells.add(answered.settle(0, outOfStep));
+        }
         return true;
+      }
+      nextReplySeq++;
+      if (reply instanceof JedisNoScriptException noScript && !answered.withSource) {
+        resendWithSource(answered, noScript); // stays in flight: counted once more below
+      } else if (reply instanceof RuntimeException error) {
+        tells.add(answered.settle(0, error)); // an error reply: complete, the stream in step
+      } else if (reply instanceof Long value) {
+        tells.add(answered.settle(value, null));
+      } else {
+        // Our scripts answer integers only: anything else means the stream is not what we think.
+        RuntimeException unexpected =
+            new IllegalStateException(
+                "unexpected reply to " + answered.request.verb() + ": " + describe(reply));
+        tells.add(answered.settle(0, unexpected));
+        breakWith(new JedisConnectionException("unexpected reply from " + name, unexpected));
       }
       if (inFlightCount.decrementAndGet() == 0 && retired) {
         close(); // its last reply: whoever sent on it after it retired got theirs
-      }
-      if (reply instanceof JedisNoScriptException noScript && !answered.withSource) {
-        resendWithSource(answered, noScript);
-      } else if (reply instanceof RuntimeException error) {
-        answered.fail(error);
-      } else if (reply instanceof Long value) {
-        answered.answer(value);
-      } else {
-        answered.fail(
-            new IllegalStateException(
-                "unexpected reply to " + answered.request.verb() + ": " + describe(reply)));
       }
     }
     return true;
@@ -352,16 +480,42 @@ final class SharedConnection {
 
   /**
    * The node lost its script cache (restart, {@code SCRIPT FLUSH}): {@code EVAL} sends the source
-   * and caches it again. The request stays in flight; a lease's next request on this node starts
-   * only once this one has settled, so the resend cannot overtake or be overtaken by it.
+   * and caches it again. Only while the request's caller still waits (or asked to be told): a
+   * lease's next request to this node starts only once this one settles, so the resend cannot be
+   * overtaken by it. A caller that gave up has settled its vote as failed, and its next request (a
+   * roll-back) may be on the wire already: the request fails instead. Never blocks on the write
+   * lock (a writer blocked on a node that stopped reading would stop this reader too).
    */
   private void resendWithSource(Request request, JedisNoScriptException noScript) {
-    request.withSource = true;
-    try {
-      sendAll(List.of(request), List.of(frames.withSource(request.request)));
-    } catch (RuntimeException e) {
-      e.addSuppressed(noScript);
-      request.fail(e);
+    Runnable told = null;
+    synchronized (request) { // abandon() waits for the resend to be on the wire
+      boolean locked = false;
+      try {
+        locked = !request.abandoned && writing.tryLock(RESEND_LOCK_NANOS, TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      if (!locked) {
+        told = request.settleLocked(0, noScript);
+      } else {
+        try {
+          if (broken != null) {
+            told = request.settleLocked(0, noScript);
+          } else {
+            request.withSource = true;
+            int length = append(0, frames.withSource(request.request), argsOf(request.request));
+            queueAndWrite(List.of(request), length);
+          }
+        } catch (RuntimeException e) {
+          e.addSuppressed(noScript);
+          told = request.settleLocked(0, e);
+        } finally {
+          writing.unlock();
+        }
+      }
+    }
+    if (told != null) {
+      tells.add(told);
     }
   }
 
@@ -373,22 +527,53 @@ final class SharedConnection {
     }
   }
 
-  /**
-   * Gives up the reader role and passes it on: to the first request in flight whose caller waits,
-   * else, if requests are still in flight, to a drain on an I/O thread.
-   */
-  private void leaveReading() {
-    reading.set(false);
-    for (Request r : inFlight) {
-      Thread waiter = r.reader;
-      if (waiter != null) {
-        LockSupport.unpark(waiter); // it takes the role
-        return;
+  /** The outcomes to tell, taken by the reader just before it gives up the role. */
+  private List<Runnable> takeTells() {
+    if (tells.isEmpty()) {
+      return List.of();
+    }
+    List<Runnable> taken = tells;
+    tells = new ArrayList<>();
+    return taken;
+  }
+
+  private void runAll(List<Runnable> told) {
+    for (Runnable r : told) {
+      if (r != null) {
+        r.run();
       }
     }
-    if (!inFlight.isEmpty() && broken == null) {
-      queueDrain(); // nobody waits to read: replies must not sit in the socket, or lag grows
+  }
+
+  /**
+   * Gives up the reader role and passes it on: to the first request in flight whose caller waits to
+   * read, else (and waking a caller that waits on several connections at once) to a drain on an I/O
+   * thread if requests are still in flight. Then tells what the role read.
+   */
+  private void leaveReading(List<Runnable> told) {
+    reading.set(false);
+    boolean handed = false;
+    Thread watcher = null;
+    for (Request r : inFlight) {
+      Thread reader = r.reader;
+      if (reader != null) {
+        LockSupport.unpark(reader); // it takes the role
+        handed = true;
+        break;
+      }
+      if (watcher == null) {
+        watcher = r.waiter;
+      }
     }
+    if (!handed) {
+      if (watcher != null) {
+        LockSupport.unpark(watcher); // it may read this connection itself
+      }
+      if (!inFlight.isEmpty() && broken == null) {
+        queueDrain(); // replies must not sit in the socket, or the lag grows
+      }
+    }
+    runAll(told);
   }
 
   private void queueDrain() {
@@ -402,15 +587,16 @@ final class SharedConnection {
       if (drains instanceof java.util.concurrent.ExecutorService service && service.isShutdown()) {
         breakWith(new JedisConnectionException("the Redlock was closed", e));
       } else {
-        drain(); // every I/O thread busy: read here, bounded by the node timeout
+        drain(); // every I/O thread busy: read here, bounded by the node's silence
       }
     }
   }
 
   /**
-   * Reads the replies of requests nobody waits for, each up to its node timeout: an abandoned
-   * request's reply must not sit in the socket (it would delay the next caller's), and a request
-   * whose outcome is to be told later must be told.
+   * Reads the replies of requests nobody reads: an abandoned request's reply must not sit in the
+   * socket (it would delay the next caller's), a request whose outcome is to be told must be told,
+   * and over TLS every reply is read here. Reads while anything is in flight, each read bounded by
+   * the node's silence: a node silent for a node timeout breaks the connection.
    */
   private void drain() {
     drainQueued.set(false);
@@ -418,11 +604,9 @@ final class SharedConnection {
       if (!reading.compareAndSet(false, true)) {
         return; // a reader is at work: it passes the role on, or drains again, when it leaves
       }
+      List<Runnable> told;
       try {
-        // Until nothing is in flight, or the node has been silent a node timeout while a request
-        // waited (then the connection breaks: see silentUntil). Callers that wait meanwhile are
-        // handed their replies.
-        while (broken == null) {
+        while (broken == null && tells.isEmpty()) {
           Request oldest = inFlight.peek();
           if (oldest == null
               || !readSome(Math.max(lastBytesAt, oldest.sentAt) + nodeTimeoutNanos)) {
@@ -430,49 +614,25 @@ final class SharedConnection {
           }
         }
       } finally {
+        told = takeTells();
         reading.set(false);
       }
+      runAll(told); // outside the role: what they run may send on this connection and wait
       // A request queued after the last look, with nobody reading: look again.
     }
-  }
-
-  /**
-   * Reads once as the reader, waiting at most until {@code deadline}; false if the socket stayed
-   * silent until then (see {@link #silentUntil}) or the connection broke.
-   */
-  private boolean readSome(long deadline) {
-    if (dispatchBuffered()) {
-      return broken == null;
-    }
-    long left = deadline - System.nanoTime();
-    if (left <= 0 && !bytesWaiting()) {
-      silentUntil(deadline);
-      return false;
-    }
-    try {
-      setSoTimeout(Math.max(left, 1));
-      parser.fill(in);
-      lastBytesAt = System.nanoTime();
-    } catch (SocketTimeoutException e) {
-      silentUntil(deadline);
-      return false;
-    } catch (IOException | RuntimeException e) {
-      breakWith(new JedisConnectionException("reading from " + name + " failed", e));
-      return false;
-    }
-    dispatchBuffered();
-    return broken == null;
   }
 
   /** A request written on this connection, waiting for its reply. */
   final class Request implements Exchange {
     final NodeRequest request;
     long sentAt; // set under the write lock, before it is queued
+    long seq; // its place in the queue, set under the write lock before it is queued
     boolean withSource; // the reader's: sent again with the script's source
     private volatile boolean done;
     private long value;
     private RuntimeException error;
     private Exchange.Outcome later; // guarded by this
+    private boolean abandoned; // guarded by this: its caller stopped waiting, its vote failed
     volatile Thread waiter; // woken when it settles
     volatile Thread reader; // a caller waiting in await(): woken to take the reader role
 
@@ -480,33 +640,36 @@ final class SharedConnection {
       this.request = request;
     }
 
-    void answer(long reply) {
-      settle(reply, null);
+    /**
+     * Records the outcome once, wakes the waiter, and returns what telling a later outcome takes
+     * (null if nothing): run it outside the reader role and the write lock.
+     */
+    synchronized Runnable settle(long reply, RuntimeException why) {
+      return settleLocked(reply, why);
     }
 
-    void fail(RuntimeException why) {
-      settle(0, why);
-    }
-
-    /** Records the outcome once; wakes the waiter; tells a later outcome, outside the lock. */
-    private void settle(long reply, RuntimeException why) {
-      Exchange.Outcome tellNow;
-      synchronized (this) {
-        if (done) {
-          return;
-        }
-        value = reply;
-        error = why;
-        done = true; // the volatile write publishes value and error
-        tellNow = later;
+    private Runnable settleLocked(long reply, RuntimeException why) {
+      if (done) {
+        return null;
       }
+      value = reply;
+      error = why;
+      done = true; // the volatile write publishes value and error
       Thread w = waiter;
       if (w != null) {
         LockSupport.unpark(w);
       }
-      if (tellNow != null) {
-        tell(tellNow);
+      Exchange.Outcome tellTo = later;
+      return tellTo == null ? null : () -> tell(tellTo);
+    }
+
+    /** The caller stops waiting; false if it settled meanwhile (then its outcome stands). */
+    private synchronized boolean abandon() {
+      if (done) {
+        return false;
       }
+      abandoned = true;
+      return true;
     }
 
     private void tell(Exchange.Outcome outcome) {
@@ -524,23 +687,26 @@ final class SharedConnection {
 
     @Override
     public boolean ready() {
-      return done || (inFlight.peek() == this && !reading.get() && bytesWaiting());
+      return done || (!tls && inFlight.peek() == this && !reading.get() && bytesWaiting());
     }
 
     @Override
     public boolean readByAnother() {
-      return !done && reading.get();
+      return !done && (tls || reading.get());
     }
 
     @Override
     public void wakeOnProgress(Thread thread) {
       waiter = thread;
+      if (tls && thread != null && !done) {
+        queueDrain(); // over TLS only a drain reads
+      }
     }
 
     @Override
     public boolean awaitReady(long timeoutNanos) {
       if (done || tls) {
-        return true; // over TLS a short timed-out read may not leave the stream usable
+        return true; // over TLS finish() waits for the drain
       }
       await(this, timeoutNanos, false);
       return done || (inFlight.peek() == this && bytesWaiting());
@@ -551,7 +717,7 @@ final class SharedConnection {
       if (!done) {
         await(this, timeoutNanos, true);
       }
-      if (!done) {
+      if (!done && abandon()) {
         RuntimeException why = broken;
         if (why != null) {
           throw new JedisConnectionException("connection to " + name + " broke", why);
@@ -567,9 +733,10 @@ final class SharedConnection {
     }
 
     /**
-     * Tells {@code outcome} the reply when it comes (on whichever thread reads it), without anyone
-     * waiting: at most about a node timeout after it was sent, when a silent node's connection
-     * breaks. {@code io} is not used: the connection's own drains read.
+     * Tells {@code outcome} the reply when it comes (on whichever thread read it, once it gave up
+     * the reader role), without anyone waiting: at most about a node timeout after it was sent,
+     * when a silent node's connection breaks. {@code io} is not used: the connection's own drains
+     * read.
      */
     @Override
     public void finishLater(long timeoutNanos, Executor io, Exchange.Outcome outcome) {
@@ -591,16 +758,16 @@ final class SharedConnection {
 
   private boolean bytesWaiting() {
     try {
-      return in.available() > 0;
+      return parser.hasBuffered() || in.available() > 0;
     } catch (IOException e) {
       return true; // the reader will find out
     }
   }
 
   /**
-   * Waits for {@code mine}: reads as the reader when nobody else is, else parks until the reader
-   * hands it its reply or the role. Interrupts do not end the wait (a release from an interrupted
-   * thread is still owed); the flag is kept.
+   * Waits for {@code mine}: reads as the reader when nobody else is (plain sockets), else parks
+   * until the reader hands it its reply or the role. Interrupts do not end the wait (a release from
+   * an interrupted thread is still owed); the flag is kept.
    */
   private void await(Request mine, long timeoutNanos, boolean untilAnswered) {
     long deadline = System.nanoTime() + timeoutNanos;
@@ -611,12 +778,14 @@ final class SharedConnection {
         if (left <= 0) {
           return;
         }
-        if (reading.compareAndSet(false, true)) {
+        if (!tls && reading.compareAndSet(false, true)) {
+          List<Runnable> told = List.of();
           try {
             readAsReader(mine, deadline, untilAnswered);
             readWhatHasCome();
           } finally {
-            leaveReading();
+            told = takeTells();
+            leaveReading(told);
           }
           if (!untilAnswered) {
             return;
@@ -625,10 +794,15 @@ final class SharedConnection {
         }
         Thread me = Thread.currentThread();
         mine.waiter = me;
-        mine.reader = me;
+        if (!tls) {
+          mine.reader = me;
+        }
         try {
+          if (tls && !reading.get()) {
+            queueDrain(); // over TLS only a drain reads
+          }
           // Registered first, then checked: a reader that leaves after this check wakes us.
-          if (!mine.done && reading.get()) {
+          if (!mine.done && (tls || reading.get())) {
             if (Thread.interrupted()) {
               interrupted = true;
             }

@@ -117,7 +117,8 @@ class ReplyParserTest {
 
   @Test
   void bytesThatAreNotRespBreakTheStreamLoudly() throws IOException {
-    for (String bad : new String[] {"%1\r\n", ":12a\r\n", ":\r\n", ":1\rX"}) {
+    for (String bad :
+        new String[] {"%1\r\n", ":12a\r\n", ":\r\n", ":-\r\n", ":1\rX", "$2\r\nabXY"}) {
       ReplyParser parser = new ReplyParser();
       parser.fill(bytes(bad));
       assertThrows(JedisConnectionException.class, parser::next, bad);

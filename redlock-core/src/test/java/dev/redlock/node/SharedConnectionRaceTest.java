@@ -1,0 +1,195 @@
+package dev.redlock.node;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.Jedis;
+
+/**
+ * The race the adversarial review of the shared connections found (issue 15, item 2), forced on a
+ * real {@code redis-server}: the reader has parsed the reply of the oldest request when another
+ * thread breaks the connection. If the break took that request off the queue while the reader then
+ * took the next one, the next request would get the first one's reply: an acquisition of a key held
+ * elsewhere answered with the fencing token of a free one — a false "yes" vote.
+ *
+ * <p>Runs its own {@code redis-server} (core's tests have no kit): one process, stopped by its PID;
+ * it fails under {@code CI=true} if none is installed, and is skipped on a laptop without.
+ */
+class SharedConnectionRaceTest {
+  private static Process redis;
+  private static int port;
+  private static Path dir;
+
+  @BeforeAll
+  static void startRedis() throws Exception {
+    String binary = redisServer();
+    if (binary == null) {
+      if ("true".equals(System.getenv("CI"))) {
+        throw new IllegalStateException("redis-server is not installed: CI needs it");
+      }
+      assumeTrue(false, "no redis-server on PATH");
+    }
+    try (ServerSocket free = new ServerSocket(0)) {
+      port = free.getLocalPort();
+    }
+    dir = Files.createTempDirectory("redlock-race");
+    redis =
+        new ProcessBuilder(
+                binary,
+                "--port",
+                String.valueOf(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                dir.toString())
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("redis.log").toFile())
+            .start();
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (true) {
+      try (Jedis jedis = new Jedis("127.0.0.1", port)) {
+        jedis.ping();
+        // Vouch for this empty node, so the restart guard lets it vote at once.
+        String runId = null;
+        for (String line : jedis.info("server").split("\\r?\\n")) {
+          if (line.startsWith("run_id:")) {
+            runId = line.substring(7).trim();
+          }
+        }
+        jedis.set("redlock:@life", runId + ":1:0");
+        return;
+      } catch (RuntimeException e) {
+        if (System.nanoTime() > until) {
+          throw e;
+        }
+        Thread.sleep(20); // the process is starting: nothing to wait on but its port
+      }
+    }
+  }
+
+  private static String redisServer() {
+    for (String entry : System.getenv().getOrDefault("PATH", "").split(":")) {
+      Path candidate = Path.of(entry, "redis-server");
+      if (Files.isExecutable(candidate)) {
+        return candidate.toString();
+      }
+    }
+    return null;
+  }
+
+  @AfterAll
+  static void stopRedis() throws Exception {
+    if (redis != null) {
+      redis.destroy(); // this test's own process, by its handle (PID)
+      redis.waitFor(10, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
+  void aBreakWhileTheReaderHoldsAParsedReplyNeverHandsItToTheNextRequest() throws Exception {
+    try (Jedis admin = new Jedis("127.0.0.1", port)) {
+      admin.set("redlock:held", "another-owner");
+    }
+    ExecutorService io = Executors.newCachedThreadPool();
+    LockNode node =
+        LockNode.connect(
+            NodeUri.parse("redis://127.0.0.1:" + port),
+            Duration.ofSeconds(2),
+            Duration.ofSeconds(2),
+            1,
+            NodeKeys.of("redlock:", 60_000, true),
+            null,
+            io);
+    Thread breaker = null;
+    try {
+      node.open();
+      // Without a race, a free key is granted (a token > 0) and a held one refused (0).
+      long granted =
+          node.begin(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:before", "t0", 10_000))
+              .finish(2_000_000_000L);
+      assertTrue(granted > 0, "a free key's acquisition answered " + granted);
+      assertEquals(
+          0,
+          node.begin(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:held", "t0", 10_000))
+              .finish(2_000_000_000L));
+      // Two acquisitions pipelined on the one connection: a free key, then a held one.
+      Exchange free =
+          node.begin(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:free", "t1", 10_000));
+      Exchange held =
+          node.begin(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:held", "t2", 10_000));
+      CountDownLatch breakTookOne = new CountDownLatch(1);
+      CountDownLatch readerTook = new CountDownLatch(1);
+      AtomicReference<Thread> breaking = new AtomicReference<>();
+      Thread reader = Thread.currentThread();
+      SharedConnection.racePoint =
+          point -> {
+            if (point.equals("reply parsed") && Thread.currentThread() == reader) {
+              // The reader has the free key's reply in hand: now another thread breaks.
+              Thread t = new Thread(node::close, "breaker");
+              breaking.set(t);
+              t.start();
+              await(breakTookOne); // the break took the oldest request off the queue...
+            } else if (point.equals("break took one")) {
+              breakTookOne.countDown();
+              await(readerTook); // ...and waits, bounded, for the reader to take the next one
+            } else if (point.equals("reply taken") && Thread.currentThread() == reader) {
+              readerTook.countDown();
+            }
+          };
+      RuntimeException freeFailed =
+          assertThrows(RuntimeException.class, () -> free.finish(2_000_000_000L));
+      breaker = breaking.get();
+      assertTrue(breaker != null, "the race was not forced: the reader never parsed a reply");
+      long heldReply;
+      try {
+        heldReply = held.finish(2_000_000_000L);
+      } catch (RuntimeException e) {
+        heldReply = -1; // failed with its connection: the right outcome
+      }
+      assertTrue(
+          heldReply <= 0,
+          "the held key's acquisition was answered "
+              + heldReply
+              + " (the free key's fencing token): a reply handed to the wrong request; the free"
+              + " one failed with "
+              + freeFailed);
+    } finally {
+      SharedConnection.racePoint = null;
+      if (breaker != null) {
+        breaker.join(10_000);
+      }
+      node.close();
+      io.shutdownNow();
+    }
+    try (Jedis admin = new Jedis("127.0.0.1", port)) {
+      assertEquals("another-owner", admin.get("redlock:held"));
+    }
+  }
+
+  /** Waits at most 300 ms: with the fix in, the other side is blocked and never counts down. */
+  private static void await(CountDownLatch latch) {
+    try {
+      latch.await(300, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
