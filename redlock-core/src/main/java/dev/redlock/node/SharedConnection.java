@@ -195,7 +195,7 @@ final class SharedConnection {
    * @throws JedisConnectionException as {@link #send}; then none of them is answered
    */
   void sendAll(List<Request> requests, List<NodeRequest.Frame> frames) {
-    writing.lock();
+    lockForWriting();
     try {
       RuntimeException why = broken;
       if (why != null) {
@@ -212,6 +212,28 @@ final class SharedConnection {
       queueAndWrite(requests, length);
     } finally {
       writing.unlock();
+    }
+  }
+
+  /**
+   * Takes the write lock, waiting at most a node timeout: a writer ahead may be blocked on a node
+   * that stopped reading (its socket buffers full) until a reader finds the node silent and breaks
+   * the connection; this caller's vote is lost either way, but its thread is not held longer.
+   */
+  private void lockForWriting() {
+    boolean interrupted = Thread.interrupted(); // a release from an interrupted thread is owed
+    try {
+      if (!writing.tryLock(nodeTimeoutNanos, TimeUnit.NANOSECONDS)) {
+        throw new JedisConnectionException(
+            "not sent: a write to " + name + " has been blocked for the node timeout");
+      }
+    } catch (InterruptedException e) {
+      interrupted = true;
+      throw new JedisConnectionException("interrupted while waiting to write to " + name, e);
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
@@ -581,13 +603,15 @@ final class SharedConnection {
       return;
     }
     try {
-      drains.execute(this::drain);
+      drains.execute(() -> drain(Long.MAX_VALUE));
     } catch (RejectedExecutionException e) {
       drainQueued.set(false);
       if (drains instanceof java.util.concurrent.ExecutorService service && service.isShutdown()) {
         breakWith(new JedisConnectionException("the Redlock was closed", e));
       } else {
-        drain(); // every I/O thread busy: read here, bounded by the node's silence
+        // Every I/O thread busy: read here, but for a node timeout at most (this may be a
+        // caller's thread); whoever reads next, or the next drain, goes on.
+        drain(System.nanoTime() + nodeTimeoutNanos);
       }
     }
   }
@@ -598,15 +622,19 @@ final class SharedConnection {
    * and over TLS every reply is read here. Reads while anything is in flight, each read bounded by
    * the node's silence: a node silent for a node timeout breaks the connection.
    */
-  private void drain() {
+  private void drain(long until) {
     drainQueued.set(false);
-    while (broken == null && !inFlight.isEmpty()) {
+    while (broken == null
+        && !inFlight.isEmpty()
+        && (until == Long.MAX_VALUE || System.nanoTime() - until < 0)) {
       if (!reading.compareAndSet(false, true)) {
         return; // a reader is at work: it passes the role on, or drains again, when it leaves
       }
       List<Runnable> told;
       try {
-        while (broken == null && tells.isEmpty()) {
+        while (broken == null
+            && tells.isEmpty()
+            && (until == Long.MAX_VALUE || System.nanoTime() - until < 0)) {
           Request oldest = inFlight.peek();
           if (oldest == null
               || !readSome(Math.max(lastBytesAt, oldest.sentAt) + nodeTimeoutNanos)) {

@@ -18,10 +18,9 @@ import java.util.function.IntPredicate;
  * Sends one request to every node and returns the {@link Ballot} its replies fill in. The sending
  * thread writes every request itself, fastest nodes first, before any reply is read; the thread
  * that awaits the ballot then reads the replies. A request goes to an I/O thread only if it must
- * wait for an earlier one of the same lease on the same node, or if its node has been timing out
- * lately or has no idle connection (connecting waits on the node). When every I/O thread is busy,
- * the caller does that work itself (bounded by the node timeout): under overload a request is late,
- * never dropped.
+ * wait for an earlier one of the same lease on the same node, or if its node's connections are not
+ * open (connecting waits on the node). When every I/O thread is busy, the caller does that work
+ * itself (bounded by the node timeout): under overload a request is late, never dropped.
  */
 final class FanOut {
   /** A request that may go out however late its turn comes (releases, extends). */

@@ -12,15 +12,16 @@ import java.util.function.BooleanSupplier;
  * records them in the request's {@link Ballot}.
  *
  * <p>The thread that awaits the ballot reads: first every reply that has already arrived, then, if
- * the outcome is still open, it waits on the node that has answered fastest lately. It stops as
- * soon as the outcome is decided; replies that arrived by then are read at once, and only nodes
- * still silent are handed to an I/O thread, which reads their reply (within the node timeout) and
- * gives the connection back. So a healthy round costs no thread hand-off, and a slow node costs
- * one, off the caller's path.
+ * the outcome is still open, it waits on the node that has answered fastest lately, a slice at a
+ * time; when every reply still to come is being read by another thread (the node's connections are
+ * shared), it parks until one is in or a connection has nobody reading it. It stops as soon as the
+ * outcome is decided; replies that arrived by then are read at once, and the rest are recorded when
+ * whoever reads their connection next reads them ({@link Exchange#finishLater}). So a healthy round
+ * costs no thread hand-off, and a slow node costs none on the caller's path.
  *
- * <p>Requests run entirely by I/O threads (a lagging node, one that had to wait for the lease's
- * previous request) are recorded by those threads; the awaiting thread then only waits for the
- * ballot to change.
+ * <p>Requests run entirely by I/O threads (one that had to wait for the lease's previous request,
+ * or whose node had to be connected first) are recorded by those threads; the awaiting thread then
+ * only waits for the ballot to change.
  */
 final class ReplyReader {
   /** The shortest wait on one silent node before looking at the others (socket timeouts are ms). */

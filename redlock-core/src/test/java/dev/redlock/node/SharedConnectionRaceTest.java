@@ -184,6 +184,53 @@ class SharedConnectionRaceTest {
     }
   }
 
+  /**
+   * Review finding 2.4: after {@code SCRIPT FLUSH}, an acquisition whose caller gave up (its vote
+   * counted as failed) must not be sent again with its source: the lease's roll-back may already be
+   * on the wire, and a resend behind it would set a key nobody releases until its ttl ends.
+   */
+  @Test
+  void aNoScriptRequestWhoseCallerGaveUpIsNotSentAgainBehindItsRollBack() throws Exception {
+    ExecutorService io = Executors.newCachedThreadPool();
+    LockNode node =
+        LockNode.connect(
+            NodeUri.parse("redis://127.0.0.1:" + port),
+            Duration.ofSeconds(2),
+            Duration.ofSeconds(2),
+            1,
+            NodeKeys.of("redlock:", 60_000, true),
+            null,
+            io);
+    try (Jedis admin = new Jedis("127.0.0.1", port)) {
+      node.open();
+      node.begin(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:warm", "t0", 10_000))
+          .finish(2_000_000_000L);
+      admin.del("redlock:job");
+      admin.scriptFlush(); // the node forgets our scripts
+      admin.clientPause(300); // and is busy a moment
+      Exchange acquire =
+          node.begin(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:job", "tokenA", 30_000));
+      assertThrows(RuntimeException.class, () -> acquire.finish(20_000_000L)); // gave up
+      try (Jedis other = new Jedis("127.0.0.1", port)) {
+        other.scriptLoad(Script.RELEASE.source()); // cached again, as another client's EVAL does
+      }
+      // The roll-back, on the same connection, behind the acquisition.
+      long released =
+          node.begin(new NodeRequest(NodeRequest.Verb.RELEASE, "redlock:job", "tokenA", 0))
+              .finish(2_000_000_000L);
+      assertEquals(0, released, "nothing to release: the acquisition never ran");
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (node.connectionsInUse() > 0 && System.nanoTime() < until) {
+        java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // until every reply is read
+      }
+      assertEquals(0, node.connectionsInUse());
+      assertEquals(null, admin.get("redlock:job"), "the acquisition ran after its roll-back");
+    } finally {
+      node.close();
+      io.shutdownNow();
+    }
+  }
+
   /** Waits at most 300 ms: with the fix in, the other side is blocked and never counts down. */
   private static void await(CountDownLatch latch) {
     try {
