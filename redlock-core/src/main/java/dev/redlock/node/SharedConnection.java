@@ -249,6 +249,12 @@ final class SharedConnection {
       inFlightCount.incrementAndGet();
       inFlight.add(r);
     }
+    if (inFlightCount.get() > MAX_IN_FLIGHT / 4 && !reading.get()) {
+      // A backlog and nobody reading: should this write block (a node that stopped reading, its
+      // socket buffers full), a drain must be there to find it silent and break the connection,
+      // which ends the write. Never inline: this thread holds the write lock and the buffer.
+      queueDrain(false);
+    }
     boolean interrupted = Thread.interrupted(); // a virtual thread's interrupt closes the socket
     try {
       out.write(outBuffer, 0, length);
@@ -468,23 +474,28 @@ final class SharedConnection {
                     + " out of step with its requests: the connection is dropped");
         breakWith(outOfStep);
         if (answered != null) {
-          tells.add(answered.settle(0, outOfStep));
+          addTell(answered.settle(0, outOfStep));
         }
         return true;
       }
       nextReplySeq++;
       if (reply instanceof JedisNoScriptException noScript && !answered.withSource) {
         resendWithSource(answered, noScript); // stays in flight: counted once more below
+      } else if (reply instanceof RuntimeException error && outOfStep(error)) {
+        // We send only our scripts: "unknown command" or a protocol error means the node read our
+        // bytes differently from how we framed them, and the replies no longer line up.
+        addTell(answered.settle(0, error));
+        breakWith(new JedisConnectionException("the stream to " + name + " is out of step", error));
       } else if (reply instanceof RuntimeException error) {
-        tells.add(answered.settle(0, error)); // an error reply: complete, the stream in step
+        addTell(answered.settle(0, error)); // an error reply: complete, the stream in step
       } else if (reply instanceof Long value) {
-        tells.add(answered.settle(value, null));
+        addTell(answered.settle(value, null));
       } else {
         // Our scripts answer integers only: anything else means the stream is not what we think.
         RuntimeException unexpected =
             new IllegalStateException(
                 "unexpected reply to " + answered.request.verb() + ": " + describe(reply));
-        tells.add(answered.settle(0, unexpected));
+        addTell(answered.settle(0, unexpected));
         breakWith(new JedisConnectionException("unexpected reply from " + name, unexpected));
       }
       if (inFlightCount.decrementAndGet() == 0 && retired) {
@@ -492,6 +503,13 @@ final class SharedConnection {
       }
     }
     return true;
+  }
+
+  private static boolean outOfStep(RuntimeException error) {
+    String message = String.valueOf(error.getMessage());
+    return message.startsWith("ERR unknown command")
+        || message.startsWith("ERR Protocol error")
+        || message.startsWith("ERR wrong number of arguments");
   }
 
   private static String describe(Object reply) {
@@ -513,7 +531,11 @@ final class SharedConnection {
     synchronized (request) { // abandon() waits for the resend to be on the wire
       boolean locked = false;
       try {
-        locked = !request.abandoned && writing.tryLock(RESEND_LOCK_NANOS, TimeUnit.NANOSECONDS);
+        // Never under a write of this thread's own (its bytes are in the buffer, not yet sent).
+        locked =
+            !request.abandoned
+                && !writing.isHeldByCurrentThread()
+                && writing.tryLock(RESEND_LOCK_NANOS, TimeUnit.NANOSECONDS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
@@ -537,7 +559,7 @@ final class SharedConnection {
       }
     }
     if (told != null) {
-      tells.add(told);
+      addTell(told);
     }
   }
 
@@ -546,6 +568,13 @@ final class SharedConnection {
     if (millis != soTimeoutMillis) {
       socket.setSoTimeout(millis);
       soTimeoutMillis = millis;
+    }
+  }
+
+  /** Keeps what telling a later outcome takes (the reader's), if anything. */
+  private void addTell(Runnable tell) {
+    if (tell != null) {
+      tells.add(tell);
     }
   }
 
@@ -599,6 +628,14 @@ final class SharedConnection {
   }
 
   private void queueDrain() {
+    queueDrain(true);
+  }
+
+  /**
+   * Has a drain read, on an I/O thread; when every I/O thread is busy, here ({@code inlineIfBusy})
+   * or not at all (then whoever reads next goes on).
+   */
+  private void queueDrain(boolean inlineIfBusy) {
     if (!drainQueued.compareAndSet(false, true)) {
       return;
     }
@@ -608,7 +645,7 @@ final class SharedConnection {
       drainQueued.set(false);
       if (drains instanceof java.util.concurrent.ExecutorService service && service.isShutdown()) {
         breakWith(new JedisConnectionException("the Redlock was closed", e));
-      } else {
+      } else if (inlineIfBusy && !writing.isHeldByCurrentThread()) {
         // Every I/O thread busy: read here, but for a node timeout at most (this may be a
         // caller's thread); whoever reads next, or the next drain, goes on.
         drain(System.nanoTime() + nodeTimeoutNanos);

@@ -9,6 +9,7 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -228,6 +229,49 @@ class SharedConnectionRaceTest {
     } finally {
       node.close();
       io.shutdownNow();
+    }
+  }
+
+  /**
+   * A write that must have a drain read (a backlog, nobody reading) while every I/O thread is busy
+   * must not read inline under its own write: a {@code NOSCRIPT} reply read there was sent again
+   * from the same write buffer, over the bytes not yet written, and the node read garbage (seen in
+   * the bench at 256 threads: "ERR unknown command '60000'", every reply after it one off).
+   */
+  @Test
+  void aBacklogWrittenWhileEveryIoThreadIsBusyKeepsEveryReplyInStep() throws Exception {
+    java.util.concurrent.Executor busy =
+        task -> {
+          throw new java.util.concurrent.RejectedExecutionException("every I/O thread busy");
+        };
+    LockNode node =
+        LockNode.connect(
+            NodeUri.parse("redis://127.0.0.1:" + port),
+            Duration.ofSeconds(2),
+            Duration.ofSeconds(2),
+            1,
+            NodeKeys.of("redlock:", 60_000, true),
+            null,
+            busy);
+    int n = 3 * SharedConnection.MAX_IN_FLIGHT / 4;
+    try (Jedis admin = new Jedis("127.0.0.1", port)) {
+      node.open();
+      for (int i = 0; i < n; i += 2) {
+        admin.set("redlock:step:" + i, "tok"); // even keys are ours: EXTEND answers 1, odd ones 0
+      }
+      admin.scriptFlush(); // every request first answers NOSCRIPT and is sent again
+      List<Exchange> sent = new java.util.ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        sent.add(
+            node.begin(
+                new NodeRequest(NodeRequest.Verb.EXTEND, "redlock:step:" + i, "tok", 30_000)));
+      }
+      for (int i = 0; i < n; i++) {
+        assertEquals(i % 2 == 0 ? 1 : 0, sent.get(i).finish(2_000_000_000L), "request " + i);
+      }
+      assertEquals(0, node.connectionsInUse());
+    } finally {
+      node.close();
     }
   }
 
