@@ -3,11 +3,7 @@ package dev.redlock.node;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.net.ServerSocket;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -31,76 +27,19 @@ import redis.clients.jedis.Jedis;
  * it fails under {@code CI=true} if none is installed, and is skipped on a laptop without.
  */
 class SharedConnectionRaceTest {
-  private static Process redis;
+  private static LocalRedisServer redis;
   private static int port;
-  private static Path dir;
 
   @BeforeAll
   static void startRedis() throws Exception {
-    String binary = redisServer();
-    if (binary == null) {
-      if ("true".equals(System.getenv("CI"))) {
-        throw new IllegalStateException("redis-server is not installed: CI needs it");
-      }
-      assumeTrue(false, "no redis-server on PATH");
-    }
-    try (ServerSocket free = new ServerSocket(0)) {
-      port = free.getLocalPort();
-    }
-    dir = Files.createTempDirectory("redlock-race");
-    redis =
-        new ProcessBuilder(
-                binary,
-                "--port",
-                String.valueOf(port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                dir.toString())
-            .redirectErrorStream(true)
-            .redirectOutput(dir.resolve("redis.log").toFile())
-            .start();
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (true) {
-      try (Jedis jedis = new Jedis("127.0.0.1", port)) {
-        jedis.ping();
-        // Vouch for this empty node, so the restart guard lets it vote at once.
-        String runId = null;
-        for (String line : jedis.info("server").split("\\r?\\n")) {
-          if (line.startsWith("run_id:")) {
-            runId = line.substring(7).trim();
-          }
-        }
-        jedis.set("redlock:@life", runId + ":1:0");
-        return;
-      } catch (RuntimeException e) {
-        if (System.nanoTime() > until) {
-          throw e;
-        }
-        Thread.sleep(20); // the process is starting: nothing to wait on but its port
-      }
-    }
-  }
-
-  private static String redisServer() {
-    for (String entry : System.getenv().getOrDefault("PATH", "").split(":")) {
-      Path candidate = Path.of(entry, "redis-server");
-      if (Files.isExecutable(candidate)) {
-        return candidate.toString();
-      }
-    }
-    return null;
+    redis = LocalRedisServer.start(false);
+    port = redis.port;
   }
 
   @AfterAll
   static void stopRedis() throws Exception {
     if (redis != null) {
-      redis.destroy(); // this test's own process, by its handle (PID)
-      redis.waitFor(10, TimeUnit.SECONDS);
+      redis.close();
     }
   }
 
