@@ -291,6 +291,19 @@ final class JedisNode implements LockNode {
     }
   }
 
+  /**
+   * One connection failed in transit (the node restarted, the network dropped it): the others with
+   * nothing in flight are closed, so the next request connects anew instead of failing its vote on
+   * a dead socket (those with requests in flight find out as they read).
+   */
+  private void retireIdleConnections() {
+    for (SharedConnection c : made) {
+      if (c.isOpen() && c.inFlight() == 0) {
+        c.retire();
+      }
+    }
+  }
+
   /** Connects, reads the node's life, and hands the socket to a {@link SharedConnection}. */
   private SharedConnection connect(Channel channel, JedisClientConfig chosen) {
     CapturingSocketFactory sockets = new CapturingSocketFactory(address, chosen, channel);
@@ -310,7 +323,8 @@ final class JedisNode implements LockNode {
           life.unknown() == null ? life.scriptArgs(keys.trustDurable()) : null,
           timeoutNanos,
           r -> frame(r, true),
-          drains);
+          drains,
+          this::retireIdleConnections);
     } catch (java.io.IOException e) {
       connection.disconnect();
       throw new JedisConnectionException(e);
