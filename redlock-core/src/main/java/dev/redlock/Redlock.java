@@ -80,6 +80,7 @@ public final class Redlock implements LockService {
             config.settings().maxTtl().toMillis(),
             config.restartGuard(),
             config.trustFsyncedAofRestarts());
+    ExecutorService io = IoThreads.create(config.nodeUris().size() * IoThreads.PER_NODE);
     config
         .nodeUris()
         .forEach(
@@ -91,8 +92,8 @@ public final class Redlock implements LockService {
                         config.connectTimeout(),
                         config.maxConnectionsPerNode(),
                         keys,
-                        config.tlsSocketFactory().orElse(null))));
-    ExecutorService io = IoThreads.create(nodes.size() * config.maxConnectionsPerNode());
+                        config.tlsSocketFactory().orElse(null),
+                        io)));
     return new Redlock(config, nodes, io, Ticker.SYSTEM);
   }
 
@@ -188,12 +189,13 @@ public final class Redlock implements LockService {
   }
 
   /**
-   * How many connections to each node are in use right now: a request written and its reply not yet
-   * read. For monitoring (a gauge that should fall back to 0 when the application is idle) and for
-   * tests that check nothing was left behind after interrupts, cancellations or faults. A frozen
-   * node holds its connections for up to {@code nodeTimeout}; then they come back.
+   * How many requests to each node are in flight right now: written, their reply not read yet
+   * (connections are shared, so this counts requests, not connections). For monitoring (a gauge
+   * that should fall back to 0 when the application is idle) and for tests that check nothing was
+   * left behind after interrupts, cancellations or faults. A frozen node keeps its requests in
+   * flight for about {@code nodeTimeout}; then its connection breaks and they fail.
    *
-   * @return node URI (without credentials) to connections in use, in the configured node order
+   * @return node URI (without credentials) to requests in flight, in the configured node order
    */
   public Map<String, Integer> connectionsInUse() {
     Map<String, Integer> inUse = new LinkedHashMap<>();

@@ -33,7 +33,7 @@ public final class RedlockConfig {
   public static final String DEFAULT_KEY_PREFIX = "redlock:";
 
   /** Default size of each node's connection pool. */
-  public static final int DEFAULT_MAX_CONNECTIONS_PER_NODE = 64;
+  public static final int DEFAULT_MAX_CONNECTIONS_PER_NODE = 4;
 
   /** Default bound on making one connection: TCP, TLS handshake, credentials, the node's life. */
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
@@ -129,7 +129,7 @@ public final class RedlockConfig {
     return keyPrefix;
   }
 
-  /** The size of each node's connection pool. */
+  /** How many connections this client opens to each node, shared by every caller. */
   public int maxConnectionsPerNode() {
     return maxConnectionsPerNode;
   }
@@ -356,15 +356,17 @@ public final class RedlockConfig {
     }
 
     /**
-     * Sets the size of each node's connection pool: the most requests in flight to one node at
-     * once. When all are busy, a request waits at most {@code nodeTimeout} and then counts as a
-     * failed vote. Default 64.
+     * Sets how many connections this client opens to each node. Every caller shares them: requests
+     * are pipelined (written as they come, replies read in order), so many threads need no more
+     * connections; a key's requests always take the same one. Up to 256 requests may be in flight
+     * on one connection; past that a request fails at once (a failed vote). Default 4.
      *
-     * @throws IllegalArgumentException if it is below 1
+     * @throws IllegalArgumentException if it is below 1 or above 64
      */
     public Builder maxConnectionsPerNode(int max) {
-      if (max < 1) {
-        throw new IllegalArgumentException("maxConnectionsPerNode must be >= 1, was " + max);
+      if (max < 1 || max > 64) {
+        throw new IllegalArgumentException(
+            "maxConnectionsPerNode must be between 1 and 64, was " + max);
       }
       this.maxConnectionsPerNode = max;
       return this;

@@ -34,7 +34,7 @@ class RedlockConfigTest {
     assertEquals(Duration.ofMillis(50), config.settings().timeout());
     assertEquals(Duration.ofMillis(200), config.settings().retryDelay());
     assertEquals(Duration.ofMillis(100), config.settings().retryJitter());
-    assertEquals(64, config.maxConnectionsPerNode());
+    assertEquals(4, config.maxConnectionsPerNode());
     assertEquals(THREE, config.nodes());
   }
 
@@ -161,7 +161,7 @@ class RedlockConfigTest {
     rejects(NullPointerException.class, "retryJitter", () -> b.retryJitter(null));
     rejects(
         IllegalArgumentException.class,
-        "maxConnectionsPerNode must be >= 1, was 0",
+        "maxConnectionsPerNode must be between 1 and 64, was 0",
         () -> b.maxConnectionsPerNode(0));
     rejects(NullPointerException.class, "keyPrefix must not be null", () -> b.keyPrefix(null));
     rejects(

@@ -20,6 +20,12 @@ public final class IoThreads {
 
   private static final AtomicInteger INSTANCES = new AtomicInteger();
 
+  /**
+   * The most I/O threads per node: a node that lags, or that must be connected to, has its requests
+   * sent (and waited on) by an I/O thread, one each; past this bound the caller does it.
+   */
+  public static final int PER_NODE = 64;
+
   private IoThreads() {}
 
   /**

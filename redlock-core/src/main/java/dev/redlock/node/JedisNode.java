@@ -1,17 +1,14 @@
 package dev.redlock.node;
 
-import java.io.IOException;
-import java.io.InputStream;
 import java.net.Socket;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
-import org.apache.commons.pool2.PooledObject;
-import org.apache.commons.pool2.PooledObjectFactory;
-import org.apache.commons.pool2.impl.DefaultPooledObject;
-import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Connection;
-import redis.clients.jedis.ConnectionPool;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.DefaultJedisSocketFactory;
 import redis.clients.jedis.HostAndPort;
@@ -20,24 +17,28 @@ import redis.clients.jedis.JedisSocketFactory;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
-import redis.clients.jedis.exceptions.JedisNoScriptException;
 import redis.clients.jedis.util.IOUtils;
 import redis.clients.jedis.util.SafeEncoder;
 
 /**
- * A {@link LockNode} over a Jedis connection pool: one pool per node, bounded, no JMX, no evictor
- * thread. A request borrows a connection, writes and flushes, and gives the connection back when
- * its reply has been read.
+ * A {@link LockNode} over a few connections that every caller shares ({@link SharedConnection}):
+ * requests are pipelined, replies dispatched in order, no pool to borrow from. A request's
+ * connection is chosen by its key, so one key's requests to a node keep their order on the wire.
+ * Jedis makes each connection (TCP, TLS, credentials, database, client name); the node's life is
+ * read on it; from then on the library writes requests and reads replies itself.
  */
 final class JedisNode implements LockNode {
   /** The name our connections carry in {@code CLIENT LIST}, so operators can tell them apart. */
   static final String CLIENT_NAME = "redlock";
 
   private final NodeUri uri;
-  private final ConnectionPool pool;
-  private final Factory factory;
   private final NodeKeys keys;
-  private final Duration borrowWait;
+  private final HostAndPort address;
+  private final JedisClientConfig config;
+  private final JedisClientConfig patientConfig;
+  private final long timeoutNanos;
+  private final Executor drains;
+  private final Channel[] channels;
   // Encoded once: they go with every request.
   private final byte[] maxTtlArg;
   private final byte[] guardArg;
@@ -52,36 +53,43 @@ final class JedisNode implements LockNode {
   /** The run_id the newest connection read: connections to another process are dropped. */
   private volatile String latestRunId;
 
+  private volatile boolean closed;
+
+  /** Every connection made and not closed yet, retired ones too: close() ends them all. */
+  private final java.util.Set<SharedConnection> made =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  /** One of the node's connections: the current one, and the lock held while making a new one. */
+  private static final class Channel {
+    volatile SharedConnection connection;
+    final ReentrantLock connecting = new ReentrantLock();
+    volatile Socket opening; // the socket being connected, so close() can end a slow connect
+  }
+
   JedisNode(
       NodeUri uri,
       Duration timeout,
       Duration connectTimeout,
-      int maxConnections,
+      int connections,
       NodeKeys keys,
-      javax.net.ssl.SSLSocketFactory tls) {
+      javax.net.ssl.SSLSocketFactory tls,
+      Executor drains) {
     this.uri = uri;
     this.keys = keys;
-    this.borrowWait = timeout;
+    this.timeoutNanos = timeout.toNanos();
+    this.drains = drains;
     this.maxTtlArg = SafeEncoder.encode(keys.maxTtlMillisText());
     this.guardArg = SafeEncoder.encode(keys.guardFlag());
     this.lifeKeyArg = SafeEncoder.encode(keys.lifeKey());
     this.legacyEpochKeyArg = SafeEncoder.encode(keys.legacyEpochKey());
+    this.address = new HostAndPort(uri.host(), uri.port());
     DefaultJedisClientConfig.Builder client = uri.clientConfig(timeout, CLIENT_NAME, tls);
-    GenericObjectPoolConfig<Connection> poolConfig = new GenericObjectPoolConfig<>();
-    poolConfig.setMaxTotal(maxConnections);
-    poolConfig.setMaxIdle(maxConnections);
-    poolConfig.setMinIdle(0);
-    // An exhausted pool is a failed vote after a bounded wait, never a hang.
-    poolConfig.setBlockWhenExhausted(true);
-    poolConfig.setMaxWait(timeout);
-    poolConfig.setJmxEnabled(false);
-    this.factory =
-        new Factory(
-            new HostAndPort(uri.host(), uri.port()),
-            client.build(),
-            uri.clientConfig(connectTimeout, CLIENT_NAME, tls).build(),
-            runId -> latestRunId = runId);
-    this.pool = new ConnectionPool(factory, poolConfig);
+    this.config = client.build();
+    this.patientConfig = uri.clientConfig(connectTimeout, CLIENT_NAME, tls).build();
+    this.channels = new Channel[connections];
+    for (int i = 0; i < connections; i++) {
+      channels[i] = new Channel();
+    }
   }
 
   @Override
@@ -90,68 +98,80 @@ final class JedisNode implements LockNode {
   }
 
   /**
-   * Makes one pooled connection now, bounded by the connect timeout rather than the node timeout:
-   * connections made on demand, by a request, get only the node timeout.
+   * Makes every connection not made yet now, each bounded by the connect timeout rather than the
+   * node timeout: a connection made on demand, by a request, gets only the node timeout.
    */
   @Override
   public void open() {
-    if (pool.getNumIdle() > 0) {
-      return;
-    }
-    factory.patient.set(Boolean.TRUE);
-    try {
-      pool.addObject();
-      if (pool.isClosed()) {
-        pool.clear(); // closed while connecting: the new connection must not outlive the pool
-      }
-    } catch (RuntimeException e) {
-      throw e;
-    } catch (Exception e) {
-      throw new JedisConnectionException("could not connect to " + uri, e);
-    } finally {
-      factory.patient.remove();
+    for (Channel channel : channels) {
+      current(channel, true);
     }
   }
 
+  /**
+   * Whether every connection is open and its node's life known: else a request may have to connect
+   * (and wait on the node) first.
+   */
   @Override
   public boolean hasIdleConnection() {
-    return pool.getNumIdle() > 0;
+    for (Channel channel : channels) {
+      SharedConnection c = channel.connection;
+      if (c == null || !c.isOpen() || c.life.unknown() != null || !c.life.isOf(latestRunId)) {
+        return false;
+      }
+    }
+    return true;
   }
 
+  /** Requests written whose reply has not been read yet, over every connection. */
   @Override
   public int connectionsInUse() {
-    return pool.getNumActive();
+    int inFlight = 0;
+    for (SharedConnection c : made) {
+      if (c.isClosed()) {
+        made.remove(c);
+      }
+      inFlight += c.inFlight();
+    }
+    return inFlight;
   }
 
   @Override
   public Exchange begin(NodeRequest request) {
-    FlushableConnection connection = borrowCurrent();
+    Channel channel = channelOf(request);
+    SharedConnection connection = current(channel, false);
+    if (request.verb() == NodeRequest.Verb.ACQUIRE && connection.life.unknown() != null) {
+      // The life could not be read when it connected (BUSY, LOADING, INFO refused): read it
+      // again on a new connection before this vote, as the old one serves out what it has.
+      connection.retire();
+      connection = current(channel, false);
+    }
+    return forAcquire(request, connection).send(request, request.frame(keys, this::encode));
+  }
+
+  /**
+   * {@code connection}, unless {@code request} is an acquisition and the connection cannot vote:
+   * its life is unknown, or it reaches another process than the newest one read. Such a connection
+   * is retired (the next one reads the node again) and the request refused.
+   */
+  private SharedConnection forAcquire(NodeRequest request, SharedConnection connection) {
     if (request.verb() == NodeRequest.Verb.ACQUIRE
         && (connection.life.unknown() != null || !connection.life.isOf(latestRunId))) {
       String why =
           connection.life.unknown() != null
               ? connection.life.unknown()
               : "its connections reach more than one process (run_id changed)";
-      connection.setBroken(); // dropped: the next connection reads the node again
-      connection.close();
+      connection.retire();
       throw new NodeLifeUnknownException(why);
     }
-    try {
-      connection.send(request.frame(keys, this::encode), connectionArgs(connection, request));
-      return new JedisExchange(connection, request);
-    } catch (RuntimeException e) {
-      connection.setBroken();
-      giveBack(connection, e);
-      throw e;
-    }
+    return connection;
   }
 
   /**
-   * Pipelines {@code requests} on one connection: every request is written, then one flush, then
-   * the replies are read in order. An error reply fails its own request only (the stream stays in
-   * step); a {@code NOSCRIPT} is answered by sending those requests again with their source; a
-   * transport failure fails every request not answered yet. Acquisitions, which need the
-   * per-connection life check of {@link #begin}, run one by one.
+   * Pipelines {@code requests}: each connection's share goes out in one write, then the replies are
+   * read in order. An error reply fails its own request only; a {@code NOSCRIPT} is answered by
+   * sending the request again with its source; a broken connection fails the requests on it.
+   * Acquisitions, which need the per-connection life check of {@link #begin}, run one by one.
    */
   @Override
   public void runAll(List<NodeRequest> requests, long timeoutNanos, Replies replies) {
@@ -159,40 +179,49 @@ final class JedisNode implements LockNode {
       LockNode.super.runAll(requests, timeoutNanos, replies);
       return;
     }
+    long deadline = System.nanoTime() + timeoutNanos;
     int n = requests.size();
-    long[] values = new long[n];
+    Exchange[] sent = new Exchange[n];
     RuntimeException[] errors = new RuntimeException[n];
-    boolean[] read = new boolean[n];
-    FlushableConnection connection = null;
-    boolean inStep = false;
-    try {
-      connection = borrowCurrent();
-      long deadline = System.nanoTime() + timeoutNanos;
-      List<Integer> all = new java.util.ArrayList<>(n);
+    for (int c = 0; c < channels.length; c++) {
+      List<Integer> mine = new ArrayList<>();
       for (int i = 0; i < n; i++) {
-        all.add(i);
-      }
-      List<Integer> noScript =
-          pipeline(connection, requests, all, false, deadline, values, errors, read);
-      if (!noScript.isEmpty()) { // the node restarted or ran SCRIPT FLUSH
-        pipeline(connection, requests, noScript, true, deadline, values, errors, read);
-      }
-      inStep = true; // every reply read
-    } catch (RuntimeException e) {
-      for (int i = 0; i < n; i++) {
-        if (!read[i]) {
-          errors[i] = e; // not answered: a transport failure, a timeout, no connection
+        if (channelIndex(requests.get(i)) == c) {
+          mine.add(i);
         }
       }
-    } finally {
-      if (connection != null) {
-        if (!inStep) {
-          connection.setBroken(); // replies may still come: it must never serve another request
+      if (mine.isEmpty()) {
+        continue;
+      }
+      try {
+        SharedConnection connection = current(channels[c], false);
+        List<SharedConnection.Request> batch = new ArrayList<>(mine.size());
+        List<NodeRequest.Frame> frames = new ArrayList<>(mine.size());
+        for (int i : mine) {
+          batch.add(connection.new Request(requests.get(i)));
+          frames.add(requests.get(i).frame(keys, this::encode));
         }
-        giveBack(connection, inStep ? null : new JedisConnectionException("pipeline broken"));
+        connection.sendAll(batch, frames);
+        for (int k = 0; k < mine.size(); k++) {
+          sent[mine.get(k)] = batch.get(k);
+        }
+      } catch (RuntimeException e) {
+        for (int i : mine) {
+          errors[i] = e; // not sent: no connection, or the write failed
+        }
       }
     }
-    // Reported only now, the connection back: what the callers run cannot leave it out of step.
+    long[] values = new long[n];
+    for (int i = 0; i < n; i++) {
+      if (errors[i] == null) {
+        try {
+          values[i] = sent[i].finish(Math.max(1, deadline - System.nanoTime()));
+        } catch (RuntimeException e) {
+          errors[i] = e;
+        }
+      }
+    }
+    // Reported only now: what the callers run cannot hold up the other replies.
     for (int i = 0; i < n; i++) {
       if (errors[i] != null) {
         replies.failed(i, errors[i]);
@@ -202,99 +231,117 @@ final class JedisNode implements LockNode {
     }
   }
 
-  /**
-   * Writes the chosen requests, flushes once, reads their replies into {@code values} or {@code
-   * errors} (an error reply is complete: the stream stays in step); returns those NOSCRIPT hit.
-   * Throws on a transport failure or a timeout.
-   */
-  private List<Integer> pipeline(
-      FlushableConnection connection,
-      List<NodeRequest> requests,
-      List<Integer> chosen,
-      boolean withSource,
-      long deadline,
-      long[] values,
-      RuntimeException[] errors,
-      boolean[] read) {
-    for (int i : chosen) {
-      NodeRequest r = requests.get(i);
-      connection.append(
-          withSource ? frame(r, true) : r.frame(keys, this::encode), connectionArgs(connection, r));
-    }
-    connection.writeAppended();
-    List<Integer> noScript = new java.util.ArrayList<>(0);
-    for (int i : chosen) {
-      long left = deadline - System.nanoTime();
-      connection.setSoTimeout(
-          (int) Math.max(1, Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000)));
-      Object reply;
-      try {
-        reply = connection.getOne();
-      } catch (JedisNoScriptException e) {
-        if (withSource) {
-          errors[i] = e;
-          read[i] = true;
-        } else {
-          noScript.add(i); // sent again with the source: not read yet
-        }
-        continue;
-      } catch (JedisDataException e) {
-        errors[i] = e;
-        read[i] = true;
-        continue;
-      }
-      read[i] = true;
-      try {
-        values[i] = toReply(requests.get(i), reply);
-      } catch (IllegalStateException e) {
-        errors[i] = e; // an unexpected reply: complete all the same, the stream in step
-      }
-    }
-    return noScript;
+  private Channel channelOf(NodeRequest request) {
+    return channels[channelIndex(request)];
+  }
+
+  private int channelIndex(NodeRequest request) {
+    return channels.length == 1 ? 0 : Math.floorMod(request.key().hashCode(), channels.length);
   }
 
   /**
-   * Borrows a connection to the newest process seen, dropping (a few) pooled ones to an earlier
-   * process, or, behind a name that moved, to another server: one node is one process.
+   * The channel's open connection to the newest process seen, made now if there is none (or it
+   * broke, or it reaches an earlier process). One thread connects a channel at a time; another
+   * waits for it, up to the time a connection may take.
    */
-  private FlushableConnection borrowCurrent() {
-    FlushableConnection connection = borrow();
-    for (int stale = 0; stale < 3 && !connection.life.isOf(latestRunId); stale++) {
-      connection.setBroken();
-      connection.close();
-      connection = borrow();
+  private SharedConnection current(Channel channel, boolean patient) {
+    SharedConnection c = channel.connection;
+    if (c != null && c.isOpen() && c.life.isOf(latestRunId)) {
+      return c;
     }
-    return connection;
-  }
-
-  /**
-   * Borrows a connection. An interrupt from before the call does not stop the request (a release
-   * from an interrupted thread is still owed; the caller stops at its next wait for replies); one
-   * that comes while waiting for a connection ends that wait. Either way the flag is kept.
-   */
-  private FlushableConnection borrow() {
-    boolean interrupted = Thread.interrupted(); // the pool's wait would throw at once
+    JedisClientConfig chosen = patient ? patientConfig : config;
+    boolean locked;
+    boolean interrupted = Thread.interrupted(); // a release from an interrupted thread is owed
     try {
-      FlushableConnection connection = (FlushableConnection) pool.borrowObject(borrowWait);
-      connection.setHandlingPool(pool);
-      return connection;
-    } catch (RuntimeException e) {
-      throw e;
+      locked =
+          channel.connecting.tryLock(
+              chosen.getConnectionTimeoutMillis() + (long) chosen.getSocketTimeoutMillis(),
+              TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
-      interrupted = true; // the pool's wait took the flag: the caller must still see it
+      interrupted = true;
       throw new JedisConnectionException("interrupted while waiting for a connection", e);
-    } catch (Exception e) {
-      throw new JedisConnectionException("Could not get a resource from the pool", e);
     } finally {
       if (interrupted) {
         Thread.currentThread().interrupt();
       }
     }
+    if (!locked) {
+      throw new JedisConnectionException("another thread is still connecting to " + uri);
+    }
+    try {
+      c = channel.connection;
+      if (c != null && c.isOpen() && c.life.isOf(latestRunId)) {
+        return c; // made by the thread we waited for
+      }
+      if (c != null) {
+        c.retire(); // broken (closed already), or to an earlier process: one node is one process
+      }
+      if (closed) {
+        throw new JedisConnectionException("the Redlock was closed");
+      }
+      c = connect(channel, chosen);
+      made.add(c);
+      channel.connection = c;
+      if (closed) {
+        c.close(); // closed while connecting: the new connection must not outlive the node
+      }
+      return c;
+    } finally {
+      channel.connecting.unlock();
+    }
+  }
+
+  /**
+   * One connection failed in transit (the node restarted, the network dropped it): the others with
+   * nothing in flight are closed, so the next request connects anew instead of failing its vote on
+   * a dead socket (those with requests in flight find out as they read).
+   */
+  private void retireIdleConnections() {
+    for (SharedConnection c : made) {
+      if (c.isOpen() && c.inFlight() == 0) {
+        c.retire();
+      }
+    }
+  }
+
+  /** Connects, reads the node's life, and hands the socket to a {@link SharedConnection}. */
+  private SharedConnection connect(Channel channel, JedisClientConfig chosen) {
+    CapturingSocketFactory sockets = new CapturingSocketFactory(address, chosen, channel);
+    HandshakeConnection connection = null;
+    try {
+      connection = new HandshakeConnection(sockets, chosen); // connects, AUTH, SELECT, name
+      connection.readLife();
+      NodeLife life = connection.life;
+      if (life.runId() != null) {
+        latestRunId = life.runId();
+      }
+      return new SharedConnection(
+          uri.toString(),
+          connection,
+          sockets.socket,
+          life,
+          life.unknown() == null ? life.scriptArgs(keys.trustDurable()) : null,
+          timeoutNanos,
+          r -> frame(r, true),
+          drains,
+          this::retireIdleConnections);
+    } catch (java.io.IOException e) {
+      connection.disconnect();
+      throw new JedisConnectionException(e);
+    } catch (RuntimeException e) {
+      if (connection != null) {
+        connection.disconnect();
+      }
+      throw e;
+    } finally {
+      channel.opening = null;
+    }
   }
 
   /**
    * The EVALSHA call of {@code r}, as every node sends it but for the acquire script's
-   * per-connection arguments (see {@link #connectionArgs}): made once per request, not per node.
+   * per-connection arguments (added by {@link SharedConnection}): made once per request, not per
+   * node.
    */
   private NodeRequest.Frame encode(NodeRequest r) {
     return frame(r, false);
@@ -343,19 +390,6 @@ final class JedisNode implements LockNode {
     return new NodeRequest.Frame(keys, Resp.bulks(args), args.length);
   }
 
-  /** What this connection adds to {@code r}'s frame: the acquire script's per-process arguments. */
-  private byte[][] connectionArgs(FlushableConnection connection, NodeRequest r) {
-    if (r.verb() != NodeRequest.Verb.ACQUIRE) {
-      return NO_ARGS;
-    }
-    if (connection.scriptArgs == null) { // once per connection: they go with every acquire
-      connection.scriptArgs = connection.life.scriptArgs(keys.trustDurable());
-    }
-    return connection.scriptArgs;
-  }
-
-  private static final byte[][] NO_ARGS = {};
-
   private static Script scriptOf(NodeRequest.Verb verb) {
     return switch (verb) {
       case ACQUIRE -> Script.ACQUIRE;
@@ -365,93 +399,19 @@ final class JedisNode implements LockNode {
     };
   }
 
-  private static long toReply(NodeRequest request, Object reply) {
-    if (!(reply instanceof Long value)) {
-      throw new IllegalStateException("unexpected reply to " + request.verb() + ": " + reply);
-    }
-    return value;
-  }
-
-  private void giveBack(FlushableConnection connection, RuntimeException failure) {
-    if (connection.dropAfterUse) {
-      connection.setBroken();
-    }
-    if (failure instanceof JedisConnectionException) {
-      // One broken connection usually means the node restarted or the network dropped: the idle
-      // ones are broken too. Drop them now rather than fail one vote per stale connection.
-      pool.clear();
-    }
-    connection.close(); // back to the pool, or destroyed if broken
-  }
-
-  /** A request in flight on one borrowed connection. */
-  private final class JedisExchange implements Exchange {
-    private final FlushableConnection connection;
-    private final NodeRequest request;
-
-    JedisExchange(FlushableConnection connection, NodeRequest request) {
-      this.connection = connection;
-      this.request = request;
-    }
-
-    @Override
-    public boolean ready() {
-      return connection.replyArrived();
-    }
-
-    @Override
-    public boolean awaitReady(long timeoutNanos) {
-      return connection.awaitReply(timeoutNanos);
-    }
-
-    @Override
-    public long finish(long timeoutNanos) {
-      RuntimeException failure = null;
-      boolean read = false;
-      try {
-        connection.setSoTimeout(
-            (int) Math.max(1, Math.min(Integer.MAX_VALUE, (timeoutNanos + 999_999) / 1_000_000)));
-        Object reply;
-        try {
-          reply = connection.getOne();
-        } catch (JedisNoScriptException e) {
-          // The node restarted or ran SCRIPT FLUSH: EVAL sends the source and caches it again.
-          connection.send(frame(request, true), connectionArgs(connection, request));
-          reply = connection.getOne();
-        }
-        read = true;
-        return toReply(request, reply);
-      } catch (RuntimeException e) {
-        failure = e;
-        throw e;
-      } finally {
-        if (!read && failure == null) {
-          connection.setBroken(); // an Error mid-read: a reply may still come, never pool it
-        }
-        giveBack(connection, failure);
-      }
-    }
-  }
-
   /**
-   * A Jedis connection that can flush without reading, tell whether a reply has arrived, and knows
-   * the life of the process it reached.
+   * The Jedis connection that connects and authenticates, and reads in one round trip what the
+   * restart guard needs to know about the process; then its socket belongs to a {@link
+   * SharedConnection}.
    */
-  static final class FlushableConnection extends Connection {
-    private final CapturingSocketFactory sockets;
+  static final class HandshakeConnection extends Connection {
     NodeLife life = NodeLife.unknown("not read yet");
-    byte[][] scriptArgs; // the acquire script's per-process arguments, encoded on first use
-    boolean dropAfterUse; // destroyed, not pooled, once its request is done
 
-    FlushableConnection(CapturingSocketFactory sockets, JedisClientConfig config) {
+    HandshakeConnection(JedisSocketFactory sockets, JedisClientConfig config) {
       super(sockets, config);
-      this.sockets = sockets;
     }
 
-    /**
-     * Reads, in one round trip, what the restart guard needs to know about the process. A transport
-     * failure breaks the connection (thrown); a refused command is part of the answer.
-     */
+    /** A transport failure breaks the connection (thrown); a refused command is an answer. */
     void readLife() {
       for (String[] command : NodeLife.COMMANDS) {
         CommandArguments args =
@@ -477,197 +437,40 @@ final class JedisNode implements LockNode {
         return e; // an error reply (NOPERM, unknown command): the stream is still in step
       }
     }
-
-    private byte[] out = new byte[512]; // this connection's write buffer, reused
-
-    private String socketName() {
-      Socket socket = sockets.socket;
-      return socket == null ? "the node" : String.valueOf(socket.getRemoteSocketAddress());
-    }
-
-    private int appended; // bytes in out not written yet
-
-    /** Writes {@code frame} and {@code extra} now, in one write (see {@link #writeAppended}). */
-    void send(NodeRequest.Frame frame, byte[][] extra) {
-      append(frame, extra);
-      writeAppended();
-    }
-
-    /**
-     * Adds {@code frame} followed by {@code extra} bulk strings to this connection's write buffer;
-     * {@link #writeAppended} writes them, so a pipeline of requests is one write.
-     */
-    void append(NodeRequest.Frame frame, byte[][] extra) {
-      int extraBytes = 0;
-      for (byte[] arg : extra) {
-        extraBytes += 1 + 11 + 2 + arg.length + 2;
-      }
-      int size = appended + Resp.MAX_HEADER + frame.bytes().length + extraBytes;
-      if (out.length < size) {
-        out = java.util.Arrays.copyOf(out, Math.max(size, 2 * out.length));
-      }
-      int at = Resp.header(out, appended, frame.count() + extra.length);
-      System.arraycopy(frame.bytes(), 0, out, at, frame.bytes().length);
-      at += frame.bytes().length;
-      for (byte[] arg : extra) {
-        at = Resp.bulk(out, at, arg);
-      }
-      appended = at;
-    }
-
-    /**
-     * Writes what was appended in one write on the socket, past Jedis's own buffer (empty: every
-     * Jedis write here is flushed at once); Jedis reads the replies.
-     */
-    void writeAppended() {
-      int length = appended;
-      appended = 0;
-      Socket socket = sockets.socket;
-      if (socket == null || !isConnected()) {
-        // Pooled connections are connected and were read (AUTH, SELECT, the node's life); a bare
-        // reconnect here would skip all three. Fail instead: the pool makes a new one.
-        throw new JedisConnectionException("connection to " + socketName() + " is closed");
-      }
-      try {
-        socket.getOutputStream().write(out, 0, length);
-      } catch (IOException e) {
-        setBroken();
-        throw new JedisConnectionException(e);
-      }
-    }
-
-    boolean replyArrived() {
-      Socket socket = sockets.socket;
-      if (socket == null) {
-        return false;
-      }
-      if (socket instanceof WaitableSocket waitable) {
-        return waitable.available() > 0;
-      }
-      try {
-        InputStream in = socket.getInputStream();
-        return in.available() > 0; // TLS sockets may say 0 too early: then we simply wait for them
-      } catch (IOException e) {
-        return true; // let the read report the error
-      }
-    }
-
-    /** Waits, bounded, for the reply to start arriving; true at once for TLS sockets. */
-    boolean awaitReply(long timeoutNanos) {
-      if (sockets.socket instanceof WaitableSocket waitable) {
-        return waitable.awaitReadable(
-            (int) Math.min(Integer.MAX_VALUE, Math.max(1, (timeoutNanos + 999_999) / 1_000_000)));
-      }
-      return true;
-    }
   }
 
-  /** Remembers the socket it made, so the connection can look at it. */
+  /** Remembers the socket it made, so the node can hand it on, or close it while it connects. */
   static final class CapturingSocketFactory implements JedisSocketFactory {
     private final DefaultJedisSocketFactory delegate;
+    private final Channel channel;
     volatile Socket socket;
 
-    CapturingSocketFactory(HostAndPort address, JedisClientConfig config) {
+    CapturingSocketFactory(HostAndPort address, JedisClientConfig config, Channel channel) {
       this.delegate = new DefaultJedisSocketFactory(address, config);
+      this.channel = channel;
     }
 
     @Override
     public Socket createSocket() {
       Socket made = delegate.createSocket();
-      if (!(made instanceof javax.net.ssl.SSLSocket)) { // TLS records are not read byte by byte
-        try {
-          made = new WaitableSocket(made);
-        } catch (IOException e) {
-          IOUtils.closeQuietly(made);
-          throw new JedisConnectionException(e);
-        }
-      }
       socket = made;
+      channel.opening = made;
       return made;
     }
   }
 
-  /**
-   * Makes {@link FlushableConnection}s for the pool; validation is left to use (a failed read
-   * breaks one).
-   */
-  private static final class Factory implements PooledObjectFactory<Connection> {
-    private final HostAndPort address;
-    private final JedisClientConfig config;
-    private final JedisClientConfig patientConfig;
-    private final java.util.function.Consumer<String> onRunId;
-
-    /** Set on the thread of {@link JedisNode#open}: its connection may take the connect timeout. */
-    final ThreadLocal<Boolean> patient = new ThreadLocal<>();
-
-    /** The sockets of the connection {@link JedisNode#open} is making, so close() can end it. */
-    volatile CapturingSocketFactory opening;
-
-    Factory(
-        HostAndPort address,
-        JedisClientConfig config,
-        JedisClientConfig patientConfig,
-        java.util.function.Consumer<String> onRunId) {
-      this.address = address;
-      this.config = config;
-      this.patientConfig = patientConfig;
-      this.onRunId = onRunId;
-    }
-
-    @Override
-    public PooledObject<Connection> makeObject() {
-      JedisClientConfig chosen = patient.get() != null ? patientConfig : config;
-      CapturingSocketFactory sockets = new CapturingSocketFactory(address, chosen);
-      if (chosen == patientConfig) {
-        opening = sockets;
-      }
-      FlushableConnection connection = null;
-      try {
-        connection = new FlushableConnection(sockets, chosen); // connects, AUTH, SELECT, name
-        connection.readLife();
-      } catch (RuntimeException e) {
-        if (connection != null) {
-          connection.disconnect();
-        }
-        throw e;
-      } finally {
-        if (chosen == patientConfig) {
-          opening = null;
-        }
-      }
-      if (connection.life.runId() != null) {
-        onRunId.accept(connection.life.runId());
-      }
-      // Serves one request at most, then goes, so the next connection reads the node again (an
-      // error reply may pass, an ACL may be fixed). Not broken now: a broken one cannot read.
-      connection.dropAfterUse = connection.life.unknown() != null;
-      return new DefaultPooledObject<>(connection);
-    }
-
-    @Override
-    public void destroyObject(PooledObject<Connection> p) {
-      p.getObject().disconnect();
-    }
-
-    @Override
-    public boolean validateObject(PooledObject<Connection> p) {
-      return p.getObject().isConnected() && !p.getObject().isBroken();
-    }
-
-    @Override
-    public void activateObject(PooledObject<Connection> p) {}
-
-    @Override
-    public void passivateObject(PooledObject<Connection> p) {}
-  }
-
   @Override
   public void close() {
-    pool.close();
-    CapturingSocketFactory opening = factory.opening;
-    Socket socket = opening == null ? null : opening.socket;
-    if (socket != null) {
-      IOUtils.closeQuietly(socket); // an open() still connecting (up to connectTimeout) ends now
+    closed = true;
+    for (Channel channel : channels) {
+      Socket opening = channel.opening;
+      if (opening != null) {
+        IOUtils.closeQuietly(opening); // a connect still under way (up to connectTimeout) ends now
+      }
+    }
+    for (SharedConnection c : made) {
+      c.close(); // current and retired ones: what is in flight fails
+      made.remove(c);
     }
   }
 

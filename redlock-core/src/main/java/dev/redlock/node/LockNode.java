@@ -11,20 +11,21 @@ import java.util.List;
 public interface LockNode extends AutoCloseable {
 
   /**
-   * A node reached over pooled Jedis connections: at most {@code maxConnections} at once, each
-   * request given {@code timeout} to borrow a connection, connect and be answered, {@link #open}
-   * given {@code connectTimeout}; {@code keys} names the nodes' own keys and the arguments every
-   * script takes; {@code tls} makes the sockets of a {@code rediss://} node (null: the JVM's
-   * default). Opens no connection yet.
+   * A node reached over {@code connections} connections that every caller shares, requests
+   * pipelined: each request given {@code timeout} to connect (if it must) and be answered, {@link
+   * #open} given {@code connectTimeout}; {@code keys} names the nodes' own keys and the arguments
+   * every script takes; {@code tls} makes the sockets of a {@code rediss://} node (null: the JVM's
+   * default); {@code drains} runs the reading of replies nobody waits for. Opens no connection yet.
    */
   static LockNode connect(
       NodeUri uri,
       Duration timeout,
       Duration connectTimeout,
-      int maxConnections,
+      int connections,
       NodeKeys keys,
-      javax.net.ssl.SSLSocketFactory tls) {
-    return new JedisNode(uri, timeout, connectTimeout, maxConnections, keys, tls);
+      javax.net.ssl.SSLSocketFactory tls,
+      java.util.concurrent.Executor drains) {
+    return new JedisNode(uri, timeout, connectTimeout, connections, keys, tls, drains);
   }
 
   /**
@@ -46,16 +47,16 @@ public interface LockNode extends AutoCloseable {
   Exchange begin(NodeRequest request);
 
   /**
-   * Whether the node has an idle open connection now. When it has none (first contact, every
-   * connection busy, or a failure dropped them), writing means connecting first, and a connect plus
-   * handshake waits on the node — a frozen node accepts the TCP connection and never answers the
-   * handshake: such requests are sent from an I/O thread, never the caller's.
+   * Whether the node's connections are open now. When one is not (first contact, or a failure broke
+   * it), writing may mean connecting first, and a connect plus handshake waits on the node — a
+   * frozen node accepts the TCP connection and never answers the handshake: such requests are sent
+   * from an I/O thread, never the caller's.
    */
   default boolean hasIdleConnection() {
     return true;
   }
 
-  /** How many connections are in use now (a request in flight, or its reply being read). */
+  /** How many requests are in flight now: written, their reply not read yet. */
   default int connectionsInUse() {
     return 0;
   }

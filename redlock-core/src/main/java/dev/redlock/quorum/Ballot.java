@@ -95,6 +95,7 @@ final class Ballot implements Tally {
     } finally {
       lock.unlock();
     }
+    wakeWatcher();
     if (decided != null) {
       decided.run();
     }
@@ -102,6 +103,16 @@ final class Ballot implements Tally {
       settled.get(node).complete(null);
     } else {
       before.whenComplete((ignored, error) -> settled.get(node).complete(null));
+    }
+  }
+
+  /** The thread parked until this ballot changes (see {@link ReplyReader}), if any. */
+  volatile Thread watcher;
+
+  private void wakeWatcher() {
+    Thread w = watcher;
+    if (w != null) {
+      java.util.concurrent.locks.LockSupport.unpark(w);
     }
   }
 
@@ -162,6 +173,7 @@ final class Ballot implements Tally {
     } finally {
       lock.unlock();
     }
+    wakeWatcher();
     settled.get(node).complete(null);
     if (decided != null) {
       decided.run();

@@ -18,10 +18,9 @@ import java.util.function.IntPredicate;
  * Sends one request to every node and returns the {@link Ballot} its replies fill in. The sending
  * thread writes every request itself, fastest nodes first, before any reply is read; the thread
  * that awaits the ballot then reads the replies. A request goes to an I/O thread only if it must
- * wait for an earlier one of the same lease on the same node, or if its node has been timing out
- * lately or has no idle connection (connecting waits on the node). When every I/O thread is busy,
- * the caller does that work itself (bounded by the node timeout): under overload a request is late,
- * never dropped.
+ * wait for an earlier one of the same lease on the same node, or if its node's connections are not
+ * open (connecting waits on the node). When every I/O thread is busy, the caller does that work
+ * itself (bounded by the node timeout): under overload a request is late, never dropped.
  */
 final class FanOut {
   /** A request that may go out however late its turn comes (releases, extends). */
@@ -191,11 +190,13 @@ final class FanOut {
    * connection (the awaiting thread reads the reply), else run by an I/O thread.
    */
   private void start(Ballot ballot, int node, NodeRequest request) {
-    if (!lagging(node) && nodes.get(node).hasIdleConnection()) {
+    if (nodes.get(node).hasIdleConnection()) {
+      // Written on an open shared connection: never waits on the node, however late it answers
+      // (the reply is read by whoever reads that connection; a bounded backlog fits the socket).
       begin(ballot, node, request);
     } else {
-      // A node that has been timing out lately, or that we have no connection to: even writing
-      // may wait on it (a new connection waits for its handshake), so an I/O thread does it.
+      // A node we have no connection to: writing means connecting first, and the handshake waits
+      // on the node, so an I/O thread does it.
       dispatch(ballot, node, () -> runToEnd(ballot, node, request));
     }
   }
@@ -211,11 +212,6 @@ final class FanOut {
           node, Math.max(took, nodeTimeoutNanos)); // a node we cannot write to goes last
       ballot.fail(node, e, took);
     }
-  }
-
-  /** Whether the node has been timing out lately. */
-  private boolean lagging(int node) {
-    return latencies.expected(node) >= nodeTimeoutNanos / 2;
   }
 
   /** A request written and read on an I/O thread (or, if none is free, the caller's). */

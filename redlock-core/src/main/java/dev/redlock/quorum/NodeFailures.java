@@ -5,7 +5,6 @@ import dev.redlock.node.NodeLifeUnknownException;
 import java.net.ConnectException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
-import java.util.NoSuchElementException;
 import redis.clients.jedis.exceptions.JedisAccessControlException;
 import redis.clients.jedis.exceptions.JedisDataException;
 
@@ -31,9 +30,6 @@ final class NodeFailures {
     }
     if (find(error, UnknownHostException.class) != null) {
       return "unknown host: " + find(error, UnknownHostException.class).getMessage();
-    }
-    if (find(error, NoSuchElementException.class) != null) {
-      return "connection pool exhausted (maxConnectionsPerNode reached for nodeTimeout)";
     }
     if (find(error, JedisAccessControlException.class) != null) {
       return "authentication failed: "

@@ -3,7 +3,6 @@ package dev.redlock.quorum;
 import dev.redlock.internal.Ticker;
 import dev.redlock.node.Exchange;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
@@ -13,19 +12,23 @@ import java.util.function.BooleanSupplier;
  * records them in the request's {@link Ballot}.
  *
  * <p>The thread that awaits the ballot reads: first every reply that has already arrived, then, if
- * the outcome is still open, it waits on the node that has answered fastest lately. It stops as
- * soon as the outcome is decided; replies that arrived by then are read at once, and only nodes
- * still silent are handed to an I/O thread, which reads their reply (within the node timeout) and
- * gives the connection back. So a healthy round costs no thread hand-off, and a slow node costs
- * one, off the caller's path.
+ * the outcome is still open, it waits on the node that has answered fastest lately, a slice at a
+ * time; when every reply still to come is being read by another thread (the node's connections are
+ * shared), it parks until one is in or a connection has nobody reading it. It stops as soon as the
+ * outcome is decided; replies that arrived by then are read at once, and the rest are recorded when
+ * whoever reads their connection next reads them ({@link Exchange#finishLater}). So a healthy round
+ * costs no thread hand-off, and a slow node costs none on the caller's path.
  *
- * <p>Requests run entirely by I/O threads (a lagging node, one that had to wait for the lease's
- * previous request) are recorded by those threads; the awaiting thread then only waits for the
- * ballot to change.
+ * <p>Requests run entirely by I/O threads (one that had to wait for the lease's previous request,
+ * or whose node had to be connected first) are recorded by those threads; the awaiting thread then
+ * only waits for the ballot to change.
  */
 final class ReplyReader {
   /** The shortest wait on one silent node before looking at the others (socket timeouts are ms). */
   private static final long MIN_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+  /** The longest park before looking again, should a wake-up be missed: a bound, not a poll. */
+  private static final long MAX_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
   private final Ballot ballot;
   private final Ticker ticker;
@@ -78,7 +81,15 @@ final class ReplyReader {
           continue;
         }
         int next = reader ? fastestPending() : -1;
-        if (next >= 0) {
+        if (next < 0 && reader && pendingHere() > 0) {
+          // Every reply still to come here is being read by another thread (shared
+          // connections): wait for any of them, or for a connection to have nobody reading it.
+          long left = deadline - ticker.read();
+          if (left <= 0) {
+            break;
+          }
+          parkUntilProgress(done, Math.min(left, MAX_PARK_NANOS));
+        } else if (next >= 0) {
           long left = deadline - ticker.read();
           if (left <= 0) {
             break; // replies that have arrived were read above; the rest are handed off below
@@ -152,11 +163,55 @@ final class ReplyReader {
     return mine;
   }
 
-  /** The pending node to wait on: the fewest silent slices so far, then the fastest lately. */
+  /**
+   * Parks until one of this thread's requests is answered, one of their connections has nobody
+   * reading it, the ballot changes, or {@code nanos} pass: woken, not polling.
+   */
+  private void parkUntilProgress(BooleanSupplier done, long nanos) {
+    Thread me = Thread.currentThread();
+    ballot.watcher = me;
+    for (Exchange e : exchanges) {
+      if (e != null) {
+        e.wakeOnProgress(me);
+      }
+    }
+    try {
+      // Registered first, then checked: whatever happens after this check wakes us.
+      if (!ballot.holds(done) && !anyReadyOrFree()) {
+        boolean interrupted = Thread.interrupted();
+        java.util.concurrent.locks.LockSupport.parkNanos(this, nanos);
+        if (interrupted) {
+          me.interrupt(); // seen at the top of the loop
+        }
+      }
+    } finally {
+      ballot.watcher = null;
+      for (Exchange e : exchanges) {
+        if (e != null) {
+          e.wakeOnProgress(null);
+        }
+      }
+    }
+  }
+
+  private boolean anyReadyOrFree() {
+    for (Exchange e : exchanges) {
+      if (e != null && (e.ready() || !e.readByAnother())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The pending node to wait on: the fewest silent slices so far, then the fastest lately; none
+   * whose connection another thread is reading (that thread hands us the reply).
+   */
   private int fastestPending() {
     int best = -1;
     for (int i = 0; i < exchanges.length; i++) {
       if (exchanges[i] != null
+          && !exchanges[i].readByAnother()
           && (best < 0
               || silentSlices[i] < silentSlices[best]
               || (silentSlices[i] == silentSlices[best]
@@ -190,7 +245,10 @@ final class ReplyReader {
     }
   }
 
-  /** After the decision: read what has arrived, hand what has not to an I/O thread. */
+  /**
+   * After the decision: read what has arrived; what has not is read later, by whoever reads that
+   * node's connection next (or an I/O thread), and recorded then.
+   */
   private void handOffRemaining() {
     for (int i = 0; i < exchanges.length; i++) {
       Exchange exchange = exchanges[i];
@@ -203,12 +261,26 @@ final class ReplyReader {
         continue;
       }
       int node = i;
-      long readFor = Math.max(1, startedAt[i] + nodeTimeoutNanos - ticker.read());
-      try {
-        handOff.execute(() -> complete(node, exchange, readFor));
-      } catch (RejectedExecutionException e) {
-        complete(node, exchange, readFor); // no thread free (or closing): read it here, bounded
-      }
+      long started = startedAt[i];
+      long readFor = Math.max(1, started + nodeTimeoutNanos - ticker.read());
+      exchange.finishLater(
+          readFor,
+          handOff,
+          new Exchange.Outcome() {
+            @Override
+            public void answered(long reply) {
+              long took = ticker.read() - started;
+              latencies.observe(node, took);
+              ballot.answer(node, reply, took);
+            }
+
+            @Override
+            public void failed(RuntimeException error) {
+              long took = ticker.read() - started;
+              latencies.observe(node, Math.max(took, nodeTimeoutNanos));
+              ballot.fail(node, error, took);
+            }
+          });
     }
   }
 }

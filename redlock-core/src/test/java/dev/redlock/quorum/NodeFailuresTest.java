@@ -6,11 +6,9 @@ import dev.redlock.NodeOutcome;
 import java.net.ConnectException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
-import java.util.NoSuchElementException;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
-import redis.clients.jedis.exceptions.JedisException;
 
 /** Each way a node can fail reads as one phrase a person on call can act on. */
 class NodeFailuresTest {
@@ -36,17 +34,6 @@ class NodeFailuresTest {
     JedisConnectionException e =
         new JedisConnectionException(new SocketTimeoutException("Read timed out"));
     assertEquals(NodeOutcome.Status.TIMED_OUT, NodeFailures.status(e));
-  }
-
-  @Test
-  void exhaustedPoolNamesTheSetting() {
-    JedisException e =
-        new JedisException(
-            "Could not get a resource from the pool",
-            new NoSuchElementException("Timeout waiting for idle object"));
-    assertEquals(
-        "connection pool exhausted (maxConnectionsPerNode reached for nodeTimeout)",
-        NodeFailures.describe(e));
   }
 
   @Test

@@ -1,0 +1,59 @@
+package dev.redlock.node;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.Jedis;
+
+/**
+ * One shared TLS connection, two callers (review finding 2.2 of issue 15's shared connections): one
+ * caller's short deadline must not break the connection for the other, whose reply comes well
+ * within its node timeout. Over TLS a timed-out read may leave the stream unusable, so callers
+ * never read there: a drain does, bounded by the connection's own silence. On a real TLS {@code
+ * redis-server} (the whole contract over TLS runs in the kit's ThreeNodesTlsIT).
+ */
+class SharedTlsConnectionTest {
+  @Test
+  void oneCallersShortDeadlineDoesNotBreakTheConnectionForAnother() throws Exception {
+    ExecutorService io = Executors.newCachedThreadPool();
+    try (LocalRedisServer server = LocalRedisServer.start(true);
+        Jedis admin = server.admin()) {
+      LockNode node =
+          LockNode.connect(
+              server.uri(),
+              Duration.ofSeconds(1),
+              Duration.ofSeconds(2),
+              1,
+              NodeKeys.of("redlock:", 60_000, false),
+              server.tls,
+              io);
+      try {
+        node.open();
+        assertEquals(
+            0,
+            node.begin(new NodeRequest(NodeRequest.Verb.EXTEND, "redlock:warm", "t", 5000))
+                .finish(TimeUnit.SECONDS.toNanos(1)));
+        admin.clientPause(150); // busy 150 ms: well within the 1 s node timeout
+        Exchange patient =
+            node.begin(new NodeRequest(NodeRequest.Verb.EXTEND, "redlock:b", "t", 5000));
+        Exchange hurried =
+            node.begin(new NodeRequest(NodeRequest.Verb.EXTEND, "redlock:a", "t", 5000));
+        assertThrows(
+            RuntimeException.class, () -> hurried.finish(TimeUnit.MILLISECONDS.toNanos(10)));
+        assertEquals(
+            0,
+            patient.finish(TimeUnit.SECONDS.toNanos(1)),
+            "the patient caller's reply (not the owner: 0), not a broken connection");
+      } finally {
+        node.close();
+      }
+    } finally {
+      io.shutdownNow();
+    }
+  }
+}
