@@ -49,15 +49,7 @@ class SharedConnectionRaceTest {
       admin.set("redlock:held", "another-owner");
     }
     ExecutorService io = Executors.newCachedThreadPool();
-    LockNode node =
-        LockNode.connect(
-            NodeUri.parse("redis://127.0.0.1:" + port),
-            Duration.ofSeconds(2),
-            Duration.ofSeconds(2),
-            1,
-            NodeKeys.of("redlock:", 60_000, true),
-            null,
-            io);
+    LockNode node = oneConnection(io);
     Thread breaker = null;
     try {
       node.open();
@@ -132,15 +124,7 @@ class SharedConnectionRaceTest {
   @Test
   void aNoScriptRequestWhoseCallerGaveUpIsNotSentAgainBehindItsRollBack() throws Exception {
     ExecutorService io = Executors.newCachedThreadPool();
-    LockNode node =
-        LockNode.connect(
-            NodeUri.parse("redis://127.0.0.1:" + port),
-            Duration.ofSeconds(2),
-            Duration.ofSeconds(2),
-            1,
-            NodeKeys.of("redlock:", 60_000, true),
-            null,
-            io);
+    LockNode node = oneConnection(io);
     try (Jedis admin = new Jedis("127.0.0.1", port)) {
       node.open();
       node.begin(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:warm", "t0", 10_000))
@@ -183,15 +167,7 @@ class SharedConnectionRaceTest {
         task -> {
           throw new java.util.concurrent.RejectedExecutionException("every I/O thread busy");
         };
-    LockNode node =
-        LockNode.connect(
-            NodeUri.parse("redis://127.0.0.1:" + port),
-            Duration.ofSeconds(2),
-            Duration.ofSeconds(2),
-            1,
-            NodeKeys.of("redlock:", 60_000, true),
-            null,
-            busy);
+    LockNode node = oneConnection(busy);
     int n = 3 * SharedConnection.MAX_IN_FLIGHT / 4;
     try (Jedis admin = new Jedis("127.0.0.1", port)) {
       node.open();
@@ -212,6 +188,18 @@ class SharedConnectionRaceTest {
     } finally {
       node.close();
     }
+  }
+
+  /** The node over one shared connection: every request on it, in one queue. */
+  private static LockNode oneConnection(java.util.concurrent.Executor drains) {
+    return LockNode.connect(
+        NodeUri.parse("redis://127.0.0.1:" + port),
+        Duration.ofSeconds(2),
+        Duration.ofSeconds(2),
+        1,
+        NodeKeys.of("redlock:", 60_000, true),
+        null,
+        drains);
   }
 
   /** Waits at most 300 ms: with the fix in, the other side is blocked and never counts down. */
