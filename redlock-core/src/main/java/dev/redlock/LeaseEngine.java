@@ -163,11 +163,101 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     }
   }
 
+  // ---- acquiring without a waiting thread --------------------------------------------------
+
+  /** Threads that run asynchronous attempts; made on first use, closed with the engine. */
+  private volatile java.util.concurrent.ThreadPoolExecutor asyncAttempts;
+
+  /** Asynchronous acquisitions not completed yet: failed when the engine closes. */
+  private final java.util.Set<AsyncAcquisition<H, ?>> pendingAsync =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  /** The most asynchronous attempts in progress at once; more wait in a bounded queue. */
+  static final int ASYNC_THREADS = 4;
+
+  /** The most asynchronous attempts waiting for a thread; past it one fails at once. */
+  static final int ASYNC_QUEUE = 4096;
+
+  java.util.concurrent.Executor asyncAttempts() {
+    java.util.concurrent.ThreadPoolExecutor pool = asyncAttempts;
+    if (pool == null) {
+      synchronized (this) {
+        pool = asyncAttempts;
+        if (pool == null) {
+          pool =
+              new java.util.concurrent.ThreadPoolExecutor(
+                  ASYNC_THREADS,
+                  ASYNC_THREADS,
+                  30,
+                  TimeUnit.SECONDS,
+                  new java.util.concurrent.LinkedBlockingQueue<>(ASYNC_QUEUE),
+                  dev.redlock.internal.IoThreads.daemonThreads("redlock-async-"));
+          pool.allowCoreThreadTimeOut(true);
+          asyncAttempts = pool;
+          if (closed.get()) {
+            pool.shutdownNow(); // closed meanwhile: close() did not see this pool
+          }
+        }
+      }
+    }
+    return pool;
+  }
+
+  Ticker ticker() {
+    return ticker;
+  }
+
+  dev.redlock.quorum.Timers timers() {
+    return watchdog;
+  }
+
+  void pending(AsyncAcquisition<H, ?> acquisition, boolean add) {
+    if (add) {
+      pendingAsync.add(acquisition);
+      if (closed.get()) {
+        acquisition.closed(); // closed meanwhile: close() did not see it
+      }
+    } else {
+      pendingAsync.remove(acquisition);
+    }
+  }
+
+  @Override
+  public java.util.concurrent.CompletableFuture<Optional<Lease>> tryAcquireAsync(
+      String resource, Duration ttl) {
+    long ttlMillis = request(resource, ttl);
+    return AsyncAcquisition.tryOnce(this, resource, ttlMillis);
+  }
+
+  @Override
+  public java.util.concurrent.CompletableFuture<Lease> acquireAsync(
+      String resource, Duration ttl, Duration maxWait) {
+    long ttlMillis = request(resource, ttl);
+    Objects.requireNonNull(maxWait, "maxWait must not be null");
+    if (maxWait.isNegative()) {
+      throw new IllegalArgumentException("maxWait must be >= 0, was " + maxWait);
+    }
+    return AsyncAcquisition.acquire(this, resource, ttlMillis, maxWait.toNanos());
+  }
+
+  @Override
+  public <T> java.util.concurrent.CompletableFuture<T> withLockAsync(
+      String resource,
+      Duration ttl,
+      Duration maxWait,
+      java.util.function.Function<? super Lease, ? extends java.util.concurrent.CompletionStage<T>>
+          task) {
+    Objects.requireNonNull(task, "task must not be null");
+    ensureOpen();
+    checkRenewable(ttl); // before acquiring: a lease we could not renew must not be taken at all
+    return AsyncLock.run(acquireAsync(resource, ttl, maxWait), task);
+  }
+
   /**
    * One attempt: a token, a start time, the store's vote, and the verdict, which is the engine's
    * alone: won only with a quorum and validity left, else given back and the reason named.
    */
-  private Attempt attempt(String resource, long ttlMillis) throws InterruptedException {
+  Attempt attempt(String resource, long ttlMillis) throws InterruptedException {
     if (Thread.interrupted()) {
       throw new InterruptedException(); // interrupted already: send nothing we would roll back
     }
@@ -495,7 +585,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     return millis;
   }
 
-  private long pauseNanos() {
+  long pauseNanos() {
     long jitter = settings.retryJitter().toNanos();
     return settings.retryDelay().toNanos()
         + (jitter == 0 ? 0 : ThreadLocalRandom.current().nextLong(jitter + 1));
@@ -513,6 +603,16 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     if (!closed.compareAndSet(false, true)) {
       return;
     }
+    for (AsyncAcquisition<H, ?> acquisition : new ArrayList<>(pendingAsync)) {
+      acquisition.closed(); // fails its future; an attempt in flight is interrupted, rolls back
+    }
+    java.util.concurrent.ThreadPoolExecutor pool;
+    synchronized (this) {
+      pool = asyncAttempts;
+    }
+    if (pool != null) {
+      pool.shutdownNow();
+    }
     List<H> releasing = new ArrayList<>();
     for (ManagedLease<H> lease : new ArrayList<>(held)) {
       if (lease.beginRelease()) {
@@ -528,7 +628,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   }
 
   /** An attempt's outcome: the lease, or why not and the account. */
-  private final class Attempt {
+  final class Attempt {
     final ManagedLease<H> lease;
     final Reason reason;
     final LeaseStore.Vote<H> vote;

@@ -45,6 +45,57 @@ public interface LockService extends AutoCloseable {
       String resource, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
       throws E, InterruptedException;
 
+  /**
+   * {@link #tryAcquire}, without the calling thread waiting: one attempt, run on one of a few
+   * library threads (4 per service; more attempts queue, up to 4,096). The future holds the lease,
+   * or empty if the lock is held elsewhere, or fails with what {@link #tryAcquire} throws ({@link
+   * LockUnavailableException} and its reason; {@link IllegalStateException} if the service closes
+   * first). Cancelling it interrupts an attempt in flight, which rolls back what it sent; a lease
+   * won as it was cancelled is released.
+   *
+   * @throws IllegalArgumentException for a blank resource or a bad ttl (at once, not in the future)
+   * @throws IllegalStateException if this service is closed
+   */
+  java.util.concurrent.CompletableFuture<Optional<Lease>> tryAcquireAsync(
+      String resource, Duration ttl);
+
+  /**
+   * {@link #acquire}, without a thread waiting between attempts: each attempt runs on a library
+   * thread (as in {@link #tryAcquireAsync}), and a timer starts the next one after {@code
+   * retryDelay} plus jitter. The future holds the lease, or fails with {@link
+   * LockUnavailableException} once {@code maxWait} is spent. Cancelling it stops the retries and
+   * interrupts an attempt in flight (rolled back, nothing held); a lease won as it was cancelled is
+   * released. Same events and metrics as {@link #acquire}.
+   *
+   * @throws IllegalArgumentException for a blank resource, a bad ttl or a negative maxWait (at
+   *     once)
+   * @throws IllegalStateException if this service is closed
+   */
+  java.util.concurrent.CompletableFuture<Lease> acquireAsync(
+      String resource, Duration ttl, Duration maxWait);
+
+  /**
+   * Acquires asynchronously ({@link #acquireAsync}), then calls {@code task} with the lease, renews
+   * it until the stage {@code task} returns completes, and releases it in every case (the task
+   * throws, its stage fails, or it succeeds). The future holds the stage's value; it fails with the
+   * stage's error (the lease's loss, if it was lost, attached as suppressed), or with {@link
+   * LeaseLostException} if the stage succeeded after the lease was lost: the work was not done
+   * under the lock throughout. {@code task} is called on a library thread and must not block:
+   * return a stage and do the work elsewhere. Cancelling the future before the lock is won stops
+   * the acquisition; after, it cannot stop the task, and the lease is released when the task's
+   * stage completes.
+   *
+   * @throws IllegalArgumentException for a bad argument, or a ttl too short to be renewed (at once)
+   * @throws NullPointerException if {@code task} is null
+   * @throws IllegalStateException if this service is closed
+   */
+  <T> java.util.concurrent.CompletableFuture<T> withLockAsync(
+      String resource,
+      Duration ttl,
+      Duration maxWait,
+      java.util.function.Function<? super Lease, ? extends java.util.concurrent.CompletionStage<T>>
+          task);
+
   /** Releases every lease still held, then closes the store. Idempotent. */
   @Override
   void close();

@@ -97,6 +97,31 @@ public final class Redlock implements LockService {
     return new Redlock(config, nodes, io, Ticker.SYSTEM);
   }
 
+  /** {@inheritDoc} */
+  @Override
+  public java.util.concurrent.CompletableFuture<Optional<Lease>> tryAcquireAsync(
+      String resource, Duration ttl) {
+    return engine.tryAcquireAsync(resource, ttl);
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public java.util.concurrent.CompletableFuture<Lease> acquireAsync(
+      String resource, Duration ttl, Duration maxWait) {
+    return engine.acquireAsync(resource, ttl, maxWait);
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public <T> java.util.concurrent.CompletableFuture<T> withLockAsync(
+      String resource,
+      Duration ttl,
+      Duration maxWait,
+      java.util.function.Function<? super Lease, ? extends java.util.concurrent.CompletionStage<T>>
+          task) {
+    return engine.withLockAsync(resource, ttl, maxWait, task);
+  }
+
   /** The configuration this Redlock was created with. */
   public RedlockConfig config() {
     return config;
