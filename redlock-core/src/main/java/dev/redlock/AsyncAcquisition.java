@@ -4,6 +4,8 @@ import dev.redlock.LockUnavailableException.Reason;
 import dev.redlock.spi.LeaseStore;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.function.Function;
@@ -12,19 +14,29 @@ import java.util.function.Function;
  * One asynchronous acquisition ({@link LockService#acquireAsync}, {@link
  * LockService#tryAcquireAsync}): each attempt runs on one of the engine's few async attempt threads
  * (an attempt waits on the nodes, at most about {@code nodeTimeout}); between attempts no thread
- * waits, a timer submits the next one. Cancelling the future stops it: a scheduled retry is
- * dropped, an attempt in flight is interrupted (it rolls back what it sent, and its connections'
- * replies are still read), and a lease won by an attempt the cancellation raced is released.
+ * waits, a timer submits the next one. The future is completed on {@link #COMPLETIONS} (the common
+ * pool, as {@code CompletableFuture}'s own async methods), never on an attempt or timer thread:
+ * what the caller chains to it may block without holding up other acquisitions or any lease's
+ * timers.
+ *
+ * <p>Any completion of the future stops it (a cancel, {@code orTimeout}, {@code complete} by the
+ * caller): a scheduled retry is dropped, an attempt in flight is interrupted (it rolls back what it
+ * sent; its connections' replies are still read), and a lease won by an attempt the completion
+ * raced is released.
  *
  * @param <T> what the future holds: the lease, or an optional lease for one attempt
  */
 final class AsyncAcquisition<H extends LeaseStore.Held, T> {
+  /** Where futures are completed, so that dependents never run on a library thread. */
+  static final Executor COMPLETIONS = ForkJoinPool.commonPool();
+
   private final LeaseEngine<H> engine;
   private final String resource;
   private final long ttlMillis;
   private final boolean once; // tryAcquireAsync: one attempt, "held elsewhere" is an answer
   private final long began;
   private final long giveUpAt;
+  private final boolean unbounded;
   private final Function<Lease, T> won;
   private final T heldElsewhere;
 
@@ -34,6 +46,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
   // Guarded by this: the thread running an attempt (to interrupt), the retry scheduled.
   private Thread attempting;
   private ScheduledFuture<?> nextTry;
+  // Attempts made; handed between attempt threads by the executor and the timer (ordered).
   private int attempts;
 
   private AsyncAcquisition(
@@ -51,7 +64,9 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
     this.won = won;
     this.heldElsewhere = heldElsewhere;
     this.began = engine.ticker().read();
-    this.giveUpAt = began + maxWaitNanos;
+    // A maxWait of centuries (or ChronoUnit.FOREVER's) means no limit, not an overflow.
+    this.unbounded = maxWaitNanos > Long.MAX_VALUE / 4;
+    this.giveUpAt = began + (unbounded ? 0 : maxWaitNanos);
   }
 
   /** Attempts until won or {@code maxWaitNanos} is spent, retrying after the engine's pause. */
@@ -71,19 +86,17 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
   }
 
   private CompletableFuture<T> start() {
-    engine.pending(this, true);
+    engine.pending(this, true); // refused past the bound: at most one queued attempt each
     result.whenComplete(
         (value, error) -> {
           engine.pending(this, false);
-          if (result.isCancelled()) {
-            stop();
-          }
+          stop(); // however it completed: cancel, orTimeout, complete(), or an outcome
         });
     submit();
     return result;
   }
 
-  /** Hands the next attempt to an async attempt thread; refused (too many queued): failed. */
+  /** Hands the next attempt to an async attempt thread. */
   private void submit() {
     if (result.isDone()) {
       return;
@@ -91,21 +104,15 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
     try {
       engine.asyncAttempts().execute(this::attemptOnce);
     } catch (RejectedExecutionException e) {
-      result.completeExceptionally(
-          engine.isClosed()
-              ? new IllegalStateException("the lock service was closed", e)
-              : new RedlockException(
-                  "too many asynchronous acquisitions waiting for an attempt thread; '"
-                      + resource
-                      + "' was not tried",
-                  e));
+      // Only once closed: pending acquisitions are bounded by the queue's size.
+      fail(new IllegalStateException(engine.closedMessage(), e));
     }
   }
 
   private void attemptOnce() {
     synchronized (this) {
       if (result.isDone()) {
-        return; // cancelled, or the service closed, before its turn
+        return; // completed (cancelled, closed) before its turn
       }
       attempting = Thread.currentThread();
     }
@@ -113,16 +120,16 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
     try {
       attempt = engine.attempt(resource, ttlMillis);
     } catch (InterruptedException e) {
-      // Cancelled while the nodes were asked: rolled back (what was sent is released).
-      result.completeExceptionally(
+      // Stopped while the nodes were asked: rolled back (what was sent is released).
+      fail(
           new RedlockException(
               "interrupted while acquiring '"
                   + resource
                   + "'; nothing is held (what was sent is rolled back)",
               e));
       return;
-    } catch (RuntimeException | Error e) {
-      result.completeExceptionally(e);
+    } catch (Throwable e) { // a store may throw anything; the future must still complete
+      fail(e);
       if (e instanceof Error error) {
         throw error;
       }
@@ -130,31 +137,30 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
     } finally {
       synchronized (this) {
         attempting = null;
-        Thread.interrupted(); // a cancellation's interrupt must not reach the pool's next task
+        Thread.interrupted(); // a stop's interrupt must not reach the pool's next task
       }
     }
     attempts++;
     if (attempt.lease != null) {
-      if (!result.complete(won.apply(attempt.lease))) {
-        attempt.lease.release(); // cancelled (or closed) as it won: nobody will hold it
-      }
+      deliver(attempt.lease);
       return;
     }
     if (once) {
       if (attempt.reason == Reason.HELD_ELSEWHERE) {
-        result.complete(heldElsewhere);
+        succeed(heldElsewhere);
       } else {
-        result.completeExceptionally(attempt.failure(resource, 1, 0));
+        fail(attempt.failure(resource, 1, 0));
       }
       return;
     }
     long now = engine.ticker().read();
-    long left = giveUpAt - now;
+    long left = unbounded ? Long.MAX_VALUE : giveUpAt - now;
     if (left <= 0) {
-      result.completeExceptionally(attempt.failure(resource, attempts, now - began));
+      fail(attempt.failure(resource, attempts, now - began));
       return;
     }
     long pause = Math.min(left, engine.pauseNanos());
+    boolean closed = false;
     synchronized (this) {
       if (result.isDone()) {
         return;
@@ -162,24 +168,58 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
       try {
         nextTry = engine.timers().at(now + pause, this::submit); // the timer only submits
       } catch (RejectedExecutionException e) {
-        result.completeExceptionally(new IllegalStateException("the lock service was closed", e));
+        closed = true;
       }
+    }
+    if (closed) {
+      fail(new IllegalStateException(engine.closedMessage()));
     }
   }
 
-  /** Cancelled: no retry, and an attempt in flight is interrupted (it rolls back). */
+  /** Hands the lease to the caller on the completion pool; released if nobody takes it. */
+  private void deliver(Lease lease) {
+    Runnable complete =
+        () -> {
+          if (!result.complete(won.apply(lease))) {
+            lease.release(); // completed (cancelled, closed) as it won: nobody will hold it
+          }
+        };
+    try {
+      COMPLETIONS.execute(complete);
+    } catch (RejectedExecutionException e) {
+      complete.run();
+    }
+  }
+
+  private void succeed(T value) {
+    try {
+      COMPLETIONS.execute(() -> result.complete(value));
+    } catch (RejectedExecutionException e) {
+      result.complete(value);
+    }
+  }
+
+  private void fail(Throwable error) {
+    try {
+      COMPLETIONS.execute(() -> result.completeExceptionally(error));
+    } catch (RejectedExecutionException e) {
+      result.completeExceptionally(error);
+    }
+  }
+
+  /** No retry, and an attempt in flight is interrupted (it rolls back). */
   synchronized void stop() {
     if (nextTry != null) {
       nextTry.cancel(false);
     }
-    if (attempting != null) {
+    if (attempting != null && attempting != Thread.currentThread()) {
       attempting.interrupt();
     }
   }
 
   /** The service closes: what is still pending fails, and stops. */
   void closed() {
-    result.completeExceptionally(new IllegalStateException("the lock service was closed"));
+    result.completeExceptionally(new IllegalStateException(engine.closedMessage()));
     stop();
   }
 }

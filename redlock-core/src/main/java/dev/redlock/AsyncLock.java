@@ -7,21 +7,21 @@ import java.util.function.Function;
 
 /**
  * {@link LockService#withLockAsync}: the lease from an asynchronous acquisition, renewed while the
- * task's stage runs, released when it completes, whatever it completes with.
+ * task's stage runs, released when it completes, whatever it completes with. The task is called,
+ * and the lease released, on {@link AsyncAcquisition#COMPLETIONS}: never on a library thread, never
+ * on the thread that completes the task's stage (an event loop must not wait on a release).
  */
 final class AsyncLock {
   private AsyncLock() {}
 
   static <T> CompletableFuture<T> run(
       CompletableFuture<Lease> acquiring,
-      Function<? super Lease, ? extends CompletionStage<T>> task) {
+      Function<? super Lease, ? extends CompletionStage<T>> task,
+      boolean stopTaskOnLoss) {
     CompletableFuture<T> out = new CompletableFuture<>();
-    out.whenComplete(
-        (value, error) -> {
-          if (out.isCancelled()) {
-            acquiring.cancel(true); // before the lock is won: stop trying (a late win is released)
-          }
-        });
+    // However the caller's future completes before the lock is won (cancel, orTimeout,
+    // complete), the acquisition stops; once won this does nothing.
+    out.whenComplete((value, error) -> acquiring.cancel(true));
     acquiring.whenComplete(
         (lease, error) -> {
           if (error != null) {
@@ -29,7 +29,7 @@ final class AsyncLock {
             return;
           }
           if (out.isDone()) {
-            lease.release(); // cancelled as it was won
+            lease.release(); // completed as it was won: nobody will run the task
             return;
           }
           CompletionStage<T> stage;
@@ -39,49 +39,70 @@ final class AsyncLock {
             if (stage == null) {
               throw new NullPointerException("the task returned null instead of a stage");
             }
-          } catch (RuntimeException | Error e) {
-            release(lease, e);
-            out.completeExceptionally(e);
+          } catch (Throwable e) { // anything, even a checked exception thrown sneakily
+            completeAfterRelease(out, lease, null, e);
             if (e instanceof Error fatal) {
               throw fatal;
             }
             return;
           }
-          stage.whenComplete(
-              (value, failure) -> {
-                LeaseLostException loss = ((ManagedLease<?>) lease).lossOrNull();
-                Throwable cause = failure == null ? null : unwrap(failure);
-                try {
-                  release(lease, cause);
-                } catch (RuntimeException e) {
-                  out.completeExceptionally(e); // the release itself failed: say so
-                  return;
-                }
-                if (cause != null) {
-                  if (loss != null && loss != cause) {
-                    cause.addSuppressed(loss);
+          if (stopTaskOnLoss) {
+            lease.onLost(
+                loss -> {
+                  try {
+                    stage.toCompletableFuture().cancel(true); // as withLock interrupts its task
+                  } catch (UnsupportedOperationException e) {
+                    // a stage that cannot be cancelled runs on; the loss is reported at its end
                   }
-                  out.completeExceptionally(cause);
-                } else if (loss != null) {
-                  out.completeExceptionally(loss); // done, but not under the lock throughout
-                } else {
-                  out.complete(value);
-                }
-              });
+                });
+          }
+          stage.whenCompleteAsync(
+              (value, failure) -> {
+                Throwable cause = failure == null ? null : unwrap(failure);
+                completeAfterRelease(out, lease, value, cause);
+              },
+              AsyncAcquisition.COMPLETIONS);
         });
     return out;
   }
 
-  /** Releases in every case; a failing release is attached to the task's failure, if any. */
-  private static void release(Lease lease, Throwable taskFailure) {
+  /**
+   * Releases the lease, then completes {@code out}: with the task's failure (the loss attached),
+   * or, if it succeeded, with the value — unless the lease was lost, or released by a close of the
+   * service, while it ran: the work was not done under the lock throughout.
+   */
+  private static <T> void completeAfterRelease(
+      CompletableFuture<T> out, Lease lease, T value, Throwable failure) {
+    LeaseLostException loss = ((ManagedLease<?>) lease).lossOrNull();
+    boolean releasedUnderIt = loss == null && !lease.isValid();
     try {
       lease.release();
-    } catch (RuntimeException e) {
-      if (taskFailure != null) {
-        taskFailure.addSuppressed(e);
-      } else {
-        throw e;
+    } catch (Throwable e) {
+      if (failure == null) {
+        out.completeExceptionally(e); // the release itself failed: say so
+        return;
       }
+      failure.addSuppressed(e);
+    }
+    if (failure instanceof java.util.concurrent.CancellationException && loss != null) {
+      failure = loss; // we cancelled the stage for the loss: the loss is what happened
+    }
+    if (failure != null) {
+      if (loss != null && loss != failure) {
+        failure.addSuppressed(loss);
+      }
+      out.completeExceptionally(failure);
+    } else if (loss != null) {
+      out.completeExceptionally(loss);
+    } else if (releasedUnderIt) {
+      out.completeExceptionally(
+          new IllegalStateException(
+              "the lease on '"
+                  + lease.resource()
+                  + "' was no longer valid when the task's stage completed (released by a close"
+                  + " of the lock service, or lost)"));
+    } else {
+      out.complete(value);
     }
   }
 

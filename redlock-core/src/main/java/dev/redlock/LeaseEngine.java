@@ -115,13 +115,16 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
       throw new IllegalArgumentException("maxWait must be >= 0, was " + maxWait);
     }
     long began = ticker.read();
-    long giveUpAt = began + maxWait.toNanos();
+    long waitNanos = saturatedNanos(maxWait);
+    // A maxWait of centuries (or ChronoUnit.FOREVER) means no limit, not an overflow.
+    boolean unbounded = waitNanos > Long.MAX_VALUE / 4;
+    long giveUpAt = began + (unbounded ? 0 : waitNanos);
     for (int attempts = 1; ; attempts++) {
       Attempt attempt = attempt(resource, ttlMillis);
       if (attempt.lease != null) {
         return attempt.lease;
       }
-      long left = giveUpAt - ticker.read();
+      long left = unbounded ? Long.MAX_VALUE : giveUpAt - ticker.read();
       if (left <= 0) {
         throw attempt.failure(resource, attempts, ticker.read() - began);
       }
@@ -175,8 +178,12 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   /** The most asynchronous attempts in progress at once; more wait in a bounded queue. */
   static final int ASYNC_THREADS = 4;
 
-  /** The most asynchronous attempts waiting for a thread; past it one fails at once. */
+  /** The most asynchronous acquisitions pending at once; past it a new one fails at once. */
   static final int ASYNC_QUEUE = 4096;
+
+  static final String ASYNC_THREAD_PREFIX = "redlock-async-";
+
+  private static final long ASYNC_CLOSE_MARGIN_MILLIS = 1000;
 
   java.util.concurrent.Executor asyncAttempts() {
     java.util.concurrent.ThreadPoolExecutor pool = asyncAttempts;
@@ -191,7 +198,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
                   30,
                   TimeUnit.SECONDS,
                   new java.util.concurrent.LinkedBlockingQueue<>(ASYNC_QUEUE),
-                  dev.redlock.internal.IoThreads.daemonThreads("redlock-async-"));
+                  dev.redlock.internal.IoThreads.daemonThreads(ASYNC_THREAD_PREFIX));
           pool.allowCoreThreadTimeOut(true);
           asyncAttempts = pool;
           if (closed.get()) {
@@ -211,14 +218,27 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     return watchdog;
   }
 
+  /**
+   * Counts an asynchronous acquisition in (or out). Past {@link #ASYNC_QUEUE} pending ones, a new
+   * one fails at once: each has at most one attempt queued, so the queue never refuses a retry.
+   */
   void pending(AsyncAcquisition<H, ?> acquisition, boolean add) {
-    if (add) {
-      pendingAsync.add(acquisition);
-      if (closed.get()) {
-        acquisition.closed(); // closed meanwhile: close() did not see it
-      }
-    } else {
+    if (!add) {
       pendingAsync.remove(acquisition);
+      return;
+    }
+    if (pendingAsync.size() >= ASYNC_QUEUE) {
+      acquisition.result.completeExceptionally(
+          new RedlockException(
+              ASYNC_QUEUE
+                  + " asynchronous acquisitions are pending already on this "
+                  + name
+                  + ": not started"));
+      return;
+    }
+    pendingAsync.add(acquisition);
+    if (closed.get()) {
+      acquisition.closed(); // closed meanwhile: close() did not see it
     }
   }
 
@@ -237,7 +257,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     if (maxWait.isNegative()) {
       throw new IllegalArgumentException("maxWait must be >= 0, was " + maxWait);
     }
-    return AsyncAcquisition.acquire(this, resource, ttlMillis, maxWait.toNanos());
+    return AsyncAcquisition.acquire(this, resource, ttlMillis, saturatedNanos(maxWait));
   }
 
   @Override
@@ -250,7 +270,10 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     Objects.requireNonNull(task, "task must not be null");
     ensureOpen();
     checkRenewable(ttl); // before acquiring: a lease we could not renew must not be taken at all
-    return AsyncLock.run(acquireAsync(resource, ttl, maxWait), task);
+    return AsyncLock.run(
+        acquireAsync(resource, ttl, maxWait),
+        task,
+        settings.taskInterruption() == TaskInterruption.ON_LEASE_LOSS);
   }
 
   /**
@@ -593,8 +616,20 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
 
   private void ensureOpen() {
     if (closed.get()) {
-      throw new IllegalStateException("this " + name + " is closed");
+      throw new IllegalStateException(closedMessage());
     }
+  }
+
+  private static long saturatedNanos(Duration d) {
+    try {
+      return d.toNanos();
+    } catch (ArithmeticException e) {
+      return Long.MAX_VALUE;
+    }
+  }
+
+  String closedMessage() {
+    return "this " + name + " is closed";
   }
 
   /** Releases every lease still held (bounded), then closes the store and the timers. */
@@ -611,7 +646,19 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
       pool = asyncAttempts;
     }
     if (pool != null) {
-      pool.shutdownNow();
+      if (Thread.currentThread().getName().startsWith(ASYNC_THREAD_PREFIX)) {
+        pool.shutdown(); // closed from one of its own threads: do not interrupt, nor wait on, it
+      } else {
+        pool.shutdownNow(); // attempts in flight are interrupted and roll back...
+        try {
+          // ...and are waited for (bounded), so that what they took or rolled back goes out
+          // before the store closes.
+          pool.awaitTermination(
+              2 * settings.timeout().toMillis() + ASYNC_CLOSE_MARGIN_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
     }
     List<H> releasing = new ArrayList<>();
     for (ManagedLease<H> lease : new ArrayList<>(held)) {

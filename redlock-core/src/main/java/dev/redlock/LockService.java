@@ -47,13 +47,17 @@ public interface LockService extends AutoCloseable {
 
   /**
    * {@link #tryAcquire}, without the calling thread waiting: one attempt, run on one of a few
-   * library threads (4 per service; more attempts queue, up to 4,096). The future holds the lease,
-   * or empty if the lock is held elsewhere, or fails with what {@link #tryAcquire} throws ({@link
-   * LockUnavailableException} and its reason; {@link IllegalStateException} if the service closes
-   * first). Cancelling it interrupts an attempt in flight, which rolls back what it sent; a lease
-   * won as it was cancelled is released.
+   * library threads (4 per service). The future holds the lease, or empty if the lock is held
+   * elsewhere, or fails with what {@link #tryAcquire} throws ({@link LockUnavailableException} and
+   * its reason; {@link IllegalStateException} if the service closes first; {@link RedlockException}
+   * if 4,096 asynchronous acquisitions are pending already). It is completed on the common {@link
+   * java.util.concurrent.ForkJoinPool}, never on a library thread. Completing it yourself (cancel,
+   * {@code orTimeout}) interrupts an attempt in flight, which rolls back what it sent; a lease won
+   * as it completed is released. Cancel the returned future itself, not one derived from it: if
+   * {@code cancel} returns false, the future holds a lease you must release.
    *
    * @throws IllegalArgumentException for a blank resource or a bad ttl (at once, not in the future)
+   * @throws NullPointerException if an argument is null
    * @throws IllegalStateException if this service is closed
    */
   java.util.concurrent.CompletableFuture<Optional<Lease>> tryAcquireAsync(
@@ -61,14 +65,16 @@ public interface LockService extends AutoCloseable {
 
   /**
    * {@link #acquire}, without a thread waiting between attempts: each attempt runs on a library
-   * thread (as in {@link #tryAcquireAsync}), and a timer starts the next one after {@code
+   * thread (as in {@link #tryAcquireAsync}), and the lease timers start the next one after {@code
    * retryDelay} plus jitter. The future holds the lease, or fails with {@link
-   * LockUnavailableException} once {@code maxWait} is spent. Cancelling it stops the retries and
-   * interrupts an attempt in flight (rolled back, nothing held); a lease won as it was cancelled is
-   * released. Same events and metrics as {@link #acquire}.
+   * LockUnavailableException} once {@code maxWait} is spent (and as {@link #tryAcquireAsync} says).
+   * Completing it yourself (cancel, {@code orTimeout}, {@code complete}) stops the retries and
+   * interrupts an attempt in flight (rolled back, nothing held, within about {@code nodeTimeout});
+   * a lease won as it completed is released. Same events and metrics as {@link #acquire}.
    *
    * @throws IllegalArgumentException for a blank resource, a bad ttl or a negative maxWait (at
    *     once)
+   * @throws NullPointerException if an argument is null
    * @throws IllegalStateException if this service is closed
    */
   java.util.concurrent.CompletableFuture<Lease> acquireAsync(
@@ -77,16 +83,18 @@ public interface LockService extends AutoCloseable {
   /**
    * Acquires asynchronously ({@link #acquireAsync}), then calls {@code task} with the lease, renews
    * it until the stage {@code task} returns completes, and releases it in every case (the task
-   * throws, its stage fails, or it succeeds). The future holds the stage's value; it fails with the
-   * stage's error (the lease's loss, if it was lost, attached as suppressed), or with {@link
-   * LeaseLostException} if the stage succeeded after the lease was lost: the work was not done
-   * under the lock throughout. {@code task} is called on a library thread and must not block:
-   * return a stage and do the work elsewhere. Cancelling the future before the lock is won stops
-   * the acquisition; after, it cannot stop the task, and the lease is released when the task's
-   * stage completes.
+   * throws, returns null, its stage fails, or it succeeds). The future holds the stage's value; it
+   * fails with the stage's error (the lease's loss, if it was lost, attached as suppressed), or, if
+   * the stage succeeded while the lease was lost or released by {@link #close}, with {@link
+   * LeaseLostException} or {@link IllegalStateException}: the work was not done under the lock
+   * throughout. When the lease is lost and {@code taskInterruption} is {@code ON_LEASE_LOSS}, the
+   * stage is cancelled (as {@link #withLock} interrupts its task). {@code task} is called, and the
+   * lease released, on the common {@link java.util.concurrent.ForkJoinPool}: return a stage rather
+   * than block there. Completing the future before the lock is won stops the acquisition; after,
+   * nothing stops the task but its stage (and {@code maxHold}, the bound on every lease's renewal).
    *
    * @throws IllegalArgumentException for a bad argument, or a ttl too short to be renewed (at once)
-   * @throws NullPointerException if {@code task} is null
+   * @throws NullPointerException if an argument is null
    * @throws IllegalStateException if this service is closed
    */
   <T> java.util.concurrent.CompletableFuture<T> withLockAsync(

@@ -3,7 +3,6 @@ package dev.redlock.it;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -92,8 +91,18 @@ class AsyncIT {
   @Test
   void manyWaitersHoldFuturesNotThreadsAndAreGrantedWhenTheLocksFree() throws Exception {
     var nodes = redis.start(RedisFixture.nodes(3));
+    java.util.Map<String, Integer> tries = new java.util.concurrent.ConcurrentHashMap<>();
     try (Redlock holder = Redlock.create(config(nodes.uris()).build());
-        Redlock waiter = Redlock.create(config(nodes.uris()).build())) {
+        Redlock waiter =
+            Redlock.create(
+                config(nodes.uris())
+                    .listener(
+                        e -> {
+                          if (e.kind() == LockEvent.Kind.ATTEMPT) {
+                            tries.merge(e.resource(), 1, Integer::sum);
+                          }
+                        })
+                    .build())) {
       List<Lease> held = new ArrayList<>();
       for (int i = 0; i < 40; i++) {
         held.add(holder.tryAcquire("async:many:" + i, TTL).orElseThrow());
@@ -111,6 +120,10 @@ class AsyncIT {
       assertTrue(
           peak <= 4, peak + " async threads for 40 waiters: more than the 4 attempt threads");
       assertTrue(waiting.stream().noneMatch(CompletableFuture::isDone), "granted while held");
+      // Every waiter kept trying meanwhile (a timer per waiter, not a thread): none was starved.
+      await("every waiter retried")
+          .atMost(NO_HANG)
+          .until(() -> tries.size() == 40 && tries.values().stream().allMatch(n -> n >= 3));
       held.forEach(Lease::release);
       for (CompletableFuture<Lease> future : waiting) {
         Lease lease = get(future);
@@ -124,11 +137,22 @@ class AsyncIT {
   @Test
   void aCancelledWaitTakesNothingLater() throws Exception {
     var nodes = redis.start(RedisFixture.nodes(3));
+    java.util.concurrent.atomic.AtomicInteger attempts =
+        new java.util.concurrent.atomic.AtomicInteger();
     try (Redlock holder = Redlock.create(config(nodes.uris()).build());
-        Redlock waiter = Redlock.create(config(nodes.uris()).build())) {
+        Redlock waiter =
+            Redlock.create(
+                config(nodes.uris())
+                    .listener(
+                        e -> {
+                          if (e.kind() == LockEvent.Kind.ATTEMPT) {
+                            attempts.incrementAndGet();
+                          }
+                        })
+                    .build())) {
       Lease held = holder.tryAcquire("async:cancel", TTL).orElseThrow();
       CompletableFuture<Lease> future = waiter.acquireAsync("async:cancel", TTL, NO_HANG);
-      await().atMost(NO_HANG).pollDelay(Duration.ofMillis(100)).until(() -> !future.isDone());
+      await("it retries").atMost(NO_HANG).until(() -> attempts.get() >= 2);
       assertTrue(future.cancel(true));
       String holders = Admin.get(nodes.node(0), PREFIX + "async:cancel"); // the holder's token
       held.release();
@@ -148,25 +172,28 @@ class AsyncIT {
   }
 
   /**
-   * Cancelled while an attempt waits on a frozen node: the attempt is interrupted and rolls back on
-   * the healthy nodes, and every reply is read (nothing left in flight).
+   * Cancelled while an attempt waits on two frozen nodes: the attempt is interrupted and rolls back
+   * on the healthy node at once — long before the 10 s node timeout it would otherwise wait, and
+   * the 60 s ttl the key would otherwise hold — and once the links are back every reply is read.
    */
   @Test
-  void aCancelDuringAnAttemptRollsBackAndLeavesNothingInFlight() throws Exception {
+  void aCancelDuringAnAttemptRollsBackAtOnceAndLeavesNothingInFlight() throws Exception {
     FaultyNodes nodes = redis.startBehindProxies(RedisFixture.nodes(3));
+    Duration longTtl = Duration.ofSeconds(60);
     try (Redlock redlock =
-        Redlock.create(config(nodes.uris()).nodeTimeout(Duration.ofSeconds(2)).build())) {
-      redlock.tryAcquire("async:warm", TTL).orElseThrow().release();
+        Redlock.create(config(nodes.uris()).nodeTimeout(Duration.ofSeconds(10)).build())) {
+      redlock.tryAcquire("async:warm", longTtl).orElseThrow().release();
       nodes.freezeLink(1);
-      nodes.freezeLink(2); // no quorum: the attempt waits the node timeout on them
-      CompletableFuture<Lease> future = redlock.acquireAsync("async:frozen", TTL, NO_HANG);
-      await()
+      nodes.freezeLink(2); // no quorum: the attempt waits on them
+      CompletableFuture<Lease> future = redlock.acquireAsync("async:frozen", longTtl, NO_HANG);
+      RedisNode healthy = nodes.nodes().node(0);
+      await("the attempt's SET NX on the healthy node")
           .atMost(NO_HANG)
-          .until(
-              () ->
-                  redlock.connectionsInUse().values().stream().mapToInt(Integer::intValue).sum()
-                      > 0);
+          .until(() -> Admin.get(healthy, PREFIX + "async:frozen") != null);
       assertTrue(future.cancel(true));
+      await("rolled back on the healthy node while the others are still frozen")
+          .atMost(Duration.ofSeconds(3))
+          .until(() -> Admin.get(healthy, PREFIX + "async:frozen") == null);
       nodes.restoreLinks();
       await("every reply read after the cancel")
           .atMost(NO_HANG)
@@ -177,6 +204,13 @@ class AsyncIT {
             .until(() -> Admin.get(node, PREFIX + "async:frozen") == null);
       }
     }
+  }
+
+  /** No key of {@code resource} on any node (a release returns on a quorum: the rest follow). */
+  private static void awaitReleased(List<RedisNode> nodes, String resource) {
+    await(resource + " released on every node")
+        .atMost(NO_HANG)
+        .until(() -> nodes.stream().allMatch(n -> Admin.get(n, PREFIX + resource) == null));
   }
 
   @Test
@@ -190,7 +224,7 @@ class AsyncIT {
           get(
               redlock.withLockAsync(
                   "async:with", TTL, NO_HANG, lease -> CompletableFuture.completedFuture("done"))));
-      assertNull(Admin.get(first, PREFIX + "async:with"));
+      awaitReleased(nodes.all(), "async:with");
       // The task throws.
       IllegalStateException thrown = new IllegalStateException("task threw");
       assertEquals(
@@ -203,7 +237,7 @@ class AsyncIT {
                   lease -> {
                     throw thrown;
                   })));
-      assertNull(Admin.get(first, PREFIX + "async:with"));
+      awaitReleased(nodes.all(), "async:with");
       // Its stage fails.
       IllegalArgumentException failed = new IllegalArgumentException("stage failed");
       assertEquals(
@@ -211,9 +245,14 @@ class AsyncIT {
           failureOf(
               redlock.withLockAsync(
                   "async:with", TTL, NO_HANG, lease -> CompletableFuture.failedFuture(failed))));
-      assertNull(Admin.get(first, PREFIX + "async:with"));
-      // A stage that outlives three ttls: renewed meanwhile, held until it completes.
-      Duration shortTtl = Duration.ofSeconds(1);
+      awaitReleased(nodes.all(), "async:with");
+      // A task that returns null: the lock is released all the same.
+      assertInstanceOf(
+          NullPointerException.class,
+          failureOf(redlock.withLockAsync("async:with", TTL, NO_HANG, lease -> null)));
+      awaitReleased(nodes.all(), "async:with");
+      // A stage that outlives two ttls: renewed meanwhile, held until it completes.
+      Duration shortTtl = Duration.ofSeconds(2);
       CompletableFuture<String> slow = new CompletableFuture<>();
       AtomicReference<Lease> inTask = new AtomicReference<>();
       CompletableFuture<String> result =
@@ -227,29 +266,66 @@ class AsyncIT {
               });
       await().atMost(NO_HANG).until(() -> inTask.get() != null);
       long grantedAt = System.nanoTime();
-      await("held past three ttls")
+      await("held past two ttls")
           .atMost(NO_HANG)
-          .until(() -> System.nanoTime() - grantedAt > shortTtl.multipliedBy(3).toNanos());
+          .until(() -> System.nanoTime() - grantedAt > shortTtl.multipliedBy(2).toNanos());
       assertTrue(inTask.get().isValid(), "renewed while the stage ran");
       assertTrue(Admin.get(first, PREFIX + "async:slow") != null);
       slow.complete("slow done");
       assertEquals("slow done", get(result));
-      await().atMost(NO_HANG).until(() -> Admin.get(first, PREFIX + "async:slow") == null);
+      awaitReleased(nodes.all(), "async:slow");
+    }
+  }
+
+  /**
+   * The lease is lost while the stage runs (two of three links frozen: renewals cannot reach a
+   * quorum): the stage is cancelled, as withLock interrupts its task, and the future fails with the
+   * loss, not the stage's value.
+   */
+  @Test
+  void aLeaseLostWhileTheStageRunsCancelsItAndFailsWithTheLoss() throws Exception {
+    FaultyNodes nodes = redis.startBehindProxies(RedisFixture.nodes(3));
+    try (Redlock redlock = Redlock.create(config(nodes.uris()).build())) {
+      CompletableFuture<String> stage = new CompletableFuture<>();
+      AtomicReference<Lease> inTask = new AtomicReference<>();
+      CompletableFuture<String> result =
+          redlock.withLockAsync(
+              "async:lost",
+              Duration.ofSeconds(1),
+              NO_HANG,
+              lease -> {
+                inTask.set(lease);
+                return stage;
+              });
+      await().atMost(NO_HANG).until(() -> inTask.get() != null);
+      nodes.freezeLink(1);
+      nodes.freezeLink(2);
+      assertInstanceOf(dev.redlock.LeaseLostException.class, failureOf(result));
+      assertTrue(stage.isCancelled(), "the stage was cancelled on the loss");
+      nodes.restoreLinks();
     }
   }
 
   @Test
   void closingFailsWhatIsStillWaiting() throws Exception {
     var nodes = redis.start(RedisFixture.nodes(3));
+    List<LockEvent.Kind> events = new CopyOnWriteArrayList<>();
     try (Redlock holder = Redlock.create(config(nodes.uris()).build())) {
-      Lease held = holder.tryAcquire("async:close", TTL).orElseThrow();
-      Redlock waiter = Redlock.create(config(nodes.uris()).build());
-      CompletableFuture<Lease> future = waiter.acquireAsync("async:close", TTL, NO_HANG);
-      waiter.close();
-      assertInstanceOf(IllegalStateException.class, failureOf(future));
-      assertThrows(
-          IllegalStateException.class, () -> waiter.acquireAsync("async:close", TTL, NO_HANG));
-      held.release();
+      Redlock waiter =
+          Redlock.create(config(nodes.uris()).listener(e -> events.add(e.kind())).build());
+      try {
+        Lease held = holder.tryAcquire("async:close", TTL).orElseThrow();
+        CompletableFuture<Lease> future = waiter.acquireAsync("async:close", TTL, NO_HANG);
+        await("it has tried").atMost(NO_HANG).until(() -> events.contains(LockEvent.Kind.ATTEMPT));
+        waiter.close();
+        assertInstanceOf(IllegalStateException.class, failureOf(future));
+        assertThrows(
+            IllegalStateException.class, () -> waiter.acquireAsync("async:close", TTL, NO_HANG));
+        await("its async threads end").atMost(NO_HANG).until(() -> asyncThreads() == 0);
+        held.release();
+      } finally {
+        waiter.close(); // idempotent
+      }
     }
   }
 
