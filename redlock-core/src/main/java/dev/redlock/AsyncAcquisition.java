@@ -4,8 +4,6 @@ import dev.redlock.LockUnavailableException.Reason;
 import dev.redlock.spi.LeaseStore;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
-import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.function.Function;
@@ -14,10 +12,9 @@ import java.util.function.Function;
  * One asynchronous acquisition ({@link LockService#acquireAsync}, {@link
  * LockService#tryAcquireAsync}): each attempt runs on one of the engine's few async attempt threads
  * (an attempt waits on the nodes, at most about {@code nodeTimeout}); between attempts no thread
- * waits, a timer submits the next one. The future is completed on {@link #COMPLETIONS} (the common
- * pool, as {@code CompletableFuture}'s own async methods), never on an attempt or timer thread:
- * what the caller chains to it may block without holding up other acquisitions or any lease's
- * timers.
+ * waits, a timer submits the next one. The future is completed on the service's callback threads
+ * (where onLost callbacks and listener events run), never on an attempt or timer thread: what the
+ * caller chains to it cannot hold up other acquisitions or any lease's timers.
  *
  * <p>Any completion of the future stops it (a cancel, {@code orTimeout}, {@code complete} by the
  * caller): a scheduled retry is dropped, an attempt in flight is interrupted (it rolls back what it
@@ -27,9 +24,6 @@ import java.util.function.Function;
  * @param <T> what the future holds: the lease, or an optional lease for one attempt
  */
 final class AsyncAcquisition<H extends LeaseStore.Held, T> {
-  /** Where futures are completed, so that dependents never run on a library thread. */
-  static final Executor COMPLETIONS = ForkJoinPool.commonPool();
-
   private final LeaseEngine<H> engine;
   private final String resource;
   private final long ttlMillis;
@@ -46,6 +40,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
   // Guarded by this: the thread running an attempt (to interrupt), the retry scheduled.
   private Thread attempting;
   private ScheduledFuture<?> nextTry;
+  private final Runnable attemptTask = this::attemptOnce; // the one queued, removed on stop
   // Attempts made; handed between attempt threads by the executor and the timer (ordered).
   private int attempts;
 
@@ -102,10 +97,14 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
       return;
     }
     try {
-      engine.asyncAttempts().execute(this::attemptOnce);
+      engine.asyncAttempts().execute(attemptTask);
     } catch (RejectedExecutionException e) {
-      // Only once closed: pending acquisitions are bounded by the queue's size.
-      fail(new IllegalStateException(engine.closedMessage(), e));
+      fail(
+          engine.isClosed()
+              ? new IllegalStateException(engine.closedMessage(), e)
+              : new RedlockException(
+                  "no room in the asynchronous attempt queue; '" + resource + "' was not tried",
+                  e));
     }
   }
 
@@ -178,32 +177,42 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
 
   /** Hands the lease to the caller on the completion pool; released if nobody takes it. */
   private void deliver(Lease lease) {
-    Runnable complete =
+    if (result.isDone()) {
+      releaseUnclaimed(lease); // here, on the attempt thread: close() waits for these
+      return;
+    }
+    complete(
         () -> {
           if (!result.complete(won.apply(lease))) {
-            lease.release(); // completed (cancelled, closed) as it won: nobody will hold it
+            releaseUnclaimed(lease); // completed (cancelled, closed) as it won
           }
-        };
+        });
+  }
+
+  /** A lease nobody will hold: released, and a failure to release logged, never lost. */
+  private void releaseUnclaimed(Lease lease) {
     try {
-      COMPLETIONS.execute(complete);
-    } catch (RejectedExecutionException e) {
-      complete.run();
+      lease.release();
+    } catch (RuntimeException e) {
+      org.slf4j.LoggerFactory.getLogger(AsyncAcquisition.class)
+          .warn("could not release the lease on '{}' that nobody took", resource, e);
     }
   }
 
   private void succeed(T value) {
-    try {
-      COMPLETIONS.execute(() -> result.complete(value));
-    } catch (RejectedExecutionException e) {
-      result.complete(value);
-    }
+    complete(() -> result.complete(value));
   }
 
   private void fail(Throwable error) {
+    complete(() -> result.completeExceptionally(error));
+  }
+
+  /** Completes on the callback threads; once they are closed, here. */
+  private void complete(Runnable completion) {
     try {
-      COMPLETIONS.execute(() -> result.completeExceptionally(error));
+      engine.completions().execute(completion);
     } catch (RejectedExecutionException e) {
-      result.completeExceptionally(error);
+      completion.run();
     }
   }
 
@@ -212,6 +221,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
     if (nextTry != null) {
       nextTry.cancel(false);
     }
+    engine.unqueue(attemptTask); // a queued attempt leaves the queue now, not when it comes up
     if (attempting != null && attempting != Thread.currentThread()) {
       attempting.interrupt();
     }

@@ -8,8 +8,8 @@ import java.util.function.Function;
 /**
  * {@link LockService#withLockAsync}: the lease from an asynchronous acquisition, renewed while the
  * task's stage runs, released when it completes, whatever it completes with. The task is called,
- * and the lease released, on {@link AsyncAcquisition#COMPLETIONS}: never on a library thread, never
- * on the thread that completes the task's stage (an event loop must not wait on a release).
+ * and the lease released, on the service's callback threads: never on an attempt or timer thread,
+ * never on the thread that completes the task's stage (an event loop must not wait on a release).
  */
 final class AsyncLock {
   private AsyncLock() {}
@@ -17,7 +17,9 @@ final class AsyncLock {
   static <T> CompletableFuture<T> run(
       CompletableFuture<Lease> acquiring,
       Function<? super Lease, ? extends CompletionStage<T>> task,
-      boolean stopTaskOnLoss) {
+      boolean stopTaskOnLoss,
+      java.util.concurrent.Executor callbacks,
+      java.util.function.BooleanSupplier serviceClosed) {
     CompletableFuture<T> out = new CompletableFuture<>();
     // However the caller's future completes before the lock is won (cancel, orTimeout,
     // complete), the acquisition stops; once won this does nothing.
@@ -40,7 +42,7 @@ final class AsyncLock {
               throw new NullPointerException("the task returned null instead of a stage");
             }
           } catch (Throwable e) { // anything, even a checked exception thrown sneakily
-            completeAfterRelease(out, lease, null, e);
+            completeAfterRelease(out, lease, null, e, serviceClosed);
             if (e instanceof Error fatal) {
               throw fatal;
             }
@@ -59,9 +61,15 @@ final class AsyncLock {
           stage.whenCompleteAsync(
               (value, failure) -> {
                 Throwable cause = failure == null ? null : unwrap(failure);
-                completeAfterRelease(out, lease, value, cause);
+                completeAfterRelease(out, lease, value, cause, serviceClosed);
               },
-              AsyncAcquisition.COMPLETIONS);
+              command -> {
+                try {
+                  callbacks.execute(command);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                  command.run(); // closed: release here, as close() would have
+                }
+              });
         });
     return out;
   }
@@ -72,9 +80,15 @@ final class AsyncLock {
    * service, while it ran: the work was not done under the lock throughout.
    */
   private static <T> void completeAfterRelease(
-      CompletableFuture<T> out, Lease lease, T value, Throwable failure) {
+      CompletableFuture<T> out,
+      Lease lease,
+      T value,
+      Throwable failure,
+      java.util.function.BooleanSupplier serviceClosed) {
     LeaseLostException loss = ((ManagedLease<?>) lease).lossOrNull();
-    boolean releasedUnderIt = loss == null && !lease.isValid();
+    // Not valid, not lost, and the service closed: close() released it while the task ran (a
+    // task that released its own lease early, on an open service, is not a failure).
+    boolean releasedUnderIt = loss == null && !lease.isValid() && serviceClosed.getAsBoolean();
     try {
       lease.release();
     } catch (Throwable e) {
@@ -99,8 +113,7 @@ final class AsyncLock {
           new IllegalStateException(
               "the lease on '"
                   + lease.resource()
-                  + "' was no longer valid when the task's stage completed (released by a close"
-                  + " of the lock service, or lost)"));
+                  + "' was released by a close of the lock service while the task ran"));
     } else {
       out.complete(value);
     }

@@ -214,6 +214,19 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     return ticker;
   }
 
+  /** Where asynchronous futures complete and withLockAsync's tasks run: the callback threads. */
+  java.util.concurrent.Executor completions() {
+    return watchdog.callbackThreads();
+  }
+
+  /** Takes a queued attempt out of the async queue (its acquisition completed meanwhile). */
+  void unqueue(Runnable attempt) {
+    java.util.concurrent.ThreadPoolExecutor pool = asyncAttempts;
+    if (pool != null) {
+      pool.remove(attempt);
+    }
+  }
+
   dev.redlock.quorum.Timers timers() {
     return watchdog;
   }
@@ -273,7 +286,9 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     return AsyncLock.run(
         acquireAsync(resource, ttl, maxWait),
         task,
-        settings.taskInterruption() == TaskInterruption.ON_LEASE_LOSS);
+        settings.taskInterruption() == TaskInterruption.ON_LEASE_LOSS,
+        completions(),
+        closed::get);
   }
 
   /**

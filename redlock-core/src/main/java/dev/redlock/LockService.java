@@ -50,11 +50,13 @@ public interface LockService extends AutoCloseable {
    * library threads (4 per service). The future holds the lease, or empty if the lock is held
    * elsewhere, or fails with what {@link #tryAcquire} throws ({@link LockUnavailableException} and
    * its reason; {@link IllegalStateException} if the service closes first; {@link RedlockException}
-   * if 4,096 asynchronous acquisitions are pending already). It is completed on the common {@link
-   * java.util.concurrent.ForkJoinPool}, never on a library thread. Completing it yourself (cancel,
-   * {@code orTimeout}) interrupts an attempt in flight, which rolls back what it sent; a lease won
-   * as it completed is released. Cancel the returned future itself, not one derived from it: if
-   * {@code cancel} returns false, the future holds a lease you must release.
+   * if 4,096 asynchronous acquisitions are pending already). It is completed on the service's
+   * callback threads (where {@code onLost} callbacks and listener events run; 8 per service), never
+   * on an attempt or timer thread: chain to it with the {@code *Async} methods and an executor of
+   * yours for work that blocks. Completing it yourself (cancel, {@code orTimeout}) interrupts an
+   * attempt in flight, which rolls back what it sent; a lease won as it completed is released.
+   * Cancel the returned future itself, not one derived from it: if {@code cancel} returns false,
+   * the future holds a lease you must release.
    *
    * @throws IllegalArgumentException for a blank resource or a bad ttl (at once, not in the future)
    * @throws NullPointerException if an argument is null
@@ -89,9 +91,9 @@ public interface LockService extends AutoCloseable {
    * LeaseLostException} or {@link IllegalStateException}: the work was not done under the lock
    * throughout. When the lease is lost and {@code taskInterruption} is {@code ON_LEASE_LOSS}, the
    * stage is cancelled (as {@link #withLock} interrupts its task). {@code task} is called, and the
-   * lease released, on the common {@link java.util.concurrent.ForkJoinPool}: return a stage rather
-   * than block there. Completing the future before the lock is won stops the acquisition; after,
-   * nothing stops the task but its stage (and {@code maxHold}, the bound on every lease's renewal).
+   * lease released, on the service's callback threads: return a stage rather than block there.
+   * Completing the future before the lock is won stops the acquisition; after, nothing stops the
+   * task but its stage (and {@code maxHold}, the bound on every lease's renewal).
    *
    * @throws IllegalArgumentException for a bad argument, or a ttl too short to be renewed (at once)
    * @throws NullPointerException if an argument is null

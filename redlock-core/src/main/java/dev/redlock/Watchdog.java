@@ -83,6 +83,14 @@ final class Watchdog implements Timers {
   }
 
   /**
+   * The callback threads, for what completes an asynchronous acquisition's future (the caller's
+   * dependents are user code): refuses once closed.
+   */
+  java.util.concurrent.Executor callbackThreads() {
+    return callbacks;
+  }
+
+  /**
    * Runs a renewal on a renewal thread; after close, drops it (the lease is released or expires).
    */
   void renewal(Runnable renewal) {

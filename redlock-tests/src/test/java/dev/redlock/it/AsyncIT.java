@@ -53,6 +53,12 @@ class AsyncIT {
         .count();
   }
 
+  /** Throws {@code e} without declaring it, as Kotlin or Lombok's @SneakyThrows can. */
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> CompletableFuture<String> sneaky(Throwable e) throws E {
+    throw (E) e;
+  }
+
   private static <T> T get(CompletableFuture<T> future) throws Exception {
     return future.get(NO_HANG.toSeconds(), TimeUnit.SECONDS);
   }
@@ -105,7 +111,7 @@ class AsyncIT {
                     .build())) {
       List<Lease> held = new ArrayList<>();
       for (int i = 0; i < 40; i++) {
-        held.add(holder.tryAcquire("async:many:" + i, TTL).orElseThrow());
+        held.add(holder.tryAcquire("async:many:" + i, Duration.ofSeconds(30)).orElseThrow());
       }
       List<CompletableFuture<Lease>> waiting = new ArrayList<>();
       for (int i = 0; i < 40; i++) {
@@ -246,6 +252,16 @@ class AsyncIT {
               redlock.withLockAsync(
                   "async:with", TTL, NO_HANG, lease -> CompletableFuture.failedFuture(failed))));
       awaitReleased(nodes.all(), "async:with");
+      // A task that throws a checked exception it does not declare (Kotlin, @SneakyThrows).
+      assertInstanceOf(
+          java.io.IOException.class,
+          failureOf(
+              redlock.withLockAsync(
+                  "async:with",
+                  TTL,
+                  NO_HANG,
+                  lease -> AsyncIT.<RuntimeException>sneaky(new java.io.IOException("sneaky")))));
+      awaitReleased(nodes.all(), "async:with");
       // A task that returns null: the lock is released all the same.
       assertInstanceOf(
           NullPointerException.class,
@@ -303,6 +319,31 @@ class AsyncIT {
       assertInstanceOf(dev.redlock.LeaseLostException.class, failureOf(result));
       assertTrue(stage.isCancelled(), "the stage was cancelled on the loss");
       nodes.restoreLinks();
+    }
+  }
+
+  /** orTimeout on the future stops the acquisition as a cancel does: it takes nothing later. */
+  @Test
+  void aFutureTimedOutByItsCallerTakesNothingLater() throws Exception {
+    var nodes = redis.start(RedisFixture.nodes(3));
+    try (Redlock holder = Redlock.create(config(nodes.uris()).build());
+        Redlock waiter = Redlock.create(config(nodes.uris()).build())) {
+      Lease held = holder.tryAcquire("async:timedout", TTL).orElseThrow();
+      CompletableFuture<Lease> future =
+          waiter.acquireAsync("async:timedout", TTL, NO_HANG).orTimeout(100, TimeUnit.MILLISECONDS);
+      assertInstanceOf(java.util.concurrent.TimeoutException.class, failureOf(future));
+      String holders = Admin.get(nodes.node(0), PREFIX + "async:timedout");
+      held.release();
+      await("nothing taken after the timeout")
+          .failFast(
+              "the timed-out acquisition took the lock",
+              () ->
+                  nodes.all().stream()
+                      .map(n -> Admin.get(n, PREFIX + "async:timedout"))
+                      .anyMatch(v -> v != null && !v.equals(holders)))
+          .during(Duration.ofMillis(500))
+          .atMost(Duration.ofSeconds(2))
+          .until(() -> true);
     }
   }
 
