@@ -690,4 +690,64 @@ public abstract class LeaseContract {
     assertTrue(tooLong.getMessage().startsWith("ttl must be <= maxTtl"), tooLong.getMessage());
     assertThrows(NullPointerException.class, () -> a.tryAcquire(null, shortTtl()));
   }
+
+  // ---- the asynchronous API: the same leases, on every store ------------------------------
+
+  @Test
+  void theAsyncApiGrantsRefusesWaitsAndReleasesLikeTheBlockingOne() throws Exception {
+    LockService a = client();
+    LockService b = client();
+    String r = resource("async");
+    Lease held =
+        a.tryAcquireAsync(r, LONG_TTL).get(NO_HANG.toMillis(), TimeUnit.MILLISECONDS).orElseThrow();
+    assertEquals(
+        Optional.empty(),
+        b.tryAcquireAsync(r, LONG_TTL).get(NO_HANG.toMillis(), TimeUnit.MILLISECONDS));
+    CompletableFuture<Lease> waiting = b.acquireAsync(r, LONG_TTL, NO_HANG);
+    assertFalse(waiting.isDone(), "granted while held");
+    held.release();
+    Lease next = waiting.get(NO_HANG.toMillis(), TimeUnit.MILLISECONDS);
+    assertTrue(next.fencingToken() > held.fencingToken(), "fencing tokens grow");
+    next.release();
+    String done =
+        a.withLockAsync(r, LONG_TTL, NO_HANG, lease -> CompletableFuture.completedFuture("done"))
+            .get(NO_HANG.toMillis(), TimeUnit.MILLISECONDS);
+    assertEquals("done", done);
+    awaitNothingKept(r);
+    b.tryAcquire(r, LONG_TTL)
+        .orElseThrow(() -> new AssertionError("withLockAsync released it: free at once"))
+        .release();
+  }
+
+  /** Cancelled while it waits: the lock freed later is not taken by it. */
+  @Test
+  void aCancelledAsyncWaitTakesNothingLater() throws Exception {
+    AtomicInteger attempts = new AtomicInteger();
+    LockService a = client();
+    LockService b =
+        client(
+            settings ->
+                settings
+                    .retryDelay(TIMING.scaled(Duration.ofMillis(20)))
+                    .retryJitter(Duration.ZERO)
+                    .listener(
+                        e -> {
+                          if (e.kind() == LockEvent.Kind.ATTEMPT) {
+                            attempts.incrementAndGet();
+                          }
+                        }));
+    String r = resource("asyncCancel");
+    Lease held = a.acquire(r, LONG_TTL, NO_HANG);
+    CompletableFuture<Lease> waiting = b.acquireAsync(r, LONG_TTL, NO_HANG);
+    await("it retries").atMost(NO_HANG).until(() -> attempts.get() >= 2);
+    assertTrue(waiting.cancel(true));
+    int attemptsAtCancel = attempts.get();
+    held.release();
+    Lease again =
+        a.tryAcquire(r, LONG_TTL)
+            .orElseThrow(() -> new AssertionError("taken by the cancelled wait"));
+    assertTrue(
+        attempts.get() <= attemptsAtCancel + 1, "at most the attempt in flight at the cancel");
+    again.release();
+  }
 }
