@@ -63,7 +63,9 @@ final class Database implements AutoCloseable {
     URI uri = URI.create(kind.url.substring("jdbc:".length()));
     this.server = uri;
     try {
-      this.direct = pool(kind.url, true);
+      // The first connection of a fresh machine's database can take seconds (a cold server,
+      // authentication set up a moment ago): it gets a patient timeout, not the tests' 1 s.
+      this.direct = pool(kind.url, true, 8, FIRST_CONNECTION);
       try (Connection c = direct.getConnection();
           Statement s = c.createStatement()) {
         s.execute(
@@ -97,6 +99,32 @@ final class Database implements AutoCloseable {
     this.viaProxy = through(port);
     this.autoCommit = autoCommit;
     this.proxied = pool(viaProxy, autoCommit);
+    warmUp(proxied); // its first connection, before any test's 1 s timeout counts
+  }
+
+  /** How long a first connection may take on a fresh machine. */
+  private static final Duration FIRST_CONNECTION = Duration.ofSeconds(30);
+
+  /**
+   * Opens one connection of {@code pool}, trying again (each try bounded by the pool's own timeout)
+   * for up to {@link #FIRST_CONNECTION}: so the suite starts with a connection made.
+   */
+  private static void warmUp(HikariDataSource pool) {
+    long until = System.nanoTime() + FIRST_CONNECTION.toNanos();
+    while (true) {
+      try (Connection c = pool.getConnection()) {
+        return;
+      } catch (SQLException e) {
+        if (System.nanoTime() - until > 0) {
+          throw new IllegalStateException(
+              "no first connection through the proxy in "
+                  + FIRST_CONNECTION
+                  + ": "
+                  + e.getMessage(),
+              e);
+        }
+      }
+    }
   }
 
   private static HikariDataSource pool(String url, boolean autoCommit) {
