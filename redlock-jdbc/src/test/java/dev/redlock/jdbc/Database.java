@@ -112,7 +112,8 @@ final class Database implements AutoCloseable {
   private static void warmUp(HikariDataSource pool) {
     long until = System.nanoTime() + FIRST_CONNECTION.toNanos();
     while (true) {
-      try (Connection c = pool.getConnection()) {
+      try {
+        pool.getConnection().close(); // made, and back in the pool
         return;
       } catch (SQLException e) {
         if (System.nanoTime() - until > 0) {
