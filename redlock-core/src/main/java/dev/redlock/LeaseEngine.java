@@ -17,6 +17,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,6 +42,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   private final LockTokens tokens = new LockTokens();
   private final long roundNanos;
   private final Set<ManagedLease<H>> held = ConcurrentHashMap.newKeySet();
+  private final Waiters waiters = new Waiters();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final List<RedlockListener> listeners;
 
@@ -75,6 +77,11 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
 
   int heldCount() {
     return held.size();
+  }
+
+  /** Resources some thread of this service is waiting in line for. */
+  int waitingLines() {
+    return waiters.lineCount();
   }
 
   boolean isClosed() {
@@ -119,16 +126,77 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     // A maxWait of centuries (or ChronoUnit.FOREVER) means no limit, not an overflow.
     boolean unbounded = waitNanos > Long.MAX_VALUE / 4;
     long giveUpAt = began + (unbounded ? 0 : waitNanos);
-    for (int attempts = 1; ; attempts++) {
-      Attempt attempt = attempt(resource, ttlMillis);
-      if (attempt.lease != null) {
-        return attempt.lease;
+    // Behind this service's threads already waiting for it (no barging), else in line only once
+    // an attempt is refused: the uncontended path never touches the line.
+    Waiters.Line line = waiters.anyWaiting(resource) ? waiters.join(resource) : null;
+    boolean won = false;
+    try {
+      for (int attempts = 1; ; attempts++) {
+        if (line != null) {
+          awaitTurn(line, unbounded, giveUpAt);
+        }
+        Attempt attempt = attempt(resource, ttlMillis);
+        if (attempt.lease != null) {
+          won = true;
+          return attempt.lease;
+        }
+        long left = unbounded ? Long.MAX_VALUE : giveUpAt - ticker.read();
+        if (left <= 0) {
+          throw attempt.failure(resource, attempts, ticker.read() - began);
+        }
+        if (line == null) {
+          line = waiters.join(resource);
+        }
       }
-      long left = unbounded ? Long.MAX_VALUE : giveUpAt - ticker.read();
-      if (left <= 0) {
-        throw attempt.failure(resource, attempts, ticker.read() - began);
+    } finally {
+      if (line != null) {
+        waiters.leave(resource, line, won);
       }
-      TimeUnit.NANOSECONDS.sleep(Math.min(left, pauseNanos()));
+    }
+  }
+
+  /**
+   * Waits until this thread, in {@code line}, may ask again: when it is first and either this
+   * service released the resource or the retry pause is over; or at {@code giveUpAt}, for a last
+   * attempt, whatever its place; or when the service closes (the attempt then fails at once).
+   */
+  private void awaitTurn(Waiters.Line line, boolean unbounded, long giveUpAt)
+      throws InterruptedException {
+    Thread me = Thread.currentThread();
+    long pauseEnd = 0;
+    boolean pausing = false;
+    for (; ; ) {
+      if (Thread.interrupted()) {
+        throw new InterruptedException();
+      }
+      if (closed.get()) {
+        return;
+      }
+      long now = ticker.read();
+      long untilGiveUp = unbounded ? Long.MAX_VALUE : giveUpAt - now;
+      if (untilGiveUp <= 0) {
+        return;
+      }
+      if (!line.isFirst(me)) {
+        if (unbounded) {
+          LockSupport.park(this);
+        } else {
+          LockSupport.parkNanos(this, untilGiveUp);
+        }
+        continue;
+      }
+      if (line.takeReleased()) {
+        return;
+      }
+      if (!pausing) {
+        pausing = true;
+        pauseEnd = now + pauseNanos();
+      }
+      long untilPauseEnd = pauseEnd - now;
+      if (untilPauseEnd <= 0) {
+        return;
+      }
+      LockSupport.parkNanos(this, Math.min(untilPauseEnd, untilGiveUp));
     }
   }
 
@@ -519,6 +587,8 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     held.remove(lease);
     emitLease(LockEvent.Kind.RELEASED, lease, 0, 0, 0, null, null);
     store.giveBack(lease.held());
+    // After the store answered: the woken thread's take follows this release on every node.
+    waiters.released(lease.resource());
   }
 
   /** Tells the listeners a lease was lost; called once per loss, by the lease. */
@@ -653,6 +723,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     if (!closed.compareAndSet(false, true)) {
       return;
     }
+    waiters.wakeAll(); // their next attempt fails at once: closed
     for (AsyncAcquisition<H, ?> acquisition : new ArrayList<>(pendingAsync)) {
       acquisition.closed(); // fails its future; an attempt in flight is interrupted, rolls back
     }
