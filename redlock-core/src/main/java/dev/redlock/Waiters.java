@@ -18,6 +18,9 @@ import java.util.concurrent.locks.LockSupport;
  * Other clients' waiters are not told (they poll), which is no worse for them than a releasing
  * thread that takes the lock again at once.
  *
+ * <p>A line is keyed by what is waited for: a resource, or a set's label ({@code [a, b]}), so
+ * waiters for a set are woken by a release of that set and poll for the rest.
+ *
  * <p>A line exists only while someone waits in it: no state per resource ever locked.
  */
 final class Waiters {

@@ -352,6 +352,9 @@ final class JedisNode implements LockNode {
    * its script cache), without the per-connection arguments.
    */
   private NodeRequest.Frame frame(NodeRequest r, boolean withSource) {
+    if (r.isMulti()) {
+      return frameOfKeys(r, withSource);
+    }
     Script script = scriptOf(r.verb());
     byte[] call = withSource ? EVAL : EVALSHA;
     byte[] body = SafeEncoder.encode(withSource ? script.source() : script.sha1());
@@ -390,12 +393,93 @@ final class JedisNode implements LockNode {
     return new NodeRequest.Frame(keys, Resp.bulks(args), args.length);
   }
 
+  /**
+   * A request about several keys: the verb's all-keys script, with the KEYS layout each script's
+   * header describes (acquire_all.lua: the first resource's keys where acquire.lua has them, then a
+   * lock key and its counter per further resource; release_all.lua and raise_fence_all.lua: the
+   * lock keys, then their counters; extend_all.lua: the lock keys).
+   */
+  private NodeRequest.Frame frameOfKeys(NodeRequest r, boolean withSource) {
+    Script script = scriptOfKeys(r.verb());
+    int n = r.keyCount();
+    byte[][] lockKeys = new byte[n][];
+    byte[][] fenceKeys = new byte[n][];
+    for (int i = 0; i < n; i++) {
+      lockKeys[i] = SafeEncoder.encode(r.key(i));
+      fenceKeys[i] = r.verb() == NodeRequest.Verb.EXTEND ? null : fenceKeyOf(r.key(i));
+    }
+    int keyCount =
+        switch (r.verb()) {
+          case ACQUIRE -> 2 + 2 * n;
+          case RAISE_FENCE, RELEASE -> 2 * n;
+          case EXTEND -> n;
+        };
+    int argCount =
+        switch (r.verb()) {
+          case ACQUIRE -> 4;
+          case RAISE_FENCE, RELEASE -> 3;
+          case EXTEND -> 2;
+        };
+    byte[][] args = new byte[3 + keyCount + argCount][];
+    int at = 0;
+    args[at++] = withSource ? EVAL : EVALSHA;
+    args[at++] = SafeEncoder.encode(withSource ? script.source() : script.sha1());
+    args[at++] = Resp.ascii(keyCount);
+    switch (r.verb()) {
+      case ACQUIRE -> {
+        args[at++] = lockKeys[0];
+        args[at++] = lifeKeyArg;
+        args[at++] = fenceKeys[0];
+        args[at++] = legacyEpochKeyArg;
+        for (int i = 1; i < n; i++) {
+          args[at++] = lockKeys[i];
+          args[at++] = fenceKeys[i];
+        }
+      }
+      case RAISE_FENCE, RELEASE -> {
+        for (int i = 0; i < n; i++) {
+          args[at++] = lockKeys[i];
+        }
+        for (int i = 0; i < n; i++) {
+          args[at++] = fenceKeys[i];
+        }
+      }
+      case EXTEND -> {
+        for (int i = 0; i < n; i++) {
+          args[at++] = lockKeys[i];
+        }
+      }
+    }
+    args[at++] = SafeEncoder.encode(r.token());
+    args[at++] = Resp.ascii(r.argument());
+    if (r.verb() != NodeRequest.Verb.EXTEND) {
+      args[at++] = maxTtlArg;
+    }
+    if (r.verb() == NodeRequest.Verb.ACQUIRE) {
+      args[at++] = guardArg; // ARGV[5..8], the connection's process, are appended per connection
+    }
+    return new NodeRequest.Frame(keys, Resp.bulks(args), args.length);
+  }
+
+  private byte[] fenceKeyOf(String lockKey) {
+    return SafeEncoder.encode(keys.fenceKeyOfLock(lockKey));
+  }
+
   private static Script scriptOf(NodeRequest.Verb verb) {
     return switch (verb) {
       case ACQUIRE -> Script.ACQUIRE;
       case RAISE_FENCE -> Script.RAISE_FENCE;
       case EXTEND -> Script.EXTEND;
       case RELEASE -> Script.RELEASE;
+    };
+  }
+
+  private static Script scriptOfKeys(NodeRequest.Verb verb) {
+    return switch (verb) {
+      case ACQUIRE -> Script.ACQUIRE_ALL;
+      case RAISE_FENCE -> Script.RAISE_FENCE_ALL;
+      case EXTEND -> Script.EXTEND_ALL;
+      case RELEASE -> Script.RELEASE_ALL;
     };
   }
 

@@ -24,7 +24,7 @@ import java.util.function.BooleanSupplier;
  * <p>Each node has a "settled" future, completed when that node's request has finished one way or
  * another; the lease's next request on that node waits for it ({@link RequestOrder}).
  */
-final class Ballot implements Tally {
+final class Ballot implements Tally, RequestOrder.Preceding {
   private final List<LockNode> nodes;
   private final Ticker ticker;
   private final String refusal;
@@ -415,7 +415,8 @@ final class Ballot implements Tally {
   }
 
   /** Completes when the request to {@code node} has finished, whatever its result. */
-  CompletableFuture<Void> settled(int node) {
+  @Override
+  public CompletableFuture<Void> settled(int node) {
     return settled.get(node);
   }
 
