@@ -128,6 +128,7 @@ public final class LoadDriver {
     for (int n : new int[] {1, 3, 5}) {
       uncontended(uris.subList(0, n), n, NEW_RESOURCE, false);
     }
+    setOfTwo(uris.subList(0, 5));
     slowNode(uris);
     contended(uris.subList(0, 5));
     manyKeys(uris.subList(0, 5));
@@ -142,6 +143,22 @@ public final class LoadDriver {
             + " and "
             + out.resolve("performance-latency.png"));
   }
+
+  /**
+   * A set of two resources taken and given back as one (issue 17), against one resource and the
+   * floor with our scripts, N=5, the same resources every cycle.
+   */
+  private void setOfTwo(List<String> uris) throws Exception {
+    List<HostAndPort> hosts =
+        uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
+    List<LockUnderTest> impls = new ArrayList<>();
+    impls.add(new RawFloors.PipelinedWithOurScripts(hosts));
+    impls.add(new Ours(uris));
+    impls.add(new Ours.SetOfTwo(uris));
+    measureInterleaved(SET_OF_TWO, uris.size(), impls, true);
+  }
+
+  static final String SET_OF_TWO = "uncontended, same resources, one or a set of two";
 
   /** The uncontended scenarios' names, as the report and the chart print them. */
   static final String SAME_RESOURCE = "uncontended, same resource";
@@ -314,6 +331,7 @@ public final class LoadDriver {
                       .release());
       contendedRow(
           uris,
+          CONTENDED,
           millis,
           "redlock (this library)",
           aloneCommands,
@@ -321,6 +339,38 @@ public final class LoadDriver {
             Redlock redlock = thread % 2 == 0 ? a : b;
             try (Lease lease =
                 redlock.acquire("bench:contended", Duration.ofSeconds(1), Duration.ofMillis(50))) {
+              return lease.isValid() ? 1 : 0;
+            } catch (LockUnavailableException e) {
+              return -1;
+            }
+          });
+    }
+    // Ours, sets: 8 threads over 2 instances, each taking two of three resources (overlapping).
+    try (Redlock a = Redlock.create(config);
+        Redlock b = Redlock.create(config)) {
+      List<java.util.Set<String>> sets =
+          List.of(
+              java.util.Set.of("bench:sets:0", "bench:sets:1"),
+              java.util.Set.of("bench:sets:1", "bench:sets:2"),
+              java.util.Set.of("bench:sets:2", "bench:sets:0"));
+      double aloneCommands =
+          commandsAlone(
+              uris,
+              alone,
+              () ->
+                  a.acquireAll(sets.get(0), Duration.ofSeconds(1), Duration.ofMillis(50))
+                      .release());
+      contendedRow(
+          uris,
+          "contended, 8 threads, sets of two of three keys",
+          millis,
+          "redlock, sets of two of three resources",
+          aloneCommands,
+          thread -> {
+            Redlock redlock = thread % 2 == 0 ? a : b;
+            try (Lease lease =
+                redlock.acquireAll(
+                    sets.get(thread % 3), Duration.ofSeconds(1), Duration.ofMillis(50))) {
               return lease.isValid() ? 1 : 0;
             } catch (LockUnavailableException e) {
               return -1;
@@ -342,6 +392,7 @@ public final class LoadDriver {
               });
       contendedRow(
           uris,
+          CONTENDED,
           millis,
           "Redisson 3.52 RedissonRedLock",
           aloneCommands,
@@ -359,6 +410,8 @@ public final class LoadDriver {
     System.out.println("contended done");
   }
 
+  static final String CONTENDED = "contended, 8 threads, one key";
+
   /**
    * A critical section with nobody waiting: node commands per cycle, one thread, {@code n} times.
    */
@@ -375,7 +428,7 @@ public final class LoadDriver {
    * One contended row: {@code step} returns 1 for a critical section, -1 for a wait that ran out.
    */
   private void contendedRow(
-      List<String> uris, long millis, String impl, double aloneCommands, Step step)
+      List<String> uris, String scenario, long millis, String impl, double aloneCommands, Step step)
       throws Exception {
     int threads = 8;
     long[] sections = new long[threads]; // each slot written by its own thread only
@@ -412,7 +465,7 @@ public final class LoadDriver {
             100.0 * evenThreads / Math.max(1, total),
             java.util.Arrays.stream(timedOut).sum());
     report.throughput(
-        "contended, 8 threads, one key",
+        scenario,
         5,
         impl,
         total * 1000.0 / millis,
