@@ -188,13 +188,15 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     long giveUpAt = began + (unbounded ? 0 : waitNanos);
     // Behind this service's threads already waiting for it (no barging), else in line only once
     // an attempt is refused: the uncontended path never touches the line.
-    Waiters.Line line = waiters.anyWaiting(resource) ? waiters.join(resource) : null;
+    Object waitingFor = Waiters.what(resource, resources);
+    Waiters.Line line = waiters.anyWaiting(waitingFor) ? waiters.join(waitingFor) : null;
     boolean won = false;
     try {
       for (int attempts = 1; ; attempts++) {
         if (line != null) {
           awaitTurn(line, unbounded, giveUpAt);
         }
+        long releasesSeen = waiters.releases();
         Attempt attempt = attempt(resource, resources, ttlMillis);
         if (attempt.lease != null) {
           won = true;
@@ -205,12 +207,13 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
           throw attempt.failure(resource, attempts, ticker.read() - began);
         }
         if (line == null) {
-          line = waiters.join(resource);
+          line = waiters.join(waitingFor);
+          waiters.releasedSince(line, releasesSeen); // a release before the line existed
         }
       }
     } finally {
       if (line != null) {
-        waiters.leave(resource, line, won);
+        waiters.leave(waitingFor, line, won);
       }
     }
   }
@@ -248,11 +251,14 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
       if (line.takeReleased()) {
         return;
       }
+      // The pause runs on real time, as a sleep would (the deadline is the ticker's): a ticker
+      // that stands still, as tests' clocks may, must not stop the first from ever asking again.
+      long real = System.nanoTime();
       if (!pausing) {
         pausing = true;
-        pauseEnd = now + pauseNanos();
+        pauseEnd = real + pauseNanos();
       }
-      long untilPauseEnd = pauseEnd - now;
+      long untilPauseEnd = pauseEnd - real;
       if (untilPauseEnd <= 0) {
         return;
       }
@@ -479,6 +485,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     }
     if (taken != null) {
       store.giveBack(taken); // taken too late: no validity left to hand out
+      waiters.released(Waiters.what(resource, resources)); // free again: the first may ask
     }
     Reason reason = whyLost(vote, now - validUntil >= 0);
     if (log.isDebugEnabled()) {
@@ -666,7 +673,8 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     emitLease(LockEvent.Kind.RELEASED, lease, 0, 0, 0, null, null);
     store.giveBack(lease.held());
     // After the store answered: the woken thread's take follows this release on every node.
-    waiters.released(lease.resource());
+    List<String> resources = lease.resources();
+    waiters.released(Waiters.what(lease.resource(), resources.size() == 1 ? null : resources));
   }
 
   /** Tells the listeners a lease was lost; called once per loss, by the lease. */

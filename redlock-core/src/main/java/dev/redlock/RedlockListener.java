@@ -11,8 +11,9 @@ package dev.redlock;
  * I/O thread. So the two kinds may reach a listener out of order (a release on the caller's thread
  * before the last renewal's extension, for instance), and from more than one thread at once: a
  * listener must be thread-safe; order by {@link LockEvent}'s content, not by arrival. Keep it short
- * all the same. A listener that throws is logged and does not disturb the lock or the other
- * listeners.
+ * and never block, nor take a lock from it: it runs on the lock path, and the thread that runs an
+ * attempt's events may be the first of a line of threads waiting for that resource. A listener that
+ * throws is logged and does not disturb the lock or the other listeners.
  */
 @FunctionalInterface
 public interface RedlockListener {

@@ -18,13 +18,27 @@ import java.util.concurrent.locks.LockSupport;
  * Other clients' waiters are not told (they poll), which is no worse for them than a releasing
  * thread that takes the lock again at once.
  *
- * <p>A line is keyed by what is waited for: a resource, or a set's label ({@code [a, b]}), so
- * waiters for a set are woken by a release of that set and poll for the rest.
+ * <p>Only {@code acquire} (and {@code acquireAll}, {@code withLock}) stands in line: {@code
+ * tryAcquire} makes its one attempt whatever the line, and asynchronous acquisitions poll on
+ * timers. The first in line runs the listeners' ATTEMPT events on its own thread: a listener that
+ * blocks holds up the whole line (listeners must not block; {@link RedlockListener}).
+ *
+ * <p>A line is keyed by what is waited for ({@link #what}): a resource's name, or a set's sorted
+ * list of names, never its label ({@code [a, b]}), which a single resource may be named too.
+ * Waiters for a set are woken by a release of that set and poll for the rest.
  *
  * <p>A line exists only while someone waits in it: no state per resource ever locked.
  */
 final class Waiters {
-  private final ConcurrentHashMap<String, Line> lines = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<Object, Line> lines = new ConcurrentHashMap<>();
+
+  /**
+   * What a line is keyed by: {@code resource} alone, or the sorted names of a set (a list never
+   * equals a string, so a resource named like a set's label has a line of its own).
+   */
+  static Object what(String resource, java.util.List<String> resources) {
+    return resources == null ? resource : resources;
+  }
 
   /** One resource's waiting threads, first in line first; guarded by its monitor. */
   static final class Line {
@@ -48,13 +62,37 @@ final class Waiters {
     }
   }
 
+  /**
+   * Releases by this service so far, of anything: a thread reads it before an attempt and, once in
+   * line, learns whether a release came in between, when there was no line to tell it.
+   */
+  private final java.util.concurrent.atomic.AtomicLong releases =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  long releases() {
+    return releases.get();
+  }
+
+  /**
+   * After joining: if this service released anything since {@code seen} (read before the attempt
+   * that was refused), that release may have found no line to tell, so the first asks at once. A
+   * release of another resource costs at most one attempt without a pause.
+   */
+  void releasedSince(Line line, long seen) {
+    if (releases.get() != seen) {
+      synchronized (line) {
+        line.released = true;
+      }
+    }
+  }
+
   /** Whether anyone waits for {@code resource}: then a new acquire goes behind them. */
-  boolean anyWaiting(String resource) {
+  boolean anyWaiting(Object resource) {
     return lines.get(resource) != null;
   }
 
   /** Puts the calling thread at the end of {@code resource}'s line. */
-  Line join(String resource) {
+  Line join(Object resource) {
     Thread me = Thread.currentThread();
     for (; ; ) {
       Line line = lines.computeIfAbsent(resource, r -> new Line());
@@ -74,7 +112,7 @@ final class Waiters {
    * @param won whether it leaves with the lease: a release seen before its win is spent then, and
    *     the next first waits its pause; one that gives up leaves a release for the next to use
    */
-  void leave(String resource, Line line, boolean won) {
+  void leave(Object resource, Line line, boolean won) {
     Thread me = Thread.currentThread();
     Thread next = null;
     synchronized (line) {
@@ -96,7 +134,8 @@ final class Waiters {
   }
 
   /** This service released {@code resource}: the first in line asks at once. */
-  void released(String resource) {
+  void released(Object resource) {
+    releases.incrementAndGet(); // before the lookup: a thread joining meanwhile sees one or other
     Line line = lines.get(resource);
     if (line == null) {
       return; // the usual case: nobody here waits for it

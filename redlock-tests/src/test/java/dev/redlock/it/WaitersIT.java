@@ -123,6 +123,34 @@ class WaitersIT {
   }
 
   @Test
+  void aReleaseBetweenARefusedAttemptAndJoiningTheLineIsNotMissed() throws Exception {
+    var nodes = redis.start(RedisFixture.nodes(3));
+    AtomicReference<Lease> toRelease = new AtomicReference<>();
+    RedlockConfig.Builder builder =
+        config(nodes.uris(), MINUTE)
+            .listener(
+                e -> {
+                  // The waiter's attempt was just refused and it is not in line yet: release now.
+                  Lease lease = toRelease.get();
+                  if (e.kind() == LockEvent.Kind.FAILED
+                      && Thread.currentThread().getName().equals("gap")
+                      && lease != null
+                      && toRelease.compareAndSet(lease, null)) {
+                    lease.release();
+                  }
+                });
+    try (Redlock service = Redlock.create(builder.build())) {
+      toRelease.set(service.tryAcquire("waiters:gap", TTL).orElseThrow());
+      AtomicReference<Object> outcome = new AtomicReference<>();
+      waiter("gap", service, "waiters:gap", MINUTE.multipliedBy(2), outcome);
+      // That release found no line to wake; a minute's pause unless the waiter learns of it.
+      await().atMost(WAKE_BOUND).until(() -> outcome.get() != null);
+      assertEquals("granted", outcome.get());
+      assertEquals(2, attemptsOf("gap"));
+    }
+  }
+
+  @Test
   void threadsOfOneServiceWaitingForOneResourceAskTheNodesAsOne() throws Exception {
     var nodes = redis.start(RedisFixture.nodes(3));
     try (Redlock other = Redlock.create(config(nodes.uris(), MINUTE).build());
@@ -211,6 +239,36 @@ class WaitersIT {
       await().atMost(WAKE_BOUND).until(() -> second.get() != null);
       assertEquals("granted", second.get());
       assertTrue(!grants.contains("i1"), "grants: " + grants);
+    }
+  }
+
+  @Test
+  void aResourceNamedLikeASetsLabelDoesNotWaitInTheSetsLine() throws Exception {
+    var nodes = redis.start(RedisFixture.nodes(3));
+    try (Redlock other = Redlock.create(config(nodes.uris(), MINUTE).build());
+        Redlock service = Redlock.create(config(nodes.uris(), MINUTE).build())) {
+      Lease heldA = other.tryAcquire("a", TTL).orElseThrow();
+      AtomicReference<Object> setOutcome = new AtomicReference<>();
+      Thread set =
+          new Thread(
+              () -> {
+                try (Lease l =
+                    service.acquireAll(java.util.Set.of("a", "b"), TTL, MINUTE.multipliedBy(2))) {
+                  setOutcome.set(l.isValid() ? "granted" : "invalid");
+                } catch (Throwable e) {
+                  setOutcome.set(e);
+                }
+              },
+              "set-waiter");
+      started.add(set);
+      set.start();
+      await().atMost(WAKE_BOUND).until(() -> waitingInLine(set));
+      // "[a, b]" is the set's label, and a free resource: in the set's line it would wait minutes.
+      AtomicReference<Object> outcome = new AtomicReference<>();
+      waiter("single", service, "[a, b]", MINUTE.multipliedBy(2), outcome);
+      await().atMost(WAKE_BOUND).until(() -> outcome.get() != null);
+      assertEquals("granted", outcome.get());
+      heldA.release();
     }
   }
 
