@@ -364,6 +364,33 @@ public final class Workload implements AutoCloseable {
     return thread;
   }
 
+  /**
+   * Whether every client is granted {@code resource} now, asked one after the other (each lease
+   * released at once); false at the first that is refused or fails. For a test that healed a fault
+   * and must know the service is back for each client — each has links, connections and re-sent
+   * releases of its own, so one client's grant says nothing about the others' — before it measures
+   * a run: {@code await().atMost(timing.noHang()).until(() -> workload.everyClientIsGranted(...))}.
+   */
+  public boolean everyClientIsGranted(String resource, Duration ttl) {
+    for (Redlock client : clients) {
+      Optional<Lease> lease;
+      try {
+        lease = client.tryAcquire(resource, ttl);
+      } catch (LockUnavailableException e) {
+        return false;
+      }
+      if (lease.isEmpty()) {
+        return false;
+      }
+      try {
+        lease.get().release();
+      } catch (RedlockException e) {
+        // granted is what was asked; a release short of a quorum ends with the ttl
+      }
+    }
+    return true;
+  }
+
   /** Connections the clients have in use now, over all nodes. */
   public int connectionsInUse() {
     return clients.stream()
