@@ -141,8 +141,8 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
    * order (the order every transaction of this store locks rows in, so two attempts on overlapping
    * sets cannot wait for each other in a cycle), then one fencing token drawn for the set and
    * written into every row. A row held by another owner rolls the whole transaction back. A
-   * deadlock or serialization failure the database reports (it rolled the transaction back) is
-   * contention with another attempt on overlapping rows: a refusal, not an outage.
+   * deadlock the database reports (it rolled the transaction back) is contention with another
+   * attempt on overlapping rows: a refusal, not an outage.
    */
   @Override
   public Vote<Row> takeAll(List<String> resources, String token, long ttlMillis, long start)
@@ -190,10 +190,15 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     return new SingleAnswer(false, no, e);
   }
 
-  /** SQLSTATE class 40: the database rolled the transaction back (deadlock, serialization). */
+  /**
+   * A deadlock the database broke by rolling this transaction back: PostgreSQL's 40P01, or
+   * MariaDB's error 1213 (SQLSTATE 40001). Not the rest of class 40: a serialization failure on
+   * PostgreSQL means the pool runs a stricter isolation than this store's statements expect, and
+   * 40003 (completion unknown) is an outage; both are reported as failures, never as "held".
+   */
   private static boolean lostToAnotherTransaction(SQLException e) {
     String state = e.getSQLState();
-    return state != null && state.startsWith("40");
+    return "40P01".equals(state) || ("40001".equals(state) && e.getErrorCode() == 1213);
   }
 
   /** The rows of {@link #takeAll(List, String, long, long)}: our token, or 0 (rolled back). */
