@@ -39,6 +39,10 @@ final class JedisNode implements LockNode {
   private final long timeoutNanos;
   private final Executor drains;
   private final Channel[] channels;
+
+  /** {@link #encode}, made once: a method reference per request would be an object per request. */
+  private final java.util.function.Function<NodeRequest, NodeRequest.Frame> encoder = this::encode;
+
   // Encoded once: they go with every request.
   private final byte[] maxTtlArg;
   private final byte[] guardArg;
@@ -146,7 +150,7 @@ final class JedisNode implements LockNode {
       connection.retire();
       connection = current(channel, false);
     }
-    return forAcquire(request, connection).send(request, request.frame(keys, this::encode));
+    return forAcquire(request, connection).send(request, request.frame(keys, encoder));
   }
 
   /**
@@ -199,7 +203,7 @@ final class JedisNode implements LockNode {
         List<NodeRequest.Frame> frames = new ArrayList<>(mine.size());
         for (int i : mine) {
           batch.add(connection.new Request(requests.get(i)));
-          frames.add(requests.get(i).frame(keys, this::encode));
+          frames.add(requests.get(i).frame(keys, encoder));
         }
         connection.sendAll(batch, frames);
         for (int k = 0; k < mine.size(); k++) {

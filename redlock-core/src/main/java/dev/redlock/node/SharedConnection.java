@@ -188,7 +188,13 @@ final class SharedConnection {
    */
   Request send(NodeRequest request, NodeRequest.Frame frame) {
     Request sent = new Request(request);
-    sendAll(List.of(sent), List.of(frame));
+    lockForWriting();
+    try {
+      checkCanSend();
+      queueAndWrite(sent, append(0, frame, argsOf(request)));
+    } finally {
+      writing.unlock();
+    }
     return sent;
   }
 
@@ -200,14 +206,7 @@ final class SharedConnection {
   void sendAll(List<Request> requests, List<NodeRequest.Frame> frames) {
     lockForWriting();
     try {
-      RuntimeException why = broken;
-      if (why != null) {
-        throw new JedisConnectionException("connection to " + name + " is broken", why);
-      }
-      if (inFlightCount.get() >= MAX_IN_FLIGHT) {
-        throw new JedisConnectionException(
-            MAX_IN_FLIGHT + " requests already in flight to " + name + ": not sent");
-      }
+      checkCanSend();
       int length = 0;
       for (int i = 0; i < requests.size(); i++) {
         length = append(length, frames.get(i), argsOf(requests.get(i).request));
@@ -215,6 +214,18 @@ final class SharedConnection {
       queueAndWrite(requests, length);
     } finally {
       writing.unlock();
+    }
+  }
+
+  /** Refuses a request on a broken connection, or past {@link #MAX_IN_FLIGHT}. Under the lock. */
+  private void checkCanSend() {
+    RuntimeException why = broken;
+    if (why != null) {
+      throw new JedisConnectionException("connection to " + name + " is broken", why);
+    }
+    if (inFlightCount.get() >= MAX_IN_FLIGHT) {
+      throw new JedisConnectionException(
+          MAX_IN_FLIGHT + " requests already in flight to " + name + ": not sent");
     }
   }
 
@@ -246,12 +257,27 @@ final class SharedConnection {
    */
   private void queueAndWrite(List<Request> requests, int length) {
     long now = System.nanoTime();
-    for (Request r : requests) {
-      r.sentAt = now;
-      r.seq = nextSeq++;
-      inFlightCount.incrementAndGet();
-      inFlight.add(r);
+    for (int i = 0; i < requests.size(); i++) {
+      enqueue(requests.get(i), now);
     }
+    write(length);
+  }
+
+  /** {@link #queueAndWrite(List, int)} for one request: no list made on the hot path. */
+  private void queueAndWrite(Request request, int length) {
+    enqueue(request, System.nanoTime());
+    write(length);
+  }
+
+  private void enqueue(Request r, long now) {
+    r.sentAt = now;
+    r.seq = nextSeq++;
+    inFlightCount.incrementAndGet();
+    inFlight.add(r);
+  }
+
+  /** Writes the {@code length} bytes appended, the requests already queued. Under the lock. */
+  private void write(int length) {
     if (inFlightCount.get() > MAX_IN_FLIGHT / 4 && !reading.get()) {
       // A backlog and nobody reading: should this write block (a node that stopped reading, its
       // socket buffers full), a drain must be there to find it silent and break the connection,
@@ -564,7 +590,7 @@ final class SharedConnection {
           } else {
             request.withSource = true;
             int length = append(0, frames.withSource(request.request), argsOf(request.request));
-            queueAndWrite(List.of(request), length);
+            queueAndWrite(request, length);
           }
         } catch (RuntimeException e) {
           e.addSuppressed(noScript);
@@ -605,7 +631,8 @@ final class SharedConnection {
   }
 
   private void runAll(List<Runnable> told) {
-    for (Runnable r : told) {
+    for (int i = 0; i < told.size(); i++) { // indexed: no iterator made for each reader's leave
+      Runnable r = told.get(i);
       if (r != null) {
         r.run();
       }
@@ -621,15 +648,17 @@ final class SharedConnection {
     reading.set(false);
     boolean handed = false;
     Thread watcher = null;
-    for (Request r : inFlight) {
-      Thread reader = r.reader;
-      if (reader != null) {
-        LockSupport.unpark(reader); // it takes the role
-        handed = true;
-        break;
-      }
-      if (watcher == null) {
-        watcher = r.waiter;
+    if (inFlight.peek() != null) { // the usual leave, with nothing in flight, makes no iterator
+      for (Request r : inFlight) {
+        Thread reader = r.reader;
+        if (reader != null) {
+          LockSupport.unpark(reader); // it takes the role
+          handed = true;
+          break;
+        }
+        if (watcher == null) {
+          watcher = r.waiter;
+        }
       }
     }
     if (!handed) {
