@@ -18,7 +18,6 @@ import redis.clients.jedis.Protocol;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.util.IOUtils;
-import redis.clients.jedis.util.SafeEncoder;
 
 /**
  * A {@link LockNode} over a few connections that every caller shares ({@link SharedConnection}):
@@ -39,20 +38,7 @@ final class JedisNode implements LockNode {
   private final long timeoutNanos;
   private final Executor drains;
   private final Channel[] channels;
-
-  /** {@link #encode}, made once: a method reference per request would be an object per request. */
-  private final java.util.function.Function<NodeRequest, NodeRequest.Frame> encoder = this::encode;
-
-  // Encoded once: they go with every request.
-  private final byte[] maxTtlArg;
-  private final byte[] guardArg;
-  private final byte[] lifeKeyArg;
-  private final byte[] legacyEpochKeyArg;
-  private static final byte[] EVALSHA = SafeEncoder.encode("EVALSHA");
-  private static final byte[] EVAL = SafeEncoder.encode("EVAL");
-  private static final byte[] ONE = {'1'};
-  private static final byte[] TWO = {'2'};
-  private static final byte[] FOUR = {'4'};
+  private final ScriptCalls calls;
 
   /** The run_id the newest connection read: connections to another process are dropped. */
   private volatile String latestRunId;
@@ -82,10 +68,7 @@ final class JedisNode implements LockNode {
     this.keys = keys;
     this.timeoutNanos = timeout.toNanos();
     this.drains = drains;
-    this.maxTtlArg = SafeEncoder.encode(keys.maxTtlMillisText());
-    this.guardArg = SafeEncoder.encode(keys.guardFlag());
-    this.lifeKeyArg = SafeEncoder.encode(keys.lifeKey());
-    this.legacyEpochKeyArg = SafeEncoder.encode(keys.legacyEpochKey());
+    this.calls = new ScriptCalls(keys);
     this.address = new HostAndPort(uri.host(), uri.port());
     DefaultJedisClientConfig.Builder client = uri.clientConfig(timeout, CLIENT_NAME, tls);
     this.config = client.build();
@@ -150,7 +133,7 @@ final class JedisNode implements LockNode {
       connection.retire();
       connection = current(channel, false);
     }
-    return forAcquire(request, connection).send(request, request.frame(keys, encoder));
+    return forAcquire(request, connection).send(request);
   }
 
   /**
@@ -200,12 +183,10 @@ final class JedisNode implements LockNode {
       try {
         SharedConnection connection = current(channels[c], false);
         List<SharedConnection.Request> batch = new ArrayList<>(mine.size());
-        List<NodeRequest.Frame> frames = new ArrayList<>(mine.size());
         for (int i : mine) {
           batch.add(connection.new Request(requests.get(i)));
-          frames.add(requests.get(i).frame(keys, encoder));
         }
-        connection.sendAll(batch, frames);
+        connection.sendAll(batch);
         for (int k = 0; k < mine.size(); k++) {
           sent[mine.get(k)] = batch.get(k);
         }
@@ -326,7 +307,7 @@ final class JedisNode implements LockNode {
           life,
           life.unknown() == null ? life.scriptArgs(keys.trustDurable()) : null,
           timeoutNanos,
-          r -> frame(r, true),
+          calls,
           drains,
           this::retireIdleConnections);
     } catch (java.io.IOException e) {
@@ -340,67 +321,6 @@ final class JedisNode implements LockNode {
     } finally {
       channel.opening = null;
     }
-  }
-
-  /**
-   * The EVALSHA call of {@code r}, as every node sends it but for the acquire script's
-   * per-connection arguments (added by {@link SharedConnection}): made once per request, not per
-   * node.
-   */
-  private NodeRequest.Frame encode(NodeRequest r) {
-    return frame(r, false);
-  }
-
-  /**
-   * {@code r} as EVALSHA, or as EVAL with the script's source ({@code withSource}: the node lost
-   * its script cache), without the per-connection arguments.
-   */
-  private NodeRequest.Frame frame(NodeRequest r, boolean withSource) {
-    Script script = scriptOf(r.verb());
-    byte[] call = withSource ? EVAL : EVALSHA;
-    byte[] body = SafeEncoder.encode(withSource ? script.source() : script.sha1());
-    byte[] key = SafeEncoder.encode(r.key());
-    byte[] token = SafeEncoder.encode(r.token());
-    byte[] argument = Resp.ascii(r.argument());
-    byte[][] args =
-        switch (r.verb()) {
-          case ACQUIRE ->
-              new byte[][] {
-                call,
-                body,
-                FOUR,
-                key,
-                lifeKeyArg,
-                SafeEncoder.encode(keys.fenceKeyOfLock(r.key())),
-                legacyEpochKeyArg,
-                token,
-                argument,
-                maxTtlArg,
-                guardArg
-              };
-          case RAISE_FENCE, RELEASE ->
-              new byte[][] {
-                call,
-                body,
-                TWO,
-                key,
-                SafeEncoder.encode(keys.fenceKeyOfLock(r.key())),
-                token,
-                argument,
-                maxTtlArg
-              };
-          case EXTEND -> new byte[][] {call, body, ONE, key, token, argument};
-        };
-    return new NodeRequest.Frame(keys, Resp.bulks(args), args.length);
-  }
-
-  private static Script scriptOf(NodeRequest.Verb verb) {
-    return switch (verb) {
-      case ACQUIRE -> Script.ACQUIRE;
-      case RAISE_FENCE -> Script.RAISE_FENCE;
-      case EXTEND -> Script.EXTEND;
-      case RELEASE -> Script.RELEASE;
-    };
   }
 
   /**

@@ -65,18 +65,13 @@ final class SharedConnection {
 
   private static final byte[][] NO_ARGS = {};
 
-  /** Makes the frame of a request again, with the script's source, after a {@code NOSCRIPT}. */
-  interface Frames {
-    NodeRequest.Frame withSource(NodeRequest request);
-  }
-
   private final AutoCloseable owner; // the handshake's connection: closing it closes the socket
   private final Socket socket;
   private final InputStream in;
   private final OutputStream out;
   private final boolean tls;
   private final long nodeTimeoutNanos;
-  private final Frames frames;
+  private final ScriptCalls calls;
   private final Executor drains;
   private final String name;
   private final Runnable onTransportFailure;
@@ -136,7 +131,7 @@ final class SharedConnection {
       NodeLife life,
       byte[][] acquireArgs,
       long nodeTimeoutNanos,
-      Frames frames,
+      ScriptCalls calls,
       Executor drains,
       Runnable onTransportFailure)
       throws IOException {
@@ -150,7 +145,7 @@ final class SharedConnection {
     this.life = life;
     this.acquireArgs = acquireArgs;
     this.nodeTimeoutNanos = nodeTimeoutNanos;
-    this.frames = frames;
+    this.calls = calls;
     this.drains = drains;
   }
 
@@ -186,12 +181,12 @@ final class SharedConnection {
    * @throws JedisConnectionException if the connection is broken, has too many requests in flight,
    *     or the write failed (then the connection is broken)
    */
-  Request send(NodeRequest request, NodeRequest.Frame frame) {
+  Request send(NodeRequest request) {
     Request sent = new Request(request);
     lockForWriting();
     try {
       checkCanSend();
-      queueAndWrite(sent, append(0, frame, argsOf(request)));
+      queueAndWrite(sent, append(0, request, false));
     } finally {
       writing.unlock();
     }
@@ -199,17 +194,17 @@ final class SharedConnection {
   }
 
   /**
-   * Writes {@code requests} (with their {@code frames}) in one write, queued in that order.
+   * Writes {@code requests} in one write, queued in that order.
    *
    * @throws JedisConnectionException as {@link #send}; then none of them is answered
    */
-  void sendAll(List<Request> requests, List<NodeRequest.Frame> frames) {
+  void sendAll(List<Request> requests) {
     lockForWriting();
     try {
       checkCanSend();
       int length = 0;
       for (int i = 0; i < requests.size(); i++) {
-        length = append(length, frames.get(i), argsOf(requests.get(i).request));
+        length = append(length, requests.get(i).request, false);
       }
       queueAndWrite(requests, length);
     } finally {
@@ -307,19 +302,23 @@ final class SharedConnection {
     return request.verb() == NodeRequest.Verb.ACQUIRE ? acquireArgs : NO_ARGS;
   }
 
-  /** Appends one request to the write buffer at {@code at}; returns the new length. */
-  private int append(int at, NodeRequest.Frame frame, byte[][] extra) {
+  /**
+   * Appends one request's call to the write buffer at {@code at}, encoded there ({@link
+   * ScriptCalls}); {@code withSource}: as {@code EVAL} with the script's source. Returns the new
+   * length. Under the write lock.
+   */
+  private int append(int at, NodeRequest request, boolean withSource) {
+    byte[][] extra = argsOf(request);
     int extraBytes = 0;
     for (byte[] arg : extra) {
-      extraBytes += 1 + 11 + 2 + arg.length + 2;
+      extraBytes += Resp.bulkSize(arg.length);
     }
-    int size = at + Resp.MAX_HEADER + frame.bytes().length + extraBytes;
+    int size = at + Resp.MAX_HEADER + calls.size(request, withSource) + extraBytes;
     if (outBuffer.length < size) {
       outBuffer = Arrays.copyOf(outBuffer, Math.max(size, 2 * outBuffer.length));
     }
-    int next = Resp.header(outBuffer, at, frame.count() + extra.length);
-    System.arraycopy(frame.bytes(), 0, outBuffer, next, frame.bytes().length);
-    next += frame.bytes().length;
+    int next = Resp.header(outBuffer, at, calls.count(request) + extra.length);
+    next = calls.write(request, withSource, outBuffer, next);
     for (byte[] arg : extra) {
       next = Resp.bulk(outBuffer, next, arg);
     }
@@ -589,7 +588,7 @@ final class SharedConnection {
             told = request.settleLocked(0, noScript);
           } else {
             request.withSource = true;
-            int length = append(0, frames.withSource(request.request), argsOf(request.request));
+            int length = append(0, request.request, true);
             queueAndWrite(request, length);
           }
         } catch (RuntimeException e) {
