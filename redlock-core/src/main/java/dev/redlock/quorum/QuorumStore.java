@@ -452,9 +452,9 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       unsettledReleases.remove(held.key, votes); // answered everywhere: nothing to follow
       logRelease(held.resource(), votes); // the usual case: nothing to wait for or send again
     } else {
-      votes.whenAllSettled(() -> unsettledReleases.remove(held.key, votes));
       votes.whenAllSettled(
           () -> {
+            unsettledReleases.remove(held.key, votes);
             logRelease(held.resource(), votes);
             stragglers.keepUnconfirmed(votes, held.key, held.token, held.fencingToken());
           });
