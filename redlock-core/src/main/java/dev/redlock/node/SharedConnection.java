@@ -489,7 +489,7 @@ final class SharedConnection {
     while (broken == null) {
       Object reply;
       try {
-        reply = parser.next();
+        reply = parser.nextUnboxed();
       } catch (RuntimeException e) {
         breakWith(e);
         return true;
@@ -529,8 +529,8 @@ final class SharedConnection {
         breakWith(new JedisConnectionException("the stream to " + name + " is out of step", error));
       } else if (reply instanceof RuntimeException error) {
         addTell(answered.settle(0, error)); // an error reply: complete, the stream in step
-      } else if (reply instanceof Long value) {
-        addTell(answered.settle(value, null));
+      } else if (reply == ReplyParser.INTEGER) {
+        addTell(answered.settle(parser.integer(), null));
       } else {
         // Our scripts answer integers only: anything else means the stream is not what we think.
         RuntimeException unexpected =
