@@ -20,8 +20,23 @@ import java.time.Duration;
  */
 public interface Lease extends AutoCloseable {
 
-  /** The resource name this lease locks, as given to {@code acquire}. */
+  /**
+   * The resource name this lease locks, as given to {@code acquire}. For a lease of several
+   * resources ({@link LockService#tryAcquireAll}), a label for logs and events: the resources in
+   * sorted order as a list prints ({@code [a, b]}); {@link #resources()} has the names.
+   */
   String resource();
+
+  /**
+   * Every resource this lease locks, in sorted order: the one {@link #resource()} of a lease of one
+   * resource, or the whole set of a multi-resource lease ({@link LockService#tryAcquireAll}), which
+   * is held, extended, lost and released as one.
+   *
+   * @return an unmodifiable list, never empty
+   */
+  default java.util.List<String> resources() {
+    return java.util.List.of(resource());
+  }
 
   /**
    * The fencing token of this acquisition: for one resource, a token issued later is strictly
@@ -29,9 +44,34 @@ public interface Lease extends AutoCloseable {
    * have it refuse writes carrying a token smaller than one it has seen (docs/fencing.md): that
    * stops a holder who paused past its lease, which no lock can stop by itself.
    *
+   * <p>A multi-resource lease has one token for its whole set: greater than every token issued
+   * earlier for each of its resources ({@link #fencingToken(String)} returns it for each).
+   *
    * @return a positive number, unique to this acquisition among those of its resource
    */
   long fencingToken();
+
+  /**
+   * The fencing token of {@code resource} in this lease: strictly greater than every token issued
+   * earlier for that resource, by any client, whether to a lease of it alone or of a set holding
+   * it. Pass it to the part of the protected system that {@code resource} guards. The stores of
+   * this library draw one token per acquisition, so every resource of a multi-resource lease has
+   * the same one, and it is {@link #fencingToken()}: a write that touches several of the resources
+   * may carry that one number to each.
+   *
+   * @param resource one of {@link #resources()}
+   * @return a positive number
+   * @throws NullPointerException if {@code resource} is null
+   * @throws IllegalArgumentException if this lease does not lock {@code resource}
+   */
+  default long fencingToken(String resource) {
+    java.util.Objects.requireNonNull(resource, "resource must not be null");
+    if (!resources().contains(resource)) {
+      throw new IllegalArgumentException(
+          "resource must be one this lease locks " + resources() + ", was '" + resource + "'");
+    }
+    return fencingToken();
+  }
 
   /**
    * How much validity is left: zero once the lease has expired or been released.

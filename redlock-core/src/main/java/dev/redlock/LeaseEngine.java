@@ -17,6 +17,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,6 +42,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   private final LockTokens tokens = new LockTokens();
   private final long roundNanos;
   private final Set<ManagedLease<H>> held = ConcurrentHashMap.newKeySet();
+  private final Waiters waiters = new Waiters();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final List<RedlockListener> listeners;
 
@@ -77,6 +79,11 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     return held.size();
   }
 
+  /** Resources some thread of this service is waiting in line for. */
+  int waitingLines() {
+    return waiters.lineCount();
+  }
+
   boolean isClosed() {
     return closed.get();
   }
@@ -110,6 +117,66 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   public Lease acquire(String resource, Duration ttl, Duration maxWait)
       throws InterruptedException {
     long ttlMillis = request(resource, ttl);
+    return acquire(resource, null, ttlMillis, maxWait);
+  }
+
+  @Override
+  public Optional<Lease> tryAcquireAll(Set<String> resources, Duration ttl) {
+    List<String> sorted = requestAll(resources);
+    long ttlMillis = checkTtl(ttl);
+    if (sorted.size() == 1) {
+      return tryAcquire(sorted.get(0), ttl); // a set of one is the resource's own lock
+    }
+    String label = sorted.toString();
+    Attempt attempt;
+    try {
+      attempt = attempt(label, sorted, ttlMillis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new RedlockException(
+          "interrupted while acquiring "
+              + label
+              + "; nothing is held (what was sent is rolled back)",
+          e);
+    }
+    if (attempt.lease != null) {
+      return Optional.of(attempt.lease);
+    }
+    if (attempt.reason == Reason.HELD_ELSEWHERE) {
+      return Optional.empty();
+    }
+    throw attempt.failure(label, 1, 0);
+  }
+
+  @Override
+  public Lease acquireAll(Set<String> resources, Duration ttl, Duration maxWait)
+      throws InterruptedException {
+    List<String> sorted = requestAll(resources);
+    long ttlMillis = checkTtl(ttl);
+    return sorted.size() == 1
+        ? acquire(sorted.get(0), null, ttlMillis, maxWait)
+        : acquire(sorted.toString(), sorted, ttlMillis, maxWait);
+  }
+
+  @Override
+  public <T, E extends Exception> T withLockAll(
+      Set<String> resources, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
+      throws E, InterruptedException {
+    Objects.requireNonNull(task, "task must not be null");
+    ensureOpen();
+    requestAll(resources);
+    checkRenewable(ttl); // before acquiring: a lease we could not renew must not be taken at all
+    @SuppressWarnings("unchecked") // acquireAll only ever returns this engine's leases
+    ManagedLease<H> lease = (ManagedLease<H>) acquireAll(resources, ttl, maxWait);
+    return runRenewed(lease, task);
+  }
+
+  /**
+   * Attempts until won or {@code maxWait} is spent: {@code resources} null for the one {@code
+   * resource}, else the sorted set {@code resource} labels.
+   */
+  private Lease acquire(String resource, List<String> resources, long ttlMillis, Duration maxWait)
+      throws InterruptedException {
     Objects.requireNonNull(maxWait, "maxWait must not be null");
     if (maxWait.isNegative()) {
       throw new IllegalArgumentException("maxWait must be >= 0, was " + maxWait);
@@ -119,16 +186,77 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     // A maxWait of centuries (or ChronoUnit.FOREVER) means no limit, not an overflow.
     boolean unbounded = waitNanos > Long.MAX_VALUE / 4;
     long giveUpAt = began + (unbounded ? 0 : waitNanos);
-    for (int attempts = 1; ; attempts++) {
-      Attempt attempt = attempt(resource, ttlMillis);
-      if (attempt.lease != null) {
-        return attempt.lease;
+    // Behind this service's threads already waiting for it (no barging), else in line only once
+    // an attempt is refused: the uncontended path never touches the line.
+    Waiters.Line line = waiters.anyWaiting(resource) ? waiters.join(resource) : null;
+    boolean won = false;
+    try {
+      for (int attempts = 1; ; attempts++) {
+        if (line != null) {
+          awaitTurn(line, unbounded, giveUpAt);
+        }
+        Attempt attempt = attempt(resource, resources, ttlMillis);
+        if (attempt.lease != null) {
+          won = true;
+          return attempt.lease;
+        }
+        long left = unbounded ? Long.MAX_VALUE : giveUpAt - ticker.read();
+        if (left <= 0) {
+          throw attempt.failure(resource, attempts, ticker.read() - began);
+        }
+        if (line == null) {
+          line = waiters.join(resource);
+        }
       }
-      long left = unbounded ? Long.MAX_VALUE : giveUpAt - ticker.read();
-      if (left <= 0) {
-        throw attempt.failure(resource, attempts, ticker.read() - began);
+    } finally {
+      if (line != null) {
+        waiters.leave(resource, line, won);
       }
-      TimeUnit.NANOSECONDS.sleep(Math.min(left, pauseNanos()));
+    }
+  }
+
+  /**
+   * Waits until this thread, in {@code line}, may ask again: when it is first and either this
+   * service released the resource or the retry pause is over; or at {@code giveUpAt}, for a last
+   * attempt, whatever its place; or when the service closes (the attempt then fails at once).
+   */
+  private void awaitTurn(Waiters.Line line, boolean unbounded, long giveUpAt)
+      throws InterruptedException {
+    Thread me = Thread.currentThread();
+    long pauseEnd = 0;
+    boolean pausing = false;
+    for (; ; ) {
+      if (Thread.interrupted()) {
+        throw new InterruptedException();
+      }
+      if (closed.get()) {
+        return;
+      }
+      long now = ticker.read();
+      long untilGiveUp = unbounded ? Long.MAX_VALUE : giveUpAt - now;
+      if (untilGiveUp <= 0) {
+        return;
+      }
+      if (!line.isFirst(me)) {
+        if (unbounded) {
+          LockSupport.park(this);
+        } else {
+          LockSupport.parkNanos(this, untilGiveUp);
+        }
+        continue;
+      }
+      if (line.takeReleased()) {
+        return;
+      }
+      if (!pausing) {
+        pausing = true;
+        pauseEnd = now + pauseNanos();
+      }
+      long untilPauseEnd = pauseEnd - now;
+      if (untilPauseEnd <= 0) {
+        return;
+      }
+      LockSupport.parkNanos(this, Math.min(untilPauseEnd, untilGiveUp));
     }
   }
 
@@ -141,6 +269,12 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     checkRenewable(ttl); // before acquiring: a lease we could not renew must not be taken at all
     @SuppressWarnings("unchecked") // acquire only ever returns this engine's leases
     ManagedLease<H> lease = (ManagedLease<H>) acquire(resource, ttl, maxWait);
+    return runRenewed(lease, task);
+  }
+
+  /** withLock's part once the lease is won: renew while {@code task} runs, release after. */
+  private <T, E extends Exception> T runRenewed(ManagedLease<H> lease, LeaseTask<T, E> task)
+      throws E {
     boolean threw = false;
     try {
       lease.keepAlive();
@@ -296,6 +430,15 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
    * alone: won only with a quorum and validity left, else given back and the reason named.
    */
   Attempt attempt(String resource, long ttlMillis) throws InterruptedException {
+    return attempt(resource, null, ttlMillis);
+  }
+
+  /**
+   * {@link #attempt(String, long)}; with {@code resources} (sorted, at least two) the attempt takes
+   * them all at once ({@link LeaseStore#takeAll}), and {@code resource} is their label.
+   */
+  private Attempt attempt(String resource, List<String> resources, long ttlMillis)
+      throws InterruptedException {
     if (Thread.interrupted()) {
       throw new InterruptedException(); // interrupted already: send nothing we would roll back
     }
@@ -305,7 +448,10 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     long start = ticker.read();
     emitAttempt(LockEvent.Kind.ATTEMPT, resource, 0, 0, null, null);
     long validUntil = Validity.validUntil(start, ttlMillis, settings.clockDriftFactor());
-    LeaseStore.Vote<H> vote = store.take(resource, token, ttlMillis, start);
+    LeaseStore.Vote<H> vote =
+        resources == null
+            ? store.take(resource, token, ttlMillis, start)
+            : store.takeAll(resources, token, ttlMillis, start);
     long now = ticker.read();
     H taken = vote.held();
     if (taken != null && vote.yes() >= store.quorum() && now - validUntil < 0) {
@@ -519,6 +665,8 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     held.remove(lease);
     emitLease(LockEvent.Kind.RELEASED, lease, 0, 0, 0, null, null);
     store.giveBack(lease.held());
+    // After the store answered: the woken thread's take follows this release on every node.
+    waiters.released(lease.resource());
   }
 
   /** Tells the listeners a lease was lost; called once per loss, by the lease. */
@@ -610,6 +758,56 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     return checkTtl(ttl);
   }
 
+  /**
+   * Checks a multi-resource request's names (the ttl is checked apart); returns them distinct and
+   * sorted, the order every store takes them in.
+   */
+  private List<String> requestAll(Set<String> resources) {
+    ensureOpen();
+    Objects.requireNonNull(resources, "resources must not be null");
+    int size = resources.size();
+    if (size == 0) {
+      throw new IllegalArgumentException("resources must not be empty");
+    }
+    if (size > MAX_RESOURCES) {
+      throw new IllegalArgumentException(
+          "resources must hold at most " + MAX_RESOURCES + " names, was " + size);
+    }
+    String[] sorted = new String[size];
+    int i = 0;
+    for (String resource : resources) {
+      if (i == size) { // a set whose size() lied: refuse it rather than guess
+        throw new IllegalArgumentException("resources changed while being read");
+      }
+      if (resource == null) {
+        throw new NullPointerException("resources must not contain null");
+      }
+      if (resource.isBlank()) {
+        throw new IllegalArgumentException(
+            "resources must not contain a blank name, was '" + resource + "'");
+      }
+      try {
+        store.checkResource(resource);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("resources: " + e.getMessage(), e);
+      }
+      sorted[i++] = resource;
+    }
+    if (i != size) {
+      throw new IllegalArgumentException("resources changed while being read");
+    }
+    java.util.Arrays.sort(sorted);
+    for (int k = 1; k < sorted.length; k++) {
+      if (sorted[k].equals(sorted[k - 1])) {
+        throw new IllegalArgumentException(
+            "resources must not hold a name twice (a set whose equality is not String's), '"
+                + sorted[k]
+                + "' is there twice");
+      }
+    }
+    return List.of(sorted);
+  }
+
   long checkTtl(Duration ttl) {
     long millis = Validity.checkTtl(ttl, settings.timeout(), settings.clockDriftFactor());
     if (ttl.compareTo(settings.maxTtl()) > 0) {
@@ -653,6 +851,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     if (!closed.compareAndSet(false, true)) {
       return;
     }
+    waiters.wakeAll(); // their next attempt fails at once: closed
     for (AsyncAcquisition<H, ?> acquisition : new ArrayList<>(pendingAsync)) {
       acquisition.closed(); // fails its future; an attempt in flight is interrupted, rolls back
     }

@@ -106,6 +106,73 @@ public interface LockService extends AutoCloseable {
       java.util.function.Function<? super Lease, ? extends java.util.concurrent.CompletionStage<T>>
           task);
 
+  /**
+   * The most resources one multi-resource lease may lock ({@link #tryAcquireAll}): each node runs
+   * one script over all of them while every other request waits, so the set is kept small.
+   */
+  int MAX_RESOURCES = 64;
+
+  /**
+   * One attempt, without sleeping, to lock every one of {@code resources} at once: all of them or
+   * none. The lease then holds the whole set until it is released, extended or lost as one; its
+   * {@link Lease#fencingToken(String)} gives the token of each resource. A single-resource lease
+   * and a multi-resource lease of overlapping resources exclude each other, and two clients asking
+   * for overlapping sets, in any order, never wait for each other: one wins or neither does (the
+   * latter is then {@code Optional.empty()}, as for any contention). A set of one name is {@link
+   * #tryAcquire} of it. Names are used exactly as given, as everywhere in this library (no case
+   * folding, no trimming).
+   *
+   * @param resources the names to lock, 1 to {@link #MAX_RESOURCES} of them
+   * @param ttl how long the store keeps every one of them if the lease is never released
+   * @return the lease, or empty if any of the resources is held elsewhere (then none is taken)
+   * @throws NullPointerException if {@code resources} or {@code ttl} is null, or {@code resources}
+   *     contains null
+   * @throws IllegalArgumentException if {@code resources} is empty, holds more than {@link
+   *     #MAX_RESOURCES} names, holds a blank name or one the store refuses (as {@link #tryAcquire}
+   *     would), or holds a name twice (a set whose equality is not {@link String#equals}); or for a
+   *     bad ttl, as {@link #tryAcquire}
+   * @throws LockUnavailableException if the attempt failed for another reason than contention
+   * @throws UnsupportedOperationException if the store cannot lock several resources at once
+   *     ({@link LeaseStore#takeAll}); both of this library's stores can
+   * @throws IllegalStateException if this service is closed
+   */
+  Optional<Lease> tryAcquireAll(java.util.Set<String> resources, Duration ttl);
+
+  /**
+   * {@link #tryAcquireAll}, retrying after {@code retryDelay} plus jitter until {@code maxWait} is
+   * spent, as {@link #acquire}.
+   *
+   * @param resources the names to lock, 1 to {@link #MAX_RESOURCES} of them
+   * @param ttl how long the store keeps every one of them if the lease is never released
+   * @param maxWait how long to keep trying; zero means one attempt
+   * @return the lease of every one of {@code resources}
+   * @throws LockUnavailableException if the set was not won in time; it says why
+   * @throws InterruptedException if interrupted while waiting; nothing is held
+   * @throws NullPointerException as {@link #tryAcquireAll}, or if {@code maxWait} is null
+   * @throws IllegalArgumentException as {@link #tryAcquireAll}, or for a negative {@code maxWait}
+   * @throws UnsupportedOperationException as {@link #tryAcquireAll}
+   * @throws IllegalStateException if this service is closed
+   */
+  Lease acquireAll(java.util.Set<String> resources, Duration ttl, Duration maxWait)
+      throws InterruptedException;
+
+  /**
+   * {@link #withLock} over every one of {@code resources} at once: acquires them all ({@link
+   * #acquireAll}), runs {@code task} while renewing the whole set, and releases it in every case.
+   *
+   * @throws E what the task threw, unchanged
+   * @throws LockUnavailableException if the set was not won within {@code maxWait}; the task did
+   *     not run
+   * @throws InterruptedException if interrupted while waiting to acquire; the task did not run
+   * @throws NullPointerException as {@link #acquireAll}, or if {@code task} is null
+   * @throws IllegalArgumentException as {@link #acquireAll}, or for a ttl too short to renew
+   * @throws UnsupportedOperationException as {@link #tryAcquireAll}
+   * @throws IllegalStateException if this service is closed
+   */
+  <T, E extends Exception> T withLockAll(
+      java.util.Set<String> resources, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
+      throws E, InterruptedException;
+
   /** Releases every lease still held, then closes the store. Idempotent. */
   @Override
   void close();

@@ -77,6 +77,11 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   }
 
   @Override
+  public List<String> resources() {
+    return held.resources();
+  }
+
+  @Override
   public List<NodeOutcome> nodeOutcomes() {
     return held.outcomes();
   }

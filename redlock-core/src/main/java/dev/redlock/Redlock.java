@@ -204,6 +204,82 @@ public final class Redlock implements LockService {
   }
 
   /**
+   * One attempt, without sleeping, to lock every one of {@code resources} at once, all or none.
+   * Each node runs one script that takes every key or none (the restart guard first, as for one
+   * resource), so no node ever holds part of the set, and two clients asking for overlapping sets
+   * in any order can refuse each other but never wait for each other. The vote is counted, the
+   * validity computed and a lost attempt rolled back exactly as for one resource; the keys are
+   * {@code keyPrefix + resource}, the ones {@link #tryAcquire} uses, so a lease of one resource and
+   * a lease of a set holding it exclude each other. The lease has one fencing token, larger than
+   * every earlier token of each of the resources ({@link Lease#fencingToken(String)}).
+   *
+   * @param resources the names to lock, 1 to {@link #MAX_RESOURCES} of them
+   * @param ttl how long the nodes keep every key if the lease is never released
+   * @return the lease, or empty if any of the resources is held elsewhere (none is then taken)
+   * @throws NullPointerException if {@code resources} or {@code ttl} is null, or {@code resources}
+   *     contains null
+   * @throws IllegalArgumentException if {@code resources} is empty, holds more than {@link
+   *     #MAX_RESOURCES} names, a blank name, a name {@link #tryAcquire} refuses, or one name twice
+   *     (a set whose equality is not {@link String#equals}); or for a bad ttl (see {@link
+   *     #tryAcquire})
+   * @throws LockUnavailableException if the attempt failed for another reason than contention, as
+   *     {@link #tryAcquire}; its {@link LockUnavailableException#resource()} is the sorted set as
+   *     text
+   * @throws RedlockException if the thread was interrupted (the interrupt flag is set again)
+   * @throws IllegalStateException if this Redlock is closed
+   */
+  @Override
+  public Optional<Lease> tryAcquireAll(java.util.Set<String> resources, Duration ttl) {
+    return engine.tryAcquireAll(resources, ttl);
+  }
+
+  /**
+   * Locks every one of {@code resources} at once ({@link #tryAcquireAll}), retrying after {@code
+   * retryDelay} plus a random jitter until it is won or {@code maxWait} is spent, as {@link
+   * #acquire}.
+   *
+   * @param resources the names to lock, 1 to {@link #MAX_RESOURCES} of them
+   * @param ttl how long the nodes keep every key if the lease is never released
+   * @param maxWait how long to keep trying; zero means one attempt
+   * @return the lease of the whole set
+   * @throws LockUnavailableException if the set was not won in time; it says why and carries the
+   *     last attempt's per-node account
+   * @throws InterruptedException if the thread was interrupted while waiting; nothing is held
+   * @throws NullPointerException as {@link #tryAcquireAll}, or if {@code maxWait} is null
+   * @throws IllegalArgumentException as {@link #tryAcquireAll}, or for a negative {@code maxWait}
+   * @throws IllegalStateException if this Redlock is closed
+   */
+  @Override
+  public Lease acquireAll(java.util.Set<String> resources, Duration ttl, Duration maxWait)
+      throws InterruptedException {
+    return engine.acquireAll(resources, ttl, maxWait);
+  }
+
+  /**
+   * Locks every one of {@code resources} at once ({@link #acquireAll}), runs {@code task} while
+   * renewing the whole set, and releases it in every case, as {@link #withLock}.
+   *
+   * @param resources the names to lock, 1 to {@link #MAX_RESOURCES} of them
+   * @param ttl the lease's time to live, renewed every {@code ttl × renewalFraction}
+   * @param maxWait how long to keep trying to acquire
+   * @param task the work; may throw a checked exception
+   * @return what the task returned
+   * @throws E what the task threw, unchanged
+   * @throws LockUnavailableException if the set was not won within {@code maxWait}; the task did
+   *     not run
+   * @throws InterruptedException if interrupted while waiting to acquire; the task did not run
+   * @throws NullPointerException as {@link #acquireAll}, or if {@code task} is null
+   * @throws IllegalArgumentException as {@link #acquireAll}, or for a ttl too short to renew
+   * @throws IllegalStateException if this Redlock is closed
+   */
+  @Override
+  public <T, E extends Exception> T withLockAll(
+      java.util.Set<String> resources, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
+      throws E, InterruptedException {
+    return engine.withLockAll(resources, ttl, maxWait, task);
+  }
+
+  /**
    * Releases every lease still held (waiting at most about {@code nodeTimeout} for the nodes), then
    * stops the I/O threads and closes all connections. Idempotent; after it, acquiring throws {@link
    * IllegalStateException}.

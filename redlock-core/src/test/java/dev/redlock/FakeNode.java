@@ -190,6 +190,9 @@ final class FakeNode implements LockNode {
   }
 
   private synchronized long apply(NodeRequest r) {
+    if (r.isMulti()) {
+      return applyToAll(r);
+    }
     String key = r.key();
     String token = r.token();
     expire(key);
@@ -229,6 +232,72 @@ final class FakeNode implements LockNode {
         expiresAt.remove(key);
         fences.merge(key, r.argument(), Math::max); // the release raises the counter to the token
         return 1;
+      default:
+        throw new IllegalArgumentException(r.verb().toString());
+    }
+  }
+
+  /** A request about several keys, as the *_all.lua scripts run it: all or nothing per node. */
+  private long applyToAll(NodeRequest r) {
+    String token = r.token();
+    int n = r.keyCount();
+    for (int i = 0; i < n; i++) {
+      expire(r.key(i));
+    }
+    switch (r.verb()) {
+      case ACQUIRE:
+        {
+          if (quarantinedMillis > 0) {
+            return -(quarantinedMillis + 1);
+          }
+          for (int i = 0; i < n; i++) {
+            if (keys.containsKey(r.key(i))) {
+              return 0; // one is held: none is taken
+            }
+          }
+          java.util.function.LongSupplier clock = clockMicros;
+          long now = clock == null ? Long.MIN_VALUE : clock.getAsLong();
+          long largest = Long.MIN_VALUE;
+          for (int i = 0; i < n; i++) {
+            keys.put(r.key(i), token);
+            expireIn(r.key(i), r.argument());
+            largest = Math.max(largest, fences.getOrDefault(r.key(i), 0L));
+          }
+          boolean ahead = largest >= now;
+          long fence = ahead ? largest + 1 : now;
+          for (int i = 0; i < n; i++) {
+            fences.put(r.key(i), fence);
+          }
+          return fence * 2 + (ahead ? 1 : 0);
+        }
+      case RAISE_FENCE:
+      case EXTEND:
+        for (int i = 0; i < n; i++) {
+          if (!token.equals(keys.get(r.key(i)))) {
+            return 0;
+          }
+        }
+        for (int i = 0; i < n; i++) {
+          if (r.verb() == NodeRequest.Verb.EXTEND) {
+            expireIn(r.key(i), r.argument());
+          } else {
+            fences.merge(r.key(i), r.argument(), Math::max);
+          }
+        }
+        return 1;
+      case RELEASE:
+        {
+          releases.incrementAndGet();
+          int deleted = 0;
+          for (int i = 0; i < n; i++) {
+            if (keys.remove(r.key(i), token)) {
+              expiresAt.remove(r.key(i));
+              fences.merge(r.key(i), r.argument(), Math::max);
+              deleted++;
+            }
+          }
+          return deleted;
+        }
       default:
         throw new IllegalArgumentException(r.verb().toString());
     }

@@ -175,6 +175,7 @@ class NullSafetyTest {
     samples.put(Duration.class, Duration.ofSeconds(30));
     samples.put(Collection.class, List.of("redis://127.0.0.1:1"));
     samples.put(List.class, List.of());
+    samples.put(Set.class, Set.of("null-safety-a", "null-safety-b"));
     samples.put(Properties.class, new Properties());
     samples.put(TaskInterruption.class, TaskInterruption.NEVER);
     samples.put(RedlockListener.class, (RedlockListener) event -> {});

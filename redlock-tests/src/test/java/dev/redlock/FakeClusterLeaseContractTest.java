@@ -69,4 +69,11 @@ class FakeClusterLeaseContractTest extends LeaseContract {
         .atMost(NO_HANG)
         .until(() -> cluster.nodes.stream().noneMatch(node -> node.holds(key)));
   }
+
+  /** Fake nodes that hold the resource's key now. */
+  @Override
+  protected long placesHolding(String resource) {
+    String key = RedlockConfig.DEFAULT_KEY_PREFIX + resource;
+    return cluster.nodes.stream().filter(node -> node.holds(key)).count();
+  }
 }

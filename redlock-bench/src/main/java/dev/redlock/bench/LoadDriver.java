@@ -128,6 +128,7 @@ public final class LoadDriver {
     for (int n : new int[] {1, 3, 5}) {
       uncontended(uris.subList(0, n), n, NEW_RESOURCE, false);
     }
+    setOfTwo(uris.subList(0, 5));
     slowNode(uris);
     contended(uris.subList(0, 5));
     manyKeys(uris.subList(0, 5));
@@ -142,6 +143,22 @@ public final class LoadDriver {
             + " and "
             + out.resolve("performance-latency.png"));
   }
+
+  /**
+   * A set of two resources taken and given back as one (issue 17), against one resource and the
+   * floor with our scripts, N=5, the same resources every cycle.
+   */
+  private void setOfTwo(List<String> uris) throws Exception {
+    List<HostAndPort> hosts =
+        uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
+    List<LockUnderTest> impls = new ArrayList<>();
+    impls.add(new RawFloors.PipelinedWithOurScripts(hosts));
+    impls.add(new Ours(uris));
+    impls.add(new Ours.SetOfTwo(uris));
+    measureInterleaved(SET_OF_TWO, uris.size(), impls, true);
+  }
+
+  static final String SET_OF_TWO = "uncontended, same resources, one or a set of two";
 
   /** The uncontended scenarios' names, as the report and the chart print them. */
   static final String SAME_RESOURCE = "uncontended, same resource";
@@ -279,7 +296,10 @@ public final class LoadDriver {
   }
 
   /**
-   * 8 threads, one key, N=5: critical sections per second, and node commands per critical section.
+   * 8 threads, one key, N=5: critical sections per second, node commands per critical section, and
+   * how waiting went: the commands a critical section costs with nobody waiting (measured alone on
+   * the same key first), so the rest is what waiting cost, the critical sections of the busiest and
+   * idlest thread, each client's share, and the waits that ran out.
    */
   private void contended(List<String> uris) throws Exception {
     long millis =
@@ -287,6 +307,11 @@ public final class LoadDriver {
           case FULL -> 10_000;
           case QUICK -> 3000;
           case SMOKE -> 500;
+        };
+    int alone =
+        switch (length) {
+          case FULL, QUICK -> 500;
+          case SMOKE -> 20;
         };
     // Ours: 8 threads over 2 Redlock instances, acquire with a 50 ms wait.
     RedlockConfig config =
@@ -297,62 +322,163 @@ public final class LoadDriver {
             .build();
     try (Redlock a = Redlock.create(config);
         Redlock b = Redlock.create(config)) {
-      long commandsBefore = nodeCommands(uris);
-      long callsBefore = scriptCalls(uris);
-      Cpu before = Cpu.read(uris);
-      long sections =
-          runThreads(
-              8,
-              millis,
-              thread -> {
-                Redlock redlock = thread % 2 == 0 ? a : b;
-                try (Lease lease =
-                    redlock.acquire(
-                        "bench:contended", Duration.ofSeconds(1), Duration.ofMillis(50))) {
-                  return lease.isValid() ? 1 : 0;
-                } catch (LockUnavailableException e) {
-                  return 0;
-                }
-              });
-      report.throughput(
-          "contended, 8 threads, one key",
-          5,
+      double aloneCommands =
+          commandsAlone(
+              uris,
+              alone,
+              () ->
+                  a.acquire("bench:contended", Duration.ofSeconds(1), Duration.ofMillis(50))
+                      .release());
+      contendedRow(
+          uris,
+          CONTENDED,
+          millis,
           "redlock (this library)",
-          sections * 1000.0 / millis,
-          (nodeCommands(uris) - commandsBefore) / (double) Math.max(1, sections),
-          (scriptCalls(uris) - callsBefore) / (double) Math.max(1, sections),
-          Cpu.read(uris).minus(before).percentOf(millis));
+          aloneCommands,
+          thread -> {
+            Redlock redlock = thread % 2 == 0 ? a : b;
+            try (Lease lease =
+                redlock.acquire("bench:contended", Duration.ofSeconds(1), Duration.ofMillis(50))) {
+              return lease.isValid() ? 1 : 0;
+            } catch (LockUnavailableException e) {
+              return -1;
+            }
+          });
+    }
+    // Ours, sets: 8 threads over 2 instances, each taking two of three resources (overlapping).
+    try (Redlock a = Redlock.create(config);
+        Redlock b = Redlock.create(config)) {
+      List<java.util.Set<String>> sets =
+          List.of(
+              java.util.Set.of("bench:sets:0", "bench:sets:1"),
+              java.util.Set.of("bench:sets:1", "bench:sets:2"),
+              java.util.Set.of("bench:sets:2", "bench:sets:0"));
+      double aloneCommands =
+          commandsAlone(
+              uris,
+              alone,
+              () ->
+                  a.acquireAll(sets.get(0), Duration.ofSeconds(1), Duration.ofMillis(50))
+                      .release());
+      contendedRow(
+          uris,
+          "contended, 8 threads, sets of two of three keys",
+          millis,
+          "redlock, sets of two of three resources",
+          aloneCommands,
+          thread -> {
+            Redlock redlock = thread % 2 == 0 ? a : b;
+            try (Lease lease =
+                redlock.acquireAll(
+                    sets.get(thread % 3), Duration.ofSeconds(1), Duration.ofMillis(50))) {
+              return lease.isValid() ? 1 : 0;
+            } catch (LockUnavailableException e) {
+              return -1;
+            }
+          });
     }
     // Redisson: 8 threads, tryLock with a 50 ms wait and a 1 s lease.
     RedissonRedLockUnderTest redisson = new RedissonRedLockUnderTest(uris);
     try {
-      long commandsBefore = nodeCommands(uris);
-      long callsBefore = scriptCalls(uris);
-      Cpu before = Cpu.read(uris);
-      long sections =
-          runThreads(
-              8,
-              millis,
-              thread -> {
+      double aloneCommands =
+          commandsAlone(
+              uris,
+              alone,
+              () -> {
                 org.redisson.api.RLock lock = redisson.lock("bench:contended-redisson");
                 if (lock.tryLock(50, 1000, TimeUnit.MILLISECONDS)) {
                   lock.unlock();
-                  return 1;
                 }
-                return 0;
               });
-      report.throughput(
-          "contended, 8 threads, one key",
-          5,
+      contendedRow(
+          uris,
+          CONTENDED,
+          millis,
           "Redisson 3.52 RedissonRedLock",
-          sections * 1000.0 / millis,
-          (nodeCommands(uris) - commandsBefore) / (double) Math.max(1, sections),
-          (scriptCalls(uris) - callsBefore) / (double) Math.max(1, sections),
-          Cpu.read(uris).minus(before).percentOf(millis));
+          aloneCommands,
+          thread -> {
+            org.redisson.api.RLock lock = redisson.lock("bench:contended-redisson");
+            if (lock.tryLock(50, 1000, TimeUnit.MILLISECONDS)) {
+              lock.unlock();
+              return 1;
+            }
+            return -1;
+          });
     } finally {
       redisson.close();
     }
     System.out.println("contended done");
+  }
+
+  static final String CONTENDED = "contended, 8 threads, one key";
+
+  /**
+   * A critical section with nobody waiting: node commands per cycle, one thread, {@code n} times.
+   */
+  private static double commandsAlone(List<String> uris, int n, Cycle cycle) throws Exception {
+    cycle.run(); // the first one connects
+    long before = nodeCommands(uris);
+    for (int i = 0; i < n; i++) {
+      cycle.run();
+    }
+    return (nodeCommands(uris) - before) / (double) n;
+  }
+
+  /**
+   * One contended row: {@code step} returns 1 for a critical section, -1 for a wait that ran out.
+   */
+  private void contendedRow(
+      List<String> uris, String scenario, long millis, String impl, double aloneCommands, Step step)
+      throws Exception {
+    int threads = 8;
+    long[] sections = new long[threads]; // each slot written by its own thread only
+    long[] timedOut = new long[threads];
+    long commandsBefore = nodeCommands(uris);
+    long callsBefore = scriptCalls(uris);
+    Cpu before = Cpu.read(uris);
+    runThreads(
+        threads,
+        millis,
+        thread -> {
+          long r = step.run(thread);
+          if (r > 0) {
+            sections[thread]++;
+          } else if (r < 0) {
+            timedOut[thread]++;
+          }
+          return 0;
+        });
+    long total = java.util.Arrays.stream(sections).sum();
+    long evenThreads = 0;
+    for (int t = 0; t < threads; t += 2) {
+      evenThreads += sections[t];
+    }
+    double perSection = (nodeCommands(uris) - commandsBefore) / (double) Math.max(1, total);
+    String waiting =
+        String.format(
+            Locale.ROOT,
+            "alone %.1f commands, so waiting %.1f; per thread %,d–%,d; even threads %.0f%%; %,d waits ran out",
+            aloneCommands,
+            perSection - aloneCommands,
+            java.util.Arrays.stream(sections).min().orElse(0),
+            java.util.Arrays.stream(sections).max().orElse(0),
+            100.0 * evenThreads / Math.max(1, total),
+            java.util.Arrays.stream(timedOut).sum());
+    report.throughput(
+        scenario,
+        5,
+        impl,
+        total * 1000.0 / millis,
+        perSection,
+        (scriptCalls(uris) - callsBefore) / (double) Math.max(1, total),
+        Cpu.read(uris).minus(before).percentOf(millis),
+        waiting);
+  }
+
+  /** One acquire + release, with nobody else waiting. */
+  @FunctionalInterface
+  private interface Cycle {
+    void run() throws Exception;
   }
 
   /**
@@ -393,7 +519,8 @@ public final class LoadDriver {
             ops * 1000.0 / millis,
             Double.NaN,
             Double.NaN,
-            used.percentOf(millis));
+            used.percentOf(millis),
+            "–");
         System.out.println(
             "many keys, " + threads + " threads: " + ops + " ok, " + failed.get() + " failed");
       }

@@ -42,4 +42,29 @@ final class Ours implements LockUnderTest {
   public void close() {
     redlock.close();
   }
+
+  /** The same library, a set of two resources per cycle ({@code acquireAll}): issue 17's row. */
+  static final class SetOfTwo implements LockUnderTest {
+    private final Redlock redlock;
+
+    SetOfTwo(List<String> uris) {
+      this.redlock = Redlock.create(RedlockConfig.builder().nodes(uris).build());
+    }
+
+    @Override
+    public String name() {
+      return "redlock, a set of two resources (acquireAll)";
+    }
+
+    @Override
+    public void cycle(String key) throws InterruptedException {
+      Lease lease = redlock.acquireAll(java.util.Set.of(key + ":a", key + ":b"), TTL, MAX_WAIT);
+      lease.release();
+    }
+
+    @Override
+    public void close() {
+      redlock.close();
+    }
+  }
 }

@@ -23,7 +23,8 @@ final class Report {
       double perSecond,
       double commandsPerOp,
       double scriptCallsPerOp,
-      String cpu) {}
+      String cpu,
+      String waiting) {}
 
   final List<Latency> latencies = new ArrayList<>();
   final List<Throughput> throughputs = new ArrayList<>();
@@ -43,6 +44,8 @@ final class Report {
   /**
    * @param cpu the CPU the nodes and this process used meanwhile, as a phrase ("nodes 140%, client
    *     55%", percent of one core)
+   * @param waiting for contended rows, what waiting cost and how the lock was shared, as a phrase;
+   *     "–" elsewhere
    */
   void throughput(
       String scenario,
@@ -51,9 +54,11 @@ final class Report {
       double perSecond,
       double commandsPerOp,
       double scriptCallsPerOp,
-      String cpu) {
+      String cpu,
+      String waiting) {
     throughputs.add(
-        new Throughput(scenario, nodes, impl, perSecond, commandsPerOp, scriptCallsPerOp, cpu));
+        new Throughput(
+            scenario, nodes, impl, perSecond, commandsPerOp, scriptCallsPerOp, cpu, waiting));
   }
 
   /**
@@ -114,12 +119,12 @@ final class Report {
                   : String.format(Locale.ROOT, "%,.0f", l.bytesPerCycle)));
     }
     md.append(
-        "\n| scenario | N | implementation | per second | node commands per operation (with those scripts run) | script calls per operation | CPU used (of one core) |\n|---|---|---|---|---|---|---|\n");
+        "\n| scenario | N | implementation | per second | node commands per operation (with those scripts run) | script calls per operation | CPU used (of one core) | waiting and sharing |\n|---|---|---|---|---|---|---|---|\n");
     for (Throughput t : throughputs) {
       md.append(
           String.format(
               Locale.ROOT,
-              "| %s | %d | %s | %,.0f | %s | %s | %s |%n",
+              "| %s | %d | %s | %,.0f | %s | %s | %s | %s |%n",
               t.scenario,
               t.nodes,
               t.impl,
@@ -130,7 +135,8 @@ final class Report {
               Double.isNaN(t.scriptCallsPerOp)
                   ? "–"
                   : String.format(Locale.ROOT, "%.1f", t.scriptCallsPerOp),
-              t.cpu));
+              t.cpu,
+              t.waiting));
     }
     return md.toString();
   }

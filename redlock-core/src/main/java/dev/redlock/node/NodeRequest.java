@@ -7,10 +7,15 @@ import java.util.Objects;
  * One request to one node, as data: the algorithm says what to ask, the node decides how to send it
  * ({@link ScriptCalls}). Replies are numbers: see {@link Verb}. A request goes to every node; each
  * connection writes its call straight into its own write buffer.
+ *
+ * <p>A request is about one lock key, or about several at once (a multi-resource lease, {@link
+ * #ofKeys}): then each verb runs one script over every key, all or nothing per node, and {@link
+ * #key()} is the first of them (the one that picks the connection).
  */
 public final class NodeRequest {
   private final Verb verb;
   private final String key;
+  private final String[] keys; // null for a request about one key
   private final String token;
   private final long argument;
 
@@ -21,10 +26,44 @@ public final class NodeRequest {
    * @param argument the ttl in ms (acquire, extend) or the fencing token to reach (raise); else 0
    */
   public NodeRequest(Verb verb, String key, String token, long argument) {
+    this(verb, Objects.requireNonNull(key, "key"), null, token, argument);
+  }
+
+  private NodeRequest(Verb verb, String key, String[] keys, String token, long argument) {
     this.verb = Objects.requireNonNull(verb, "verb");
-    this.key = Objects.requireNonNull(key, "key");
+    this.key = key;
+    this.keys = keys;
     this.token = Objects.requireNonNull(token, "token");
     this.argument = argument;
+  }
+
+  /**
+   * A request about every one of {@code keys} at once (at least two, distinct, in the order the
+   * caller fixed: sorted), run by the verb's all-keys script. The array is the caller's and must
+   * not change: it is shared by every request of one lease, not copied.
+   *
+   * @throws IllegalArgumentException for fewer than two keys
+   */
+  public static NodeRequest ofKeys(Verb verb, String[] keys, String token, long argument) {
+    if (keys.length < 2) {
+      throw new IllegalArgumentException("a request of several keys needs 2 or more, was 1");
+    }
+    return new NodeRequest(verb, keys[0], keys, token, argument);
+  }
+
+  /** Whether this request is about several keys at once ({@link #ofKeys}). */
+  public boolean isMulti() {
+    return keys != null;
+  }
+
+  /** How many lock keys this request is about. */
+  public int keyCount() {
+    return keys == null ? 1 : keys.length;
+  }
+
+  /** The {@code i}-th lock key (0 is {@link #key()}). */
+  public String key(int i) {
+    return keys == null ? key : keys[i];
   }
 
   public Verb verb() {
@@ -49,18 +88,25 @@ public final class NodeRequest {
         && verb == r.verb
         && argument == r.argument
         && key.equals(r.key)
+        && java.util.Arrays.equals(keys, r.keys)
         && token.equals(r.token);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(verb, key, token, argument);
+    return Objects.hash(verb, key, token, argument) * 31 + java.util.Arrays.hashCode(keys);
   }
 
   /** Names the owner by its {@link TokenHash}: the token itself must never reach a log. */
   @Override
   public String toString() {
-    return verb + " " + key + " owner=" + TokenHash.of(token) + " argument=" + argument;
+    return verb
+        + " "
+        + (keys == null ? key : java.util.Arrays.toString(keys))
+        + " owner="
+        + TokenHash.of(token)
+        + " argument="
+        + argument;
   }
 
   /** What a request asks, and what its reply means. */

@@ -31,6 +31,22 @@ public final class Script {
    */
   public static final Script EXTEND = load("extend.lua");
 
+  /**
+   * Several resources at once, all or none on the node: the restart guard (acquire.lua's text),
+   * every key free or nothing written, one fencing token above every key's counter (see
+   * acquire_all.lua).
+   */
+  public static final Script ACQUIRE_ALL = load("acquire_all.lua");
+
+  /** Owner-checked raise of several keys' counters: 1 if every key is ours, else 0, none raised. */
+  public static final Script RAISE_FENCE_ALL = load("raise_fence_all.lua");
+
+  /** Owner-checked extend of several keys: 1 if every key is ours (none shortened), else 0. */
+  public static final Script EXTEND_ALL = load("extend_all.lua");
+
+  /** Owner-checked delete of several keys, each on its own: how many were deleted. */
+  public static final Script RELEASE_ALL = load("release_all.lua");
+
   /** The administrator's break of a lock: DEL whoever holds it, counter raised (see the script). */
   public static final Script FORCE_RELEASE = load("force_release.lua");
 

@@ -30,7 +30,7 @@ import java.util.function.BooleanSupplier;
  * <p>What is rare is made when first needed: the errors (a node failed), the condition (a thread
  * waited for an I/O thread's answer).
  */
-final class Ballot implements Tally {
+final class Ballot implements Tally, RequestOrder.Preceding {
   private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Ballot.class);
   private final List<LockNode> nodes;
   private final Ticker ticker;
@@ -505,7 +505,8 @@ final class Ballot implements Tally {
 
   /** Completes when the request to {@code node} has finished, whatever its result. */
   @SuppressWarnings("unchecked") // only ever CompletableFuture<Void>: made here, or SETTLED
-  CompletableFuture<Void> settled(int node) {
+  @Override
+  public CompletableFuture<Void> settled(int node) {
     lock.lock();
     try {
       CompletableFuture<?> f = settled[node];

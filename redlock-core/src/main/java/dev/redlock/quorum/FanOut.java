@@ -107,7 +107,7 @@ final class FanOut {
   Ballot send(
       NodeRequest request, String refusal, RequestOrder order, IntPredicate skip, long sendBy) {
     Ballot ballot = new Ballot(nodes, ticker, refusal, latencies, io, nodeTimeoutNanos);
-    Ballot after = order == null ? null : order.follow(ballot);
+    RequestOrder.Preceding after = order == null ? null : order.follow(ballot);
     for (int node : latencies.fastestFirst()) {
       CompletableFuture<Void> before = after == null ? null : after.settled(node);
       if (skip != null && skip.test(node)) {
@@ -154,7 +154,7 @@ final class FanOut {
    */
   Ballot sendPipelined(NodeRequest request, String refusal, RequestOrder order, IntPredicate skip) {
     Ballot ballot = new Ballot(nodes, ticker, refusal, latencies, io, nodeTimeoutNanos);
-    Ballot after = order == null ? null : order.follow(ballot);
+    RequestOrder.Preceding after = order == null ? null : order.follow(ballot);
     for (int node = 0; node < nodes.size(); node++) {
       CompletableFuture<Void> before = after == null ? null : after.settled(node);
       NodePipeline pipeline = pipelines[node];

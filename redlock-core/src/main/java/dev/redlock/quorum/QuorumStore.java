@@ -77,7 +77,9 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
    */
   public static final class QuorumHeld implements LeaseStore.Held {
     private final String resource;
+    private final List<String> resources; // null for a lease of one resource
     private final String key;
+    private final String[] keys; // null for a lease of one resource
     private final String token;
     private final long fencingToken;
     private final Ballot setBallot;
@@ -85,13 +87,17 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
 
     QuorumHeld(
         String resource,
+        List<String> resources,
         String key,
+        String[] keys,
         String token,
         long fencingToken,
         Ballot setBallot,
         RequestOrder order) {
       this.resource = resource;
+      this.resources = resources;
       this.key = key;
+      this.keys = keys;
       this.token = token;
       this.fencingToken = fencingToken;
       this.setBallot = setBallot;
@@ -101,6 +107,16 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     @Override
     public String resource() {
       return resource;
+    }
+
+    @Override
+    public List<String> resources() {
+      return resources == null ? List.of(resource) : resources;
+    }
+
+    /** This lease's request of {@code verb}: about its one key, or all of its keys at once. */
+    NodeRequest request(Verb verb, long argument) {
+      return QuorumStore.request(verb, key, keys, token, argument);
     }
 
     @Override
@@ -252,11 +268,65 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       throws InterruptedException {
     String key = keyPrefix + resource;
     RequestOrder order = new RequestOrder(unsettledReleases.get(key));
+    return vote(resource, null, key, null, token, ttlMillis, start, order);
+  }
+
+  /**
+   * One vote for every one of {@code resources} at once (sorted, distinct, at least two): each node
+   * runs one script that takes every key or none (acquire_all.lua), so a node never holds part of
+   * the set, and two clients asking for overlapping sets can only refuse each other there, never
+   * wait for each other. Counted, fenced and rolled back as one resource is: the keys are the ones
+   * a lock of each resource alone uses, so the two kinds of lease exclude each other.
+   */
+  @Override
+  public Vote<QuorumHeld> takeAll(List<String> resources, String token, long ttlMillis, long start)
+      throws InterruptedException {
+    String[] keys = new String[resources.size()];
+    List<Ballot> unsettled = new ArrayList<>(0);
+    for (int i = 0; i < keys.length; i++) {
+      keys[i] = keyPrefix + resources.get(i);
+      Ballot release = unsettledReleases.get(keys[i]);
+      if (release != null && !unsettled.contains(release)) {
+        unsettled.add(release);
+      }
+    }
+    return vote(
+        resources.toString(),
+        resources,
+        keys[0],
+        keys,
+        token,
+        ttlMillis,
+        start,
+        new RequestOrder(unsettled));
+  }
+
+  /** The request of {@code verb} about {@code key} alone, or about every one of {@code keys}. */
+  static NodeRequest request(Verb verb, String key, String[] keys, String token, long argument) {
+    return keys == null
+        ? new NodeRequest(verb, key, token, argument)
+        : NodeRequest.ofKeys(verb, keys, token, argument);
+  }
+
+  /**
+   * The vote of {@link #take} and {@link #takeAll}: {@code keys} null for one resource's {@code
+   * key}.
+   */
+  private Vote<QuorumHeld> vote(
+      String resource,
+      List<String> resources,
+      String key,
+      String[] keys,
+      String token,
+      long ttlMillis,
+      long start,
+      RequestOrder order)
+      throws InterruptedException {
     // A node where the last release of this key has not settled gets our SET only if its turn
     // comes before the vote's deadline (else it is SKIPPED: its vote could not count anyway).
     Ballot votes =
         fanOut.send(
-            new NodeRequest(Verb.ACQUIRE, key, token, ttlMillis),
+            request(Verb.ACQUIRE, key, keys, token, ttlMillis),
             HELD,
             order,
             null,
@@ -268,27 +338,31 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
         logQuarantine(votes);
       }
       if (yes >= quorum) {
-        long fence = fence(key, token, votes, order, ttlMillis);
+        long fence = fence(key, keys, token, votes, order, ttlMillis);
         if (fence > 0) {
-          return new Vote<>(new QuorumHeld(resource, key, token, fence, votes, order), yes, votes);
+          return new Vote<>(
+              new QuorumHeld(resource, resources, key, keys, token, fence, votes, order),
+              yes,
+              votes);
         }
       }
     } catch (InterruptedException e) {
-      rollBack(key, token, votes, order, false); // don't wait
+      rollBack(key, keys, token, votes, order, false); // don't wait
       throw e;
     }
     // Lost: release on every node that may hold our token (a late OK may still land), and wait,
     // so that a failed attempt leaves nothing behind that would block the next one.
-    rollBack(key, token, votes, order, true);
+    rollBack(key, keys, token, votes, order, true);
     return new Vote<>(null, yes, votes);
   }
 
   /** Releases on every node that may hold the token; a silent node's release is kept for later. */
-  private void rollBack(String key, String token, Ballot votes, RequestOrder order, boolean wait)
+  private void rollBack(
+      String key, String[] keys, String token, Ballot votes, RequestOrder order, boolean wait)
       throws InterruptedException {
-    Ballot rollback =
-        fanOut.send(new NodeRequest(Verb.RELEASE, key, token, 0), NOT_OWNER, order, votes::refused);
-    followUntilSettled(key, rollback); // the next take of the key starts behind it
+    NodeRequest release = request(Verb.RELEASE, key, keys, token, 0);
+    Ballot rollback = fanOut.send(release, NOT_OWNER, order, votes::refused);
+    followUntilSettled(key, keys, rollback); // the next take of the key starts behind it
     boolean confirmed = false;
     try {
       if (wait) {
@@ -299,7 +373,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       }
     } finally {
       if (!confirmed) { // also when interrupted while waiting: the roll-back is still owed
-        rollback.whenAllSettled(() -> stragglers.keepUnconfirmed(rollback, key, token, 0));
+        rollback.whenAllSettled(() -> stragglers.keepUnconfirmed(rollback, release));
       }
     }
   }
@@ -316,7 +390,8 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
    *
    * @return the token; 0 if no quorum could be made to hold it in time
    */
-  private long fence(String key, String token, Ballot votes, RequestOrder order, long ttlMillis)
+  private long fence(
+      String key, String[] keys, String token, Ballot votes, RequestOrder order, long ttlMillis)
       throws InterruptedException {
     int n = votes.size();
     long[] replies = new long[n];
@@ -345,7 +420,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     long start = ticker.read();
     Ballot raise =
         fanOut.send(
-            new NodeRequest(Verb.RAISE_FENCE, key, token, fence), NOT_OWNER, order, i -> skip[i]);
+            request(Verb.RAISE_FENCE, key, keys, token, fence), NOT_OWNER, order, i -> skip[i]);
     int raised = raise.awaitQuorum(quorum - safe, start + nodeTimeoutNanos);
     log.debug("raised lagging fencing counters of '{}' to {} on {} node(s)", key, fence, raised);
     return safe + raised >= quorum ? fence : 0;
@@ -378,10 +453,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     long start = ticker.read();
     Ballot votes =
         fanOut.send(
-            new NodeRequest(Verb.EXTEND, held.key, held.token, ttlMillis),
-            NOT_OWNER,
-            held.order,
-            held.setBallot::refused);
+            held.request(Verb.EXTEND, ttlMillis), NOT_OWNER, held.order, held.setBallot::refused);
     votes.awaitQuorum(quorum, start + nodeTimeoutNanos);
     return votes;
   }
@@ -397,10 +469,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     long deadline = ticker.read() + nodeTimeoutNanos;
     Ballot votes =
         fanOut.sendPipelined(
-            new NodeRequest(Verb.EXTEND, held.key, held.token, ttlMillis),
-            NOT_OWNER,
-            held.order,
-            held.setBallot::refused);
+            held.request(Verb.EXTEND, ttlMillis), NOT_OWNER, held.order, held.setBallot::refused);
     // The action first, then its timer: a timer that fired before the action was registered
     // would decide nothing, and the renewal would wait for every node.
     AtomicReference<ScheduledFuture<?>> timeout = new AtomicReference<>();
@@ -423,14 +492,8 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   }
 
   /** Sends the owner-checked release to every node that may hold the lease. */
-  private Ballot sendRelease(QuorumHeld held) {
-    Ballot votes =
-        fanOut.send(
-            new NodeRequest(Verb.RELEASE, held.key, held.token, held.fencingToken()),
-            NOT_OWNER,
-            held.order,
-            held.setBallot::refused);
-    return votes;
+  private Ballot sendRelease(QuorumHeld held, NodeRequest release) {
+    return fanOut.send(release, NOT_OWNER, held.order, held.setBallot::refused);
   }
 
   /**
@@ -440,8 +503,9 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
    */
   @Override
   public void giveBack(QuorumHeld held) {
-    Ballot votes = sendRelease(held);
-    unsettledReleases.put(held.key, votes); // from now on, a take of this key follows it
+    NodeRequest release = held.request(Verb.RELEASE, held.fencingToken());
+    Ballot votes = sendRelease(held, release);
+    putUnsettled(held.key, held.keys, votes); // from now on, a take of these keys follows it
     try {
       votes.awaitDefinite(quorum, ticker.read() + nodeTimeoutNanos);
     } catch (InterruptedException e) {
@@ -449,22 +513,45 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       Thread.currentThread().interrupt();
     }
     if (votes.allAnswered() && votes.definite() == votes.size()) {
-      unsettledReleases.remove(held.key, votes); // answered everywhere: nothing to follow
+      removeUnsettled(held.key, held.keys, votes); // answered everywhere: nothing to follow
       logRelease(held.resource(), votes); // the usual case: nothing to wait for or send again
     } else {
       votes.whenAllSettled(
           () -> {
-            unsettledReleases.remove(held.key, votes);
+            removeUnsettled(held.key, held.keys, votes);
             logRelease(held.resource(), votes);
-            stragglers.keepUnconfirmed(votes, held.key, held.token, held.fencingToken());
+            stragglers.keepUnconfirmed(votes, release);
           });
     }
   }
 
-  /** Makes the next take of {@code key} follow {@code release} until it has settled everywhere. */
-  private void followUntilSettled(String key, Ballot release) {
-    unsettledReleases.put(key, release);
-    release.whenAllSettled(() -> unsettledReleases.remove(key, release));
+  /**
+   * Makes the next take of {@code key} (or of any of {@code keys}) follow {@code release} until it
+   * has settled everywhere.
+   */
+  private void followUntilSettled(String key, String[] keys, Ballot release) {
+    putUnsettled(key, keys, release);
+    release.whenAllSettled(() -> removeUnsettled(key, keys, release));
+  }
+
+  private void putUnsettled(String key, String[] keys, Ballot release) {
+    if (keys == null) {
+      unsettledReleases.put(key, release);
+    } else {
+      for (String k : keys) {
+        unsettledReleases.put(k, release);
+      }
+    }
+  }
+
+  private void removeUnsettled(String key, String[] keys, Ballot release) {
+    if (keys == null) {
+      unsettledReleases.remove(key, release);
+    } else {
+      for (String k : keys) {
+        unsettledReleases.remove(k, release);
+      }
+    }
   }
 
   /**
@@ -478,7 +565,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   public void giveBackAll(List<QuorumHeld> held) {
     List<Ballot> releases = new ArrayList<>();
     for (QuorumHeld h : held) {
-      releases.add(sendRelease(h));
+      releases.add(sendRelease(h, h.request(Verb.RELEASE, h.fencingToken())));
     }
     // A release may wait behind its lease's straggling SET, which may itself have waited (at most
     // a node timeout) behind the previous release of the key: three node timeouts, and a margin.

@@ -10,10 +10,37 @@ package dev.redlock.quorum;
  * two threads are still put one behind the other, never both behind the same earlier request.
  */
 final class RequestOrder {
-  private Ballot last; // guarded by this
+  /** What a request waits for, node by node: the previous request there to have settled. */
+  interface Preceding {
+    /** Completes once the earlier request (or requests) on {@code node} have settled. */
+    java.util.concurrent.CompletableFuture<Void> settled(int node);
+  }
+
+  private Preceding last; // guarded by this
 
   /** An order whose first request follows nothing. */
   RequestOrder() {}
+
+  /**
+   * An order whose first request follows every one of {@code before} (a multi-resource lease behind
+   * the unsettled releases of each of its keys); an empty list is nothing to follow.
+   */
+  RequestOrder(java.util.List<Ballot> before) {
+    if (before.size() == 1) {
+      this.last = before.get(0);
+    } else if (!before.isEmpty()) {
+      Ballot[] all = before.toArray(new Ballot[0]);
+      this.last =
+          node -> {
+            java.util.concurrent.CompletableFuture<?>[] each =
+                new java.util.concurrent.CompletableFuture<?>[all.length];
+            for (int i = 0; i < all.length; i++) {
+              each[i] = all[i].settled(node);
+            }
+            return java.util.concurrent.CompletableFuture.allOf(each);
+          };
+    }
+  }
 
   /**
    * An order whose first request follows {@code before} (null for nothing): a new lease of a key
@@ -25,8 +52,8 @@ final class RequestOrder {
   }
 
   /** Puts {@code next} last in the order; returns the request it must follow, or null if none. */
-  synchronized Ballot follow(Ballot next) {
-    Ballot before = last;
+  synchronized Preceding follow(Ballot next) {
+    Preceding before = last;
     last = next;
     return before;
   }

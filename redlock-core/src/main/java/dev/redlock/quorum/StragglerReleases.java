@@ -3,7 +3,6 @@ package dev.redlock.quorum;
 import dev.redlock.internal.Ticker;
 import dev.redlock.node.LockNode;
 import dev.redlock.node.NodeRequest;
-import dev.redlock.node.NodeRequest.Verb;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,11 +55,15 @@ final class StragglerReleases {
     }
   }
 
-  /** Keeps, for every node that did not confirm {@code release}, the release to send again. */
-  void keepUnconfirmed(Ballot release, String key, String token, long fencingToken) {
+  /**
+   * Keeps, for every node that did not confirm {@code release}, the release to send again: {@code
+   * request}, the owner-checked release that was sent (of one key, or of a multi-resource lease's
+   * keys).
+   */
+  void keepUnconfirmed(Ballot release, NodeRequest request) {
     for (int i = 0; i < release.size(); i++) {
       if (!release.definite(i)) {
-        perNode[i].add(new Pending(key, token, fencingToken));
+        perNode[i].add(new Pending(request));
       }
     }
   }
@@ -71,15 +74,11 @@ final class StragglerReleases {
 
   /** A release to send again; {@code confirmations} counts definite answers. */
   private static final class Pending {
-    final String key;
-    final String token;
-    final long fencingToken;
+    final NodeRequest release;
     int confirmations;
 
-    Pending(String key, String token, long fencingToken) {
-      this.key = key;
-      this.token = token;
-      this.fencingToken = fencingToken;
+    Pending(NodeRequest release) {
+      this.release = release;
     }
   }
 
@@ -150,10 +149,7 @@ final class StragglerReleases {
           return;
         }
         try {
-          nodes
-              .get(node)
-              .begin(new NodeRequest(Verb.RELEASE, p.key, p.token, p.fencingToken))
-              .finish(nodeTimeoutNanos);
+          nodes.get(node).begin(p.release).finish(nodeTimeoutNanos);
           if (++p.confirmations >= 2) {
             done.add(p);
           }
@@ -171,7 +167,7 @@ final class StragglerReleases {
                 "node {} answers a re-sent release of {} with an error ({}); dropped, so its key"
                     + " there waits out its ttl (logged once per node)",
                 nodes.get(node).name(),
-                p.key,
+                p.release.key(),
                 e.getMessage());
           }
         } catch (RuntimeException e) {

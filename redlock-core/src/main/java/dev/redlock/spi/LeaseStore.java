@@ -23,11 +23,28 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
 
   /** What a store keeps about one granted lease. */
   interface Held {
+    /**
+     * The resource this lease locks; for a lease of several ({@link LeaseStore#takeAll}), a label
+     * for messages and events: the resources in their sorted order, as a list prints them ({@code
+     * [a, b]}).
+     */
     String resource();
+
+    /**
+     * Every resource this lease locks, sorted: the one {@link #resource()} unless it came from
+     * {@link LeaseStore#takeAll}.
+     */
+    default List<String> resources() {
+      return List.of(resource());
+    }
 
     /** The owner token: the proof of ownership, never shown. */
     String token();
 
+    /**
+     * The fencing token: larger than every token granted before on the resource (on each of the
+     * resources, for a lease of several: one token serves them all).
+     */
     long fencingToken();
 
     /** What each node answered when the lease was granted. */
@@ -87,6 +104,28 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
    */
   Vote<H> take(String resource, String token, long ttlMillis, long start)
       throws InterruptedException;
+
+  /**
+   * One attempt to take every one of {@code resources} at once, all or none, for {@code ttlMillis}
+   * with {@code token}, as {@link #take} takes one: the engine counts the vote, decides validity
+   * and gives {@code held} back the same way, and {@link #renew} and {@link #giveBack} then act on
+   * the whole set. The store takes the resources so that no two attempts on overlapping sets, in
+   * any order, can wait for each other, and an attempt that is refused leaves none of them taken.
+   * The engine calls it with 2 to {@link dev.redlock.LockService#MAX_RESOURCES} distinct names that
+   * passed {@link #checkResource}, in their natural (sorted) order; a set of one is a {@link
+   * #take}. The held lease's {@link Held#fencingToken()} is larger than every token granted before
+   * on each of the resources. This default refuses: a store that cannot take several at once.
+   *
+   * @throws InterruptedException if interrupted; the attempt is rolled back
+   * @throws UnsupportedOperationException if this store cannot take several resources at once
+   */
+  default Vote<H> takeAll(List<String> resources, String token, long ttlMillis, long start)
+      throws InterruptedException {
+    throw new UnsupportedOperationException(
+        "this lease store ("
+            + getClass().getSimpleName()
+            + ") cannot take several resources at once");
+  }
 
   /**
    * Extends {@code held} to {@code ttlMillis} from now and waits for the decision; the engine

@@ -20,6 +20,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2]) -- µs; token * 2 stays exact in a double until 2112
 local max_ttl = tonumber(ARGV[3]) * 1000
 
+-- ---- restart guard: begin (acquire_all.lua runs this same text; ScriptTest checks it) ----
 -- The life marker '<run_id>:<durable>:<epoch µs>' says which process life stamped this dataset
 -- and from when its data is trusted. A dataset this process did not stamp was loaded (a restart
 -- from an RDB or AOF, a copied dump.rdb) or restored from another life: it may lack leases this
@@ -57,6 +58,7 @@ if ARGV[4] == '1' then
     return -(math.floor(left / 1000) + 1)
   end
 end
+-- ---- restart guard: end ----
 
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return 0

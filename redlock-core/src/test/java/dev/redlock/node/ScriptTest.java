@@ -1,5 +1,6 @@
 package dev.redlock.node;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
@@ -10,5 +11,27 @@ class ScriptTest {
     assertTrue(Script.RELEASE.source().contains("redis.call('DEL'"));
     assertTrue(Script.EXTEND.source().contains("redis.call('PEXPIRE'"));
     assertTrue(Script.RELEASE.sha1().matches("[0-9a-f]{40}"));
+    assertTrue(Script.RELEASE_ALL.source().contains("redis.call('DEL'"));
+    assertTrue(Script.EXTEND_ALL.source().contains("redis.call('PEXPIRE'"));
+  }
+
+  /**
+   * The multi-resource acquire runs the restart guard of the single-resource one, character for
+   * character (its keys sit where acquire.lua has them for that): one guard, whichever lease asks.
+   * Planted: a guard edit in acquire.lua alone fails this.
+   */
+  @Test
+  void theMultiResourceAcquireRunsTheSameRestartGuard() {
+    String guard = guardOf(Script.ACQUIRE.source());
+    assertTrue(guard.contains("redis.call('GET', KEYS[2])"), guard);
+    assertTrue(guard.contains("return -(math.floor(left / 1000) + 1)"), guard);
+    assertEquals(guard, guardOf(Script.ACQUIRE_ALL.source()));
+  }
+
+  private static String guardOf(String source) {
+    int begin = source.indexOf("-- ---- restart guard: begin");
+    int end = source.indexOf("-- ---- restart guard: end ----");
+    assertTrue(begin >= 0 && end > begin, "guard markers missing");
+    return source.substring(source.indexOf('\n', begin) + 1, end);
   }
 }

@@ -120,6 +120,14 @@ enum Dialect {
     return readBack == null ? null : String.format(readBack, t.name());
   }
 
+  /**
+   * Writes a multi-resource lease's one fencing token (drawn into its first row) into another of
+   * its rows, if it is ours: parameters token, resource, owner.
+   */
+  String setToken(Table t) {
+    return "UPDATE " + t.name() + " SET fencing_token = ? WHERE resource = ? AND owner = ?";
+  }
+
   /** Extends our unexpired row: parameters ttl in ms, resource, owner. */
   String extend(Table t) {
     return String.format(extend, t.name());

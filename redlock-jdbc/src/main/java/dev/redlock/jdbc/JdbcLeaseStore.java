@@ -44,12 +44,21 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
   private final ThreadPoolExecutor connector;
   private final String name;
 
-  /** A lease held in the table. */
-  record Row(String resource, String token, long fencingToken, NodeOutcome granted)
+  /**
+   * A lease held in the table: one row, or, for a lease of several resources, a row per resource
+   * ({@code resources}, sorted; null for one), all with the same owner and fencing token.
+   */
+  record Row(
+      String resource, List<String> resources, String token, long fencingToken, NodeOutcome granted)
       implements LeaseStore.Held {
     @Override
     public List<NodeOutcome> outcomes() {
       return List.of(granted);
+    }
+
+    @Override
+    public List<String> resources() {
+      return resources == null ? List.of(resource) : resources;
     }
 
     @Override
@@ -107,7 +116,8 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
       Duration took = Duration.ofNanos(System.nanoTime() - began);
       if (fence > 0) {
         NodeOutcome ok = new NodeOutcome(name, NodeOutcome.Status.OK, "", took);
-        return new Vote<>(new Row(resource, token, fence, ok), 1, new SingleAnswer(true, ok, null));
+        return new Vote<>(
+            new Row(resource, null, token, fence, ok), 1, new SingleAnswer(true, ok, null));
       }
       NodeOutcome no = new NodeOutcome(name, NodeOutcome.Status.REFUSED, HELD, took);
       return new Vote<>(null, 0, new SingleAnswer(false, no, null));
@@ -118,9 +128,147 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
       NodeOutcome failed = failure(e, began);
       return new Vote<>(null, 0, new SingleAnswer(false, failed, e));
     } catch (SQLException e) {
+      if (lostToAnotherTransaction(e)) {
+        return new Vote<>(null, 0, lostDeadlock(e, began));
+      }
       NodeOutcome failed = failure(e, began);
       return new Vote<>(null, 0, new SingleAnswer(false, failed, e));
     }
+  }
+
+  /**
+   * Several rows in one transaction, all or none: each taken as {@link #take} takes one, in sorted
+   * order (the order every transaction of this store locks rows in, so two attempts on overlapping
+   * sets cannot wait for each other in a cycle), then one fencing token drawn for the set and
+   * written into every row. A row held by another owner rolls the whole transaction back. A
+   * deadlock or serialization failure the database reports (it rolled the transaction back) is
+   * contention with another attempt on overlapping rows: a refusal, not an outage.
+   */
+  @Override
+  public Vote<Row> takeAll(List<String> resources, String token, long ttlMillis, long start)
+      throws InterruptedException {
+    long began = System.nanoTime();
+    String label = resources.toString();
+    try (Connection c = borrow()) {
+      long fence = inTransaction(c, () -> takeAll(c, resources, token, ttlMillis));
+      Duration took = Duration.ofNanos(System.nanoTime() - began);
+      if (fence > 0) {
+        NodeOutcome ok = new NodeOutcome(name, NodeOutcome.Status.OK, "", took);
+        return new Vote<>(
+            new Row(label, resources, token, fence, ok), 1, new SingleAnswer(true, ok, null));
+      }
+      NodeOutcome no = new NodeOutcome(name, NodeOutcome.Status.REFUSED, HELD, took);
+      return new Vote<>(null, 0, new SingleAnswer(false, no, null));
+    } catch (UnknownCommit e) {
+      if (e.result > 0) { // we had won: the rows may be committed, ours, and unknown to the engine
+        owed(() -> forgetAll(resources, token, ttlMillis, e));
+      }
+      NodeOutcome failed = failure(e, began);
+      return new Vote<>(null, 0, new SingleAnswer(false, failed, e));
+    } catch (SQLException e) {
+      if (lostToAnotherTransaction(e)) {
+        return new Vote<>(null, 0, lostDeadlock(e, began));
+      }
+      NodeOutcome failed = failure(e, began);
+      return new Vote<>(null, 0, new SingleAnswer(false, failed, e));
+    }
+  }
+
+  /**
+   * A take the database rolled back for a deadlock with another take: a refusal. InnoDB (MariaDB)
+   * can report one between upserts of new rows that fall in one index gap, whatever order each
+   * transaction takes its rows in (gap locks); it picks a victim at once, so nothing hangs.
+   */
+  private SingleAnswer lostDeadlock(SQLException e, long began) {
+    Duration took = Duration.ofNanos(System.nanoTime() - began);
+    NodeOutcome no =
+        new NodeOutcome(
+            name,
+            NodeOutcome.Status.REFUSED,
+            HELD + " (the database chose this take as a deadlock's victim: rolled back)",
+            took);
+    return new SingleAnswer(false, no, e);
+  }
+
+  /** SQLSTATE class 40: the database rolled the transaction back (deadlock, serialization). */
+  private static boolean lostToAnotherTransaction(SQLException e) {
+    String state = e.getSQLState();
+    return state != null && state.startsWith("40");
+  }
+
+  /** The rows of {@link #takeAll(List, String, long, long)}: our token, or 0 (rolled back). */
+  private long takeAll(Connection c, List<String> resources, String token, long ttlMillis)
+      throws SQLException {
+    try (PreparedStatement take = c.prepareStatement(dialect.acquire(table))) {
+      take.setQueryTimeout(timeoutSeconds);
+      for (String resource : resources) {
+        take.setString(1, resource);
+        take.setString(2, token);
+        take.setLong(3, ttlMillis);
+        if (take.executeUpdate() == 0) {
+          c.rollback(); // held: none of the set is taken (the rows before it are given back)
+          return 0;
+        }
+      }
+    }
+    // One token for the set, drawn once every row is won (as take draws it): larger than every
+    // token drawn before on any of them. The first row's draw also says whether it is ours.
+    long fence = draw(c, resources.get(0), token);
+    if (fence == 0) {
+      c.rollback();
+      return 0;
+    }
+    try (PreparedStatement same = c.prepareStatement(dialect.setToken(table))) {
+      same.setQueryTimeout(timeoutSeconds);
+      for (int i = 1; i < resources.size(); i++) {
+        same.setLong(1, fence);
+        same.setString(2, resources.get(i));
+        same.setString(3, token);
+        if (same.executeUpdate() == 0) {
+          c.rollback(); // not ours after all (MariaDB counts a row it found): none is taken
+          return 0;
+        }
+      }
+    }
+    return fence;
+  }
+
+  /** After a won set whose commit went unanswered: deletes whatever rows of it are ours. */
+  private void forgetAll(List<String> resources, String token, long ttlMillis, UnknownCommit lost) {
+    long deleted;
+    try (Connection c = borrowUninterrupted()) {
+      deleted = inTransaction(c, () -> deleteAll(c, resources, token));
+    } catch (SQLException e) {
+      log.warn(
+          "acquire of {} counts as failed: {}; its rows may be held until their ttl ({} ms) ends,"
+              + " as deleting them failed too: {}",
+          resources,
+          lost.getMessage(),
+          ttlMillis,
+          e.toString());
+      return;
+    }
+    log.warn(
+        "acquire of {} counts as failed: {}; {} row(s) it wrote deleted (a commit still on its way"
+            + " would land rows held until their ttl, {} ms, ends)",
+        resources,
+        lost.getMessage(),
+        deleted,
+        ttlMillis);
+  }
+
+  /** Deletes every row of {@code resources} that is still ours, in sorted order: the count. */
+  private long deleteAll(Connection c, List<String> resources, String token) throws SQLException {
+    long deleted = 0;
+    try (PreparedStatement s = c.prepareStatement(dialect.release(table))) {
+      s.setQueryTimeout(timeoutSeconds);
+      for (String resource : resources) {
+        s.setString(1, resource);
+        s.setString(2, token);
+        deleted += s.executeUpdate();
+      }
+    }
+    return deleted;
   }
 
   /**
@@ -138,6 +286,11 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
         return 0; // no row touched: held (MariaDB counts a row it found, so the draw decides there)
       }
     }
+    return draw(c, resource, token);
+  }
+
+  /** Draws our fencing token into our row: the token, or 0 if the row is another owner's. */
+  private long draw(Connection c, String resource, String token) throws SQLException {
     try (PreparedStatement draw = c.prepareStatement(dialect.draw(table))) {
       draw.setQueryTimeout(timeoutSeconds);
       draw.setString(1, resource);
@@ -166,16 +319,25 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
   public Tally renew(Row row, long ttlMillis) throws InterruptedException {
     long began = System.nanoTime();
     try (Connection c = borrow()) {
+      // Every row of the lease in one transaction, in sorted order: all extended, or none (a row
+      // that is no longer ours rolls the others back, and the renewal is refused).
+      List<String> resources = row.resources();
       long updated =
           inTransaction(
               c,
               () -> {
                 try (PreparedStatement s = c.prepareStatement(dialect.extend(table))) {
                   s.setQueryTimeout(timeoutSeconds);
-                  s.setLong(1, ttlMillis);
-                  s.setString(2, row.resource());
-                  s.setString(3, row.token());
-                  return s.executeUpdate();
+                  for (String resource : resources) {
+                    s.setLong(1, ttlMillis);
+                    s.setString(2, resource);
+                    s.setString(3, row.token());
+                    if (s.executeUpdate() != 1) {
+                      c.rollback();
+                      return 0;
+                    }
+                  }
+                  return 1;
                 }
               });
       Duration took = Duration.ofNanos(System.nanoTime() - began);
@@ -243,7 +405,12 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     owed(
         () -> {
           try (Connection c = borrowUninterrupted()) {
-            inTransaction(c, () -> delete(c, row.resource(), row.token()));
+            inTransaction(
+                c,
+                () ->
+                    row.resources == null
+                        ? delete(c, row.resource(), row.token())
+                        : deleteAll(c, row.resources, row.token()));
           } catch (SQLException e) {
             // The row expires on its own; nobody else's row can be touched (owner-checked).
             log.warn(

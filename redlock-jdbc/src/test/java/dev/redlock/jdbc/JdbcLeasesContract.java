@@ -107,6 +107,24 @@ abstract class JdbcLeasesContract extends LeaseContract {
     await("no row left for " + resource).atMost(NO_HANG).until(() -> owner(resource) == null);
   }
 
+  /** 1 if the table has an unexpired row for the resource (on the database's clock), else 0. */
+  @Override
+  protected long placesHolding(String resource) {
+    String now = kind() == Database.Kind.POSTGRESQL ? "clock_timestamp()" : "UTC_TIMESTAMP(6)";
+    try (Connection c = db.directDataSource().getConnection();
+        PreparedStatement s =
+            c.prepareStatement(
+                "SELECT COUNT(*) FROM " + table + " WHERE resource = ? AND expires_at > " + now)) {
+      s.setString(1, resource);
+      try (ResultSet rs = s.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not read the lease table", e);
+    }
+  }
+
   @Override
   protected void disconnect() {
     db.cut();

@@ -83,32 +83,40 @@ public final class History {
 
   private final List<Event> events = new ArrayList<>();
 
-  /** Records that {@code client} was granted {@code lease}, now. */
+  /**
+   * Records that {@code client} was granted {@code lease}, now: one grant per resource it locks (a
+   * multi-resource lease is judged resource by resource, each with its own fencing token).
+   */
   public void granted(String client, Lease lease) {
     long now = System.nanoTime();
-    record(
-        client,
-        lease.resource(),
-        Op.GRANT,
-        Outcome.OK,
-        now,
-        now + lease.remainingValidity().toNanos(),
-        lease.fencingToken());
+    long validUntil = now + lease.remainingValidity().toNanos();
+    for (String resource : lease.resources()) {
+      record(client, resource, Op.GRANT, Outcome.OK, now, validUntil, lease.fencingToken(resource));
+    }
   }
 
   /** Records that {@code client} checked {@code lease} and found it valid, now. */
   public void foundValid(String client, Lease lease) {
-    record(client, lease.resource(), Op.VALID, Outcome.OK, 0, lease.fencingToken());
+    long now = System.nanoTime();
+    for (String resource : lease.resources()) {
+      record(client, resource, Op.VALID, Outcome.OK, now, 0, lease.fencingToken(resource));
+    }
   }
 
-  /** Records a guarded write with {@code lease}'s token, now. */
+  /** Records a guarded write with {@code lease}'s token, now (one per resource it locks). */
   public void wrote(String client, Lease lease, Outcome outcome) {
-    record(client, lease.resource(), Op.WRITE, outcome, 0, lease.fencingToken());
+    long now = System.nanoTime();
+    for (String resource : lease.resources()) {
+      record(client, resource, Op.WRITE, outcome, now, 0, lease.fencingToken(resource));
+    }
   }
 
   /** Records that {@code client} released {@code lease}, now (call it before releasing). */
   public void released(String client, Lease lease) {
-    record(client, lease.resource(), Op.RELEASE, Outcome.OK, 0, lease.fencingToken());
+    long now = System.nanoTime();
+    for (String resource : lease.resources()) {
+      record(client, resource, Op.RELEASE, Outcome.OK, now, 0, lease.fencingToken(resource));
+    }
   }
 
   /** Records an event now. */

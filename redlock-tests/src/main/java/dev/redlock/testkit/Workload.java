@@ -67,6 +67,7 @@ public final class Workload implements AutoCloseable {
     private Duration hold = Duration.ZERO;
     private boolean fencing = true;
     private boolean callerFaults;
+    private boolean multiResource;
     private UnaryOperator<RedlockConfig.Builder> config = UnaryOperator.identity();
 
     private Builder(FaultyNodes nodes) {
@@ -122,6 +123,18 @@ public final class Workload implements AutoCloseable {
      */
     public Builder callerFaults(boolean callerFaults) {
       this.callerFaults = callerFaults;
+      return this;
+    }
+
+    /**
+     * Multi-resource leases (default off): half of the attempts ask for a set of 2 or 3 of the
+     * resources at once ({@link Redlock#tryAcquireAll}, or {@code acquireAll} for the waiting
+     * threads), built in a random order, the rest for one resource. Each grant and write is
+     * recorded per resource, so the checker judges a set's resources one by one against every other
+     * lease of them, single or multi.
+     */
+    public Builder multiResource(boolean multiResource) {
+      this.multiResource = multiResource;
       return this;
     }
 
@@ -248,12 +261,17 @@ public final class Workload implements AutoCloseable {
                     while (System.nanoTime() < end) {
                       String resource =
                           "workload:" + ThreadLocalRandom.current().nextInt(options.resources);
+                      java.util.Set<String> set = options.multiResource ? randomSet() : null;
                       long start = System.nanoTime();
                       try {
                         Optional<Lease> lease =
-                            waits
-                                ? Optional.of(client.acquire(resource, options.ttl, WAIT))
-                                : client.tryAcquire(resource, options.ttl);
+                            set != null
+                                ? (waits
+                                    ? Optional.of(client.acquireAll(set, options.ttl, WAIT))
+                                    : client.tryAcquireAll(set, options.ttl))
+                                : waits
+                                    ? Optional.of(client.acquire(resource, options.ttl, WAIT))
+                                    : client.tryAcquire(resource, options.ttl);
                         if (lease.isEmpty()) {
                           busy.incrementAndGet();
                           backOff(1, 3);
@@ -261,7 +279,7 @@ public final class Workload implements AutoCloseable {
                         }
                         grantLatency.add((System.nanoTime() - start) / 1_000);
                         grants.incrementAndGet();
-                        if (!hold(name, resource, lease.get())) {
+                        if (!hold(name, lease.get())) {
                           refused.incrementAndGet();
                         }
                       } catch (LockUnavailableException e) {
@@ -368,15 +386,42 @@ public final class Workload implements AutoCloseable {
     return inUse;
   }
 
-  /** The holder's critical section; returns false when the guarded write was refused. */
-  private boolean hold(String name, String resource, Lease lease) {
+  /**
+   * Half the time (with {@link Builder#multiResource}) a set of 2 or 3 distinct resources, in a
+   * random order; else null (one resource).
+   */
+  private java.util.Set<String> randomSet() {
+    ThreadLocalRandom random = ThreadLocalRandom.current();
+    if (options.resources < 2 || random.nextBoolean()) {
+      return null;
+    }
+    int size = Math.min(options.resources, 2 + random.nextInt(2));
+    List<String> all = new ArrayList<>();
+    for (int i = 0; i < options.resources; i++) {
+      all.add("workload:" + i);
+    }
+    Collections.shuffle(all, random);
+    return new java.util.LinkedHashSet<>(all.subList(0, size));
+  }
+
+  /**
+   * The holder's critical section: a guarded write to each resource the lease locks; returns false
+   * when a guarded write was refused.
+   */
+  private boolean hold(String name, Lease lease) {
     history.granted(name, lease);
     try {
       if (lease.isValid()) {
         history.foundValid(name, lease);
       }
-      boolean accepted = write(resource, lease.fencingToken());
-      history.wrote(name, lease, accepted ? Outcome.OK : Outcome.REFUSED);
+      boolean accepted = true;
+      for (String resource : lease.resources()) {
+        long token = lease.fencingToken(resource);
+        boolean written = write(resource, token);
+        history.record(
+            name, resource, History.Op.WRITE, written ? Outcome.OK : Outcome.REFUSED, 0, token);
+        accepted &= written;
+      }
       if (!options.hold.isZero()) {
         LockSupport.parkNanos(options.hold.toNanos()); // the work done under the lock
       }

@@ -120,6 +120,12 @@ abstract class RedisQuorumContract extends LeaseContract implements RealNodesSui
         .until(() -> redis().nodesWithKey(key) == 0);
   }
 
+  /** Running, unpaused nodes that have the resource's key now. */
+  @Override
+  protected long placesHolding(String resource) {
+    return redis().nodesWithKey(RedlockConfig.DEFAULT_KEY_PREFIX + resource);
+  }
+
   // ---- the Redis-only tests' tools -----------------------------------------------------------
 
   /** The class's nodes, in the configured order. */
