@@ -60,6 +60,103 @@ class RespTest {
     }
   }
 
+  /**
+   * A request of several keys (a multi-resource lease) as its *_all.lua script reads it, laid out
+   * here as each script's header describes: for 2 and 3 keys, of every kind of character.
+   */
+  @Test
+  void everyRequestOfSeveralKeysIsWrittenAsJedisWritesTheSameCall() throws Exception {
+    ScriptCalls calls = new ScriptCalls(KEYS);
+    for (int n = 2; n <= 3; n++) {
+      for (int first = 0; first < RESOURCES.length; first++) {
+        String[] keys = new String[n];
+        for (int i = 0; i < n; i++) {
+          keys[i] = "redlock:" + RESOURCES[(first + i) % RESOURCES.length] + "#" + i;
+        }
+        for (NodeRequest.Verb verb : NodeRequest.Verb.values()) {
+          for (long argument : new long[] {0, 30_000, Long.MAX_VALUE, Long.MIN_VALUE}) {
+            for (boolean withSource : new boolean[] {false, true}) {
+              NodeRequest r = NodeRequest.ofKeys(verb, keys, "0123456789abcdef", argument);
+              assertWrittenAsJedis(calls, r, withSource);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  private static void assertWrittenAsJedis(ScriptCalls calls, NodeRequest r, boolean withSource)
+      throws Exception {
+    byte[][] extra = r.verb() == NodeRequest.Verb.ACQUIRE ? CONNECTION_ARGS : new byte[0][];
+    int extraSize = 0;
+    for (byte[] arg : extra) {
+      extraSize += Resp.bulkSize(arg.length);
+    }
+    byte[] out = new byte[Resp.MAX_HEADER + calls.size(r, withSource) + extraSize];
+    int at = Resp.header(out, 0, calls.count(r) + extra.length);
+    at = calls.write(r, withSource, out, at);
+    for (byte[] arg : extra) {
+      at = Resp.bulk(out, at, arg);
+    }
+    String what = r.verb() + " " + r.keyCount() + " keys from '" + r.key() + "' " + r.argument();
+    what += " source=" + withSource;
+    assertArrayEquals(jedis(expectedOfKeys(r, withSource), extra), Arrays.copyOf(out, at), what);
+    int header = Resp.header(new byte[Resp.MAX_HEADER], 0, calls.count(r) + extra.length);
+    assertEquals(header + calls.size(r, withSource) + extraSize, at, "exact size: " + what);
+  }
+
+  /** The call of several keys as it was built before it was written in place (JedisNode's). */
+  private static String[] expectedOfKeys(NodeRequest r, boolean withSource) {
+    Script script =
+        switch (r.verb()) {
+          case ACQUIRE -> Script.ACQUIRE_ALL;
+          case RAISE_FENCE -> Script.RAISE_FENCE_ALL;
+          case EXTEND -> Script.EXTEND_ALL;
+          case RELEASE -> Script.RELEASE_ALL;
+        };
+    int n = r.keyCount();
+    List<String> args = new ArrayList<>();
+    args.add(withSource ? "EVAL" : "EVALSHA");
+    args.add(withSource ? script.source() : script.sha1());
+    switch (r.verb()) {
+      case ACQUIRE -> {
+        args.add(Integer.toString(2 + 2 * n));
+        args.add(r.key(0));
+        args.add(KEYS.lifeKey());
+        args.add(KEYS.fenceKeyOfLock(r.key(0)));
+        args.add(KEYS.legacyEpochKey());
+        for (int i = 1; i < n; i++) {
+          args.add(r.key(i));
+          args.add(KEYS.fenceKeyOfLock(r.key(i)));
+        }
+      }
+      case RAISE_FENCE, RELEASE -> {
+        args.add(Integer.toString(2 * n));
+        for (int i = 0; i < n; i++) {
+          args.add(r.key(i));
+        }
+        for (int i = 0; i < n; i++) {
+          args.add(KEYS.fenceKeyOfLock(r.key(i)));
+        }
+      }
+      case EXTEND -> {
+        args.add(Integer.toString(n));
+        for (int i = 0; i < n; i++) {
+          args.add(r.key(i));
+        }
+      }
+    }
+    args.add(r.token());
+    args.add(Long.toString(r.argument()));
+    if (r.verb() != NodeRequest.Verb.EXTEND) {
+      args.add(KEYS.maxTtlMillisText());
+    }
+    if (r.verb() == NodeRequest.Verb.ACQUIRE) {
+      args.add(KEYS.guardFlag());
+    }
+    return args.toArray(new String[0]);
+  }
+
   @Test
   void stringsAreUtf8AsStringGetBytesEncodesThem() {
     Random random = new Random(15);

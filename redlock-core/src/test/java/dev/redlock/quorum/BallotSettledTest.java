@@ -92,6 +92,38 @@ class BallotSettledTest {
     assertEquals(1, all.get());
   }
 
+  /**
+   * A multi-resource lease's first request follows the unsettled release of each of its keys
+   * ({@link RequestOrder#RequestOrder(List)}), node by node: on a node it may start only once every
+   * one of them has settled there, whether a release's future was made before it settled or it had
+   * settled already (the shared completed future); its next request follows it alone.
+   */
+  @Test
+  void aRequestOfSeveralKeysFollowsEveryKeysUnsettledReleaseOnEachNode() {
+    Ballot releaseOfA = ballot(2);
+    Ballot releaseOfB = ballot(2);
+    releaseOfA.answer(1, 1, 10); // A's release has settled on node 1, not on node 0
+    RequestOrder order = new RequestOrder(List.of(releaseOfA, releaseOfB));
+    Ballot take = ballot(2);
+    RequestOrder.Preceding before = order.follow(take);
+    CompletableFuture<Void> onNode0 = before.settled(0);
+    CompletableFuture<Void> onNode1 = before.settled(1);
+    assertFalse(onNode0.isDone(), "neither release has settled on node 0");
+    assertFalse(onNode1.isDone(), "B's release has not settled on node 1");
+    releaseOfB.answer(1, 1, 10);
+    assertTrue(onNode1.isDone(), "both have settled on node 1");
+    releaseOfB.fail(0, new RuntimeException("down"), 10);
+    assertFalse(onNode0.isDone(), "A's release is still on its way to node 0");
+    releaseOfA.answer(0, 0, 10);
+    assertTrue(onNode0.isDone());
+    assertTrue(before.settled(0).isDone(), "asked after both settled: done at once");
+    Ballot extend = ballot(2);
+    assertTrue(order.follow(extend) == take, "the next request follows the take alone");
+    assertFalse(take.settled(0).isDone());
+    take.answer(0, 1, 10);
+    assertTrue(take.settled(0).isDone());
+  }
+
   @Test
   void anActionThatThrowsDoesNotStopTheOthers() {
     Ballot ballot = ballot(1);
