@@ -1,25 +1,43 @@
 package dev.redlock;
 
+import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 
 /**
  * Makes the owner token of each acquisition: 128 random bits from {@link SecureRandom}, as 32 hex
  * characters. A token identifies one acquisition (not a thread or a process), so a release or
  * extend can only ever touch the keys that acquisition wrote.
+ *
+ * <p>The random bytes are drawn {@value #TOKENS_PER_DRAW} tokens at a time, and each token's hex is
+ * written into one scratch buffer under the same lock: a token costs its string and nothing else
+ * (one draw costs {@code SecureRandom} a few arrays of its own). Each byte drawn goes into one
+ * token only, and is overwritten once used, so what sits in the buffer is as secret as the
+ * generator's own state.
  */
 final class LockTokens {
-  private static final char[] HEX = "0123456789abcdef".toCharArray();
+  private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+  private static final int TOKEN_BYTES = 16;
+  static final int TOKENS_PER_DRAW = 32;
   private final SecureRandom random = new SecureRandom();
 
+  // Guarded by this:
+  private final byte[] drawn = new byte[TOKEN_BYTES * TOKENS_PER_DRAW];
+  private int used = drawn.length; // bytes of `drawn` handed out already: none drawn yet
+  private final byte[] hex = new byte[2 * TOKEN_BYTES];
+
   /** A new, unpredictable token. Thread-safe. */
-  public String next() {
-    byte[] bytes = new byte[16];
-    random.nextBytes(bytes);
-    char[] out = new char[32];
-    for (int i = 0; i < 16; i++) {
-      out[2 * i] = HEX[(bytes[i] >> 4) & 0xf];
-      out[2 * i + 1] = HEX[bytes[i] & 0xf];
+  public synchronized String next() {
+    if (used == drawn.length) {
+      random.nextBytes(drawn);
+      used = 0;
     }
-    return new String(out);
+    for (int i = 0; i < TOKEN_BYTES; i++) {
+      int b = drawn[used + i];
+      drawn[used + i] = 0; // used once: no copy of a token's bits stays behind
+      hex[2 * i] = HEX[(b >> 4) & 0xf];
+      hex[2 * i + 1] = HEX[b & 0xf];
+    }
+    used += TOKEN_BYTES;
+    return new String(hex, StandardCharsets.US_ASCII);
   }
 }

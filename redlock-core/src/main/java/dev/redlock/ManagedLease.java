@@ -31,14 +31,28 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
 
   private volatile long validUntil;
   private volatile LeaseLostException lost;
-  private final ReentrantLock extendLock = new ReentrantLock();
+
+  /** Serialises extends; made by the first extend (most leases are never extended by hand). */
+  private volatile ReentrantLock extendLock;
+
+  private static final java.lang.invoke.VarHandle EXTEND_LOCK;
+
+  static {
+    try {
+      EXTEND_LOCK =
+          java.lang.invoke.MethodHandles.lookup()
+              .findVarHandle(ManagedLease.class, "extendLock", ReentrantLock.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
 
   // Guarded by this:
   private long renewedFrom; // start of the latest successful acquisition or extend
   private boolean released;
   private Renewal<H> renewal; // while kept alive: null before keepAlive and after release or loss
   private boolean deadlineWatched;
-  private final List<Consumer<? super LeaseLostException>> lossCallbacks = new ArrayList<>(0);
+  private List<Consumer<? super LeaseLostException>> lossCallbacks; // made by the first onLost
   private Thread taskThread; // the withLock thread to interrupt on loss, while its task runs
   private Thread interruptedForLoss; // the thread the loss interrupted, if any
 
@@ -99,7 +113,8 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     long millis = engine.checkTtl(ttl);
     // Extends are serialised by their own lock, not the monitor: the monitor is never held while
     // waiting on nodes, so a slow extend cannot delay a timer that needs to signal a loss.
-    extendLock.lock();
+    ReentrantLock serial = extendLock();
+    serial.lock();
     try {
       synchronized (this) {
         if (released) {
@@ -113,8 +128,20 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
       }
       return engine.extend(this, millis);
     } finally {
-      extendLock.unlock();
+      serial.unlock();
     }
+  }
+
+  /** The lock of extends, made once (two first extends at once still share one). */
+  private ReentrantLock extendLock() {
+    ReentrantLock made = extendLock;
+    if (made == null) {
+      made = new ReentrantLock();
+      if (!EXTEND_LOCK.compareAndSet(this, null, made)) {
+        made = extendLock;
+      }
+    }
+    return made;
   }
 
   @Override
@@ -154,6 +181,9 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
       }
       already = lost;
       if (already == null) {
+        if (lossCallbacks == null) {
+          lossCallbacks = new ArrayList<>(1);
+        }
         lossCallbacks.add(callback);
         watchDeadline();
         return;
@@ -182,7 +212,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     released = true;
     stopRenewing();
     taskThread = null;
-    lossCallbacks.clear();
+    lossCallbacks = null;
     validUntil = engine.now(); // invalid from now on, whatever the nodes answer
     return true;
   }
@@ -286,8 +316,8 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
       }
       lost = loss;
       stopRenewing();
-      callbacks = List.copyOf(lossCallbacks);
-      lossCallbacks.clear();
+      callbacks = lossCallbacks == null ? List.of() : List.copyOf(lossCallbacks);
+      lossCallbacks = null;
     }
     if (wasRenewing || !callbacks.isEmpty()) {
       log.warn(loss.getMessage());

@@ -18,7 +18,6 @@ import redis.clients.jedis.Protocol;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.util.IOUtils;
-import redis.clients.jedis.util.SafeEncoder;
 
 /**
  * A {@link LockNode} over a few connections that every caller shares ({@link SharedConnection}):
@@ -39,16 +38,7 @@ final class JedisNode implements LockNode {
   private final long timeoutNanos;
   private final Executor drains;
   private final Channel[] channels;
-  // Encoded once: they go with every request.
-  private final byte[] maxTtlArg;
-  private final byte[] guardArg;
-  private final byte[] lifeKeyArg;
-  private final byte[] legacyEpochKeyArg;
-  private static final byte[] EVALSHA = SafeEncoder.encode("EVALSHA");
-  private static final byte[] EVAL = SafeEncoder.encode("EVAL");
-  private static final byte[] ONE = {'1'};
-  private static final byte[] TWO = {'2'};
-  private static final byte[] FOUR = {'4'};
+  private final ScriptCalls calls;
 
   /** The run_id the newest connection read: connections to another process are dropped. */
   private volatile String latestRunId;
@@ -78,10 +68,7 @@ final class JedisNode implements LockNode {
     this.keys = keys;
     this.timeoutNanos = timeout.toNanos();
     this.drains = drains;
-    this.maxTtlArg = SafeEncoder.encode(keys.maxTtlMillisText());
-    this.guardArg = SafeEncoder.encode(keys.guardFlag());
-    this.lifeKeyArg = SafeEncoder.encode(keys.lifeKey());
-    this.legacyEpochKeyArg = SafeEncoder.encode(keys.legacyEpochKey());
+    this.calls = new ScriptCalls(keys);
     this.address = new HostAndPort(uri.host(), uri.port());
     DefaultJedisClientConfig.Builder client = uri.clientConfig(timeout, CLIENT_NAME, tls);
     this.config = client.build();
@@ -146,7 +133,7 @@ final class JedisNode implements LockNode {
       connection.retire();
       connection = current(channel, false);
     }
-    return forAcquire(request, connection).send(request, request.frame(keys, this::encode));
+    return forAcquire(request, connection).send(request);
   }
 
   /**
@@ -196,12 +183,10 @@ final class JedisNode implements LockNode {
       try {
         SharedConnection connection = current(channels[c], false);
         List<SharedConnection.Request> batch = new ArrayList<>(mine.size());
-        List<NodeRequest.Frame> frames = new ArrayList<>(mine.size());
         for (int i : mine) {
           batch.add(connection.new Request(requests.get(i)));
-          frames.add(requests.get(i).frame(keys, this::encode));
         }
-        connection.sendAll(batch, frames);
+        connection.sendAll(batch);
         for (int k = 0; k < mine.size(); k++) {
           sent[mine.get(k)] = batch.get(k);
         }
@@ -322,7 +307,7 @@ final class JedisNode implements LockNode {
           life,
           life.unknown() == null ? life.scriptArgs(keys.trustDurable()) : null,
           timeoutNanos,
-          r -> frame(r, true),
+          calls,
           drains,
           this::retireIdleConnections);
     } catch (java.io.IOException e) {
@@ -336,151 +321,6 @@ final class JedisNode implements LockNode {
     } finally {
       channel.opening = null;
     }
-  }
-
-  /**
-   * The EVALSHA call of {@code r}, as every node sends it but for the acquire script's
-   * per-connection arguments (added by {@link SharedConnection}): made once per request, not per
-   * node.
-   */
-  private NodeRequest.Frame encode(NodeRequest r) {
-    return frame(r, false);
-  }
-
-  /**
-   * {@code r} as EVALSHA, or as EVAL with the script's source ({@code withSource}: the node lost
-   * its script cache), without the per-connection arguments.
-   */
-  private NodeRequest.Frame frame(NodeRequest r, boolean withSource) {
-    if (r.isMulti()) {
-      return frameOfKeys(r, withSource);
-    }
-    Script script = scriptOf(r.verb());
-    byte[] call = withSource ? EVAL : EVALSHA;
-    byte[] body = SafeEncoder.encode(withSource ? script.source() : script.sha1());
-    byte[] key = SafeEncoder.encode(r.key());
-    byte[] token = SafeEncoder.encode(r.token());
-    byte[] argument = Resp.ascii(r.argument());
-    byte[][] args =
-        switch (r.verb()) {
-          case ACQUIRE ->
-              new byte[][] {
-                call,
-                body,
-                FOUR,
-                key,
-                lifeKeyArg,
-                SafeEncoder.encode(keys.fenceKeyOfLock(r.key())),
-                legacyEpochKeyArg,
-                token,
-                argument,
-                maxTtlArg,
-                guardArg
-              };
-          case RAISE_FENCE, RELEASE ->
-              new byte[][] {
-                call,
-                body,
-                TWO,
-                key,
-                SafeEncoder.encode(keys.fenceKeyOfLock(r.key())),
-                token,
-                argument,
-                maxTtlArg
-              };
-          case EXTEND -> new byte[][] {call, body, ONE, key, token, argument};
-        };
-    return new NodeRequest.Frame(keys, Resp.bulks(args), args.length);
-  }
-
-  /**
-   * A request about several keys: the verb's all-keys script, with the KEYS layout each script's
-   * header describes (acquire_all.lua: the first resource's keys where acquire.lua has them, then a
-   * lock key and its counter per further resource; release_all.lua and raise_fence_all.lua: the
-   * lock keys, then their counters; extend_all.lua: the lock keys).
-   */
-  private NodeRequest.Frame frameOfKeys(NodeRequest r, boolean withSource) {
-    Script script = scriptOfKeys(r.verb());
-    int n = r.keyCount();
-    byte[][] lockKeys = new byte[n][];
-    byte[][] fenceKeys = new byte[n][];
-    for (int i = 0; i < n; i++) {
-      lockKeys[i] = SafeEncoder.encode(r.key(i));
-      fenceKeys[i] = r.verb() == NodeRequest.Verb.EXTEND ? null : fenceKeyOf(r.key(i));
-    }
-    int keyCount =
-        switch (r.verb()) {
-          case ACQUIRE -> 2 + 2 * n;
-          case RAISE_FENCE, RELEASE -> 2 * n;
-          case EXTEND -> n;
-        };
-    int argCount =
-        switch (r.verb()) {
-          case ACQUIRE -> 4;
-          case RAISE_FENCE, RELEASE -> 3;
-          case EXTEND -> 2;
-        };
-    byte[][] args = new byte[3 + keyCount + argCount][];
-    int at = 0;
-    args[at++] = withSource ? EVAL : EVALSHA;
-    args[at++] = SafeEncoder.encode(withSource ? script.source() : script.sha1());
-    args[at++] = Resp.ascii(keyCount);
-    switch (r.verb()) {
-      case ACQUIRE -> {
-        args[at++] = lockKeys[0];
-        args[at++] = lifeKeyArg;
-        args[at++] = fenceKeys[0];
-        args[at++] = legacyEpochKeyArg;
-        for (int i = 1; i < n; i++) {
-          args[at++] = lockKeys[i];
-          args[at++] = fenceKeys[i];
-        }
-      }
-      case RAISE_FENCE, RELEASE -> {
-        for (int i = 0; i < n; i++) {
-          args[at++] = lockKeys[i];
-        }
-        for (int i = 0; i < n; i++) {
-          args[at++] = fenceKeys[i];
-        }
-      }
-      case EXTEND -> {
-        for (int i = 0; i < n; i++) {
-          args[at++] = lockKeys[i];
-        }
-      }
-    }
-    args[at++] = SafeEncoder.encode(r.token());
-    args[at++] = Resp.ascii(r.argument());
-    if (r.verb() != NodeRequest.Verb.EXTEND) {
-      args[at++] = maxTtlArg;
-    }
-    if (r.verb() == NodeRequest.Verb.ACQUIRE) {
-      args[at++] = guardArg; // ARGV[5..8], the connection's process, are appended per connection
-    }
-    return new NodeRequest.Frame(keys, Resp.bulks(args), args.length);
-  }
-
-  private byte[] fenceKeyOf(String lockKey) {
-    return SafeEncoder.encode(keys.fenceKeyOfLock(lockKey));
-  }
-
-  private static Script scriptOf(NodeRequest.Verb verb) {
-    return switch (verb) {
-      case ACQUIRE -> Script.ACQUIRE;
-      case RAISE_FENCE -> Script.RAISE_FENCE;
-      case EXTEND -> Script.EXTEND;
-      case RELEASE -> Script.RELEASE;
-    };
-  }
-
-  private static Script scriptOfKeys(NodeRequest.Verb verb) {
-    return switch (verb) {
-      case ACQUIRE -> Script.ACQUIRE_ALL;
-      case RAISE_FENCE -> Script.RAISE_FENCE_ALL;
-      case EXTEND -> Script.EXTEND_ALL;
-      case RELEASE -> Script.RELEASE_ALL;
-    };
   }
 
   /**

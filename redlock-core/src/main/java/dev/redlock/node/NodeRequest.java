@@ -2,12 +2,11 @@ package dev.redlock.node;
 
 import dev.redlock.internal.TokenHash;
 import java.util.Objects;
-import java.util.function.Function;
 
 /**
- * One request to one node, as data: the algorithm says what to ask, the node decides how to send
- * it. Replies are numbers: see {@link Verb}. A request goes to every node: its wire encoding is
- * made once, by the first node that sends it, and reused by the others ({@link #frame}).
+ * One request to one node, as data: the algorithm says what to ask, the node decides how to send it
+ * ({@link ScriptCalls}). Replies are numbers: see {@link Verb}. A request goes to every node; each
+ * connection writes its call straight into its own write buffer.
  *
  * <p>A request is about one lock key, or about several at once (a multi-resource lease, {@link
  * #ofKeys}): then each verb runs one script over every key, all or nothing per node, and {@link
@@ -19,11 +18,6 @@ public final class NodeRequest {
   private final String[] keys; // null for a request about one key
   private final String token;
   private final long argument;
-  private volatile Frame
-      frame; // the encoding for one node key set; a benign race at worst encodes twice
-
-  /** What the nodes write of this request for {@code keys}: RESP bulk strings, and how many. */
-  record Frame(NodeKeys keys, byte[] bytes, int count) {}
 
   /**
    * @param verb what to ask
@@ -86,16 +80,6 @@ public final class NodeRequest {
 
   public long argument() {
     return argument;
-  }
-
-  /** This request's frame for {@code keys}: the cached one, or {@code encode}'s, then cached. */
-  Frame frame(NodeKeys keys, Function<NodeRequest, Frame> encode) {
-    Frame f = frame;
-    if (f == null || (f.keys() != keys && !f.keys().equals(keys))) {
-      f = encode.apply(this);
-      frame = f;
-    }
-    return f;
   }
 
   @Override

@@ -26,6 +26,12 @@ final class ReplyParser {
   /** What {@link #next} returns while the buffered bytes hold no whole reply. */
   static final Object INCOMPLETE = new Object();
 
+  /**
+   * What {@link #nextUnboxed} returns for an integer reply, whose value is then {@link #integer()}:
+   * every reply of ours is one, and a fencing counter is too large for the boxes Java caches.
+   */
+  static final Object INTEGER = new Object();
+
   /** The largest reply accepted: ours are integers; anything near this is a broken stream. */
   private static final int MAX_REPLY = 64 * 1024 * 1024;
 
@@ -33,6 +39,7 @@ final class ReplyParser {
   private int start; // the first byte not parsed yet
   private int end; // one past the last byte read
   private int at; // parse position while parsing one reply
+  private long integer; // the value of the last INTEGER
 
   /** Whether bytes have been read that are not parsed yet. */
   boolean hasBuffered() {
@@ -76,15 +83,33 @@ final class ReplyParser {
    * @throws JedisConnectionException if the bytes are not RESP2: the stream is out of step
    */
   Object next() {
+    return next(false);
+  }
+
+  /**
+   * {@link #next}, but an integer reply is {@link #INTEGER}, its value {@link #integer()}: no
+   * {@link Long} made.
+   */
+  Object nextUnboxed() {
+    return next(true);
+  }
+
+  /** The value of the integer reply {@link #nextUnboxed} last returned as {@link #INTEGER}. */
+  long integer() {
+    return integer;
+  }
+
+  private Object next(boolean unboxed) {
     at = start;
-    Object reply = parse();
+    Object reply = parse(unboxed);
     if (reply != INCOMPLETE) {
       start = at;
     }
     return reply;
   }
 
-  private Object parse() {
+  /** One reply from {@link #at}; {@code unboxed}: an integer is {@link #INTEGER} (top level). */
+  private Object parse(boolean unboxed) {
     if (at >= end) {
       return INCOMPLETE;
     }
@@ -97,6 +122,10 @@ final class ReplyParser {
     at = lineEnd + 2;
     switch (type) {
       case ':':
+        if (unboxed) {
+          integer = number(lineStart, lineEnd);
+          return INTEGER;
+        }
         return number(lineStart, lineEnd);
       case '+':
         return new String(buffer, lineStart, lineEnd - lineStart, StandardCharsets.UTF_8);
@@ -137,7 +166,7 @@ final class ReplyParser {
           }
           List<Object> items = new ArrayList<>((int) Math.min(count, 16));
           for (long i = 0; i < count; i++) {
-            Object item = parse();
+            Object item = parse(false);
             if (item == INCOMPLETE) {
               return INCOMPLETE;
             }

@@ -4,25 +4,13 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * The few bits of RESP (the Redis protocol) that the library writes itself: an array header and
- * bulk strings. Requests are encoded once per request, not once per node (see {@link
- * NodeRequest#frame}); Jedis reads the replies.
+ * bulk strings, written straight into a connection's write buffer: a string is encoded as UTF-8
+ * there, a number as its decimal digits, with no intermediate byte array (a request's call is
+ * written on every node's connection, and nothing of it is allocated per request). Each writer has
+ * a size method that tells, exactly, how many bytes it writes.
  */
 final class Resp {
   private Resp() {}
-
-  /** {@code args} as consecutive bulk strings ({@code $<len>\r\n<bytes>\r\n} each). */
-  static byte[] bulks(byte[]... args) {
-    int size = 0;
-    for (byte[] arg : args) {
-      size += 1 + digits(arg.length) + 2 + arg.length + 2;
-    }
-    byte[] out = new byte[size];
-    int at = 0;
-    for (byte[] arg : args) {
-      at = bulk(out, at, arg);
-    }
-    return out;
-  }
 
   /** Writes one bulk string at {@code at} (room checked by the caller); returns the end. */
   static int bulk(byte[] out, int at, byte[] arg) {
@@ -37,8 +25,149 @@ final class Resp {
     return at;
   }
 
-  static byte[] ascii(long value) {
-    return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
+  /** The bytes {@link #bulk(byte[], int, byte[])} writes for an argument of {@code length}. */
+  static int bulkSize(int length) {
+    return 1 + digits(length) + 2 + length + 2;
+  }
+
+  /** {@code text} as one bulk string, UTF-8 as {@link String#getBytes} encodes it. */
+  static int bulk(byte[] out, int at, String text) {
+    return bulk(out, at, null, text, 0);
+  }
+
+  /** The bytes {@link #bulk(byte[], int, String)} writes. */
+  static int bulkSize(String text) {
+    return bulkSize(utf8Length(text, 0));
+  }
+
+  /**
+   * One bulk string made of {@code head} (null: none) and {@code tail} from char {@code tailFrom},
+   * without making the joined string: a fencing key is its prefix and the lock key's resource.
+   */
+  static int bulk(byte[] out, int at, byte[] head, String tail, int tailFrom) {
+    int headLength = head == null ? 0 : head.length;
+    out[at++] = '$';
+    at = writeInt(out, at, headLength + utf8Length(tail, tailFrom));
+    out[at++] = '\r';
+    out[at++] = '\n';
+    if (head != null) {
+      System.arraycopy(head, 0, out, at, headLength);
+      at += headLength;
+    }
+    at = writeUtf8(out, at, tail, tailFrom);
+    out[at++] = '\r';
+    out[at++] = '\n';
+    return at;
+  }
+
+  /** The bytes {@link #bulk(byte[], int, byte[], String, int)} writes. */
+  static int bulkSize(byte[] head, String tail, int tailFrom) {
+    return bulkSize((head == null ? 0 : head.length) + utf8Length(tail, tailFrom));
+  }
+
+  /** {@code value} in decimal, as one bulk string (as {@link Long#toString} writes it). */
+  static int bulk(byte[] out, int at, long value) {
+    int length = decimalLength(value);
+    out[at++] = '$';
+    at = writeInt(out, at, length);
+    out[at++] = '\r';
+    out[at++] = '\n';
+    if (value == Long.MIN_VALUE) {
+      System.arraycopy(MIN_LONG, 0, out, at, MIN_LONG.length);
+      at += MIN_LONG.length;
+    } else {
+      long rest = value;
+      if (rest < 0) {
+        out[at] = '-';
+        rest = -rest;
+      }
+      int i = at + length;
+      do {
+        out[--i] = (byte) ('0' + rest % 10);
+        rest /= 10;
+      } while (rest != 0);
+      at += length;
+    }
+    out[at++] = '\r';
+    out[at++] = '\n';
+    return at;
+  }
+
+  /** The bytes {@link #bulk(byte[], int, long)} writes. */
+  static int bulkSize(long value) {
+    return bulkSize(decimalLength(value));
+  }
+
+  private static final byte[] MIN_LONG =
+      Long.toString(Long.MIN_VALUE).getBytes(StandardCharsets.US_ASCII);
+
+  private static int decimalLength(long value) {
+    if (value == Long.MIN_VALUE) {
+      return MIN_LONG.length;
+    }
+    int length = value < 0 ? 2 : 1;
+    for (long rest = Math.abs(value); rest >= 10; rest /= 10) {
+      length++;
+    }
+    return length;
+  }
+
+  /**
+   * How many bytes UTF-8 takes for {@code text} from char {@code from}: as {@link String#getBytes}
+   * with UTF-8 counts them, an unpaired surrogate being replaced by {@code '?'}.
+   */
+  static int utf8Length(String text, int from) {
+    int length = 0;
+    for (int i = from; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c < 0x80) {
+        length++;
+      } else if (c < 0x800) {
+        length += 2;
+      } else if (Character.isSurrogate(c)) {
+        if (Character.isHighSurrogate(c)
+            && i + 1 < text.length()
+            && Character.isLowSurrogate(text.charAt(i + 1))) {
+          length += 4;
+          i++;
+        } else {
+          length++; // '?'
+        }
+      } else {
+        length += 3;
+      }
+    }
+    return length;
+  }
+
+  /** Writes {@code text} from char {@code from} as UTF-8 (see {@link #utf8Length}). */
+  private static int writeUtf8(byte[] out, int at, String text, int from) {
+    for (int i = from; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c < 0x80) {
+        out[at++] = (byte) c;
+      } else if (c < 0x800) {
+        out[at++] = (byte) (0xc0 | (c >> 6));
+        out[at++] = (byte) (0x80 | (c & 0x3f));
+      } else if (Character.isSurrogate(c)) {
+        if (Character.isHighSurrogate(c)
+            && i + 1 < text.length()
+            && Character.isLowSurrogate(text.charAt(i + 1))) {
+          int cp = Character.toCodePoint(c, text.charAt(++i));
+          out[at++] = (byte) (0xf0 | (cp >> 18));
+          out[at++] = (byte) (0x80 | ((cp >> 12) & 0x3f));
+          out[at++] = (byte) (0x80 | ((cp >> 6) & 0x3f));
+          out[at++] = (byte) (0x80 | (cp & 0x3f));
+        } else {
+          out[at++] = '?';
+        }
+      } else {
+        out[at++] = (byte) (0xe0 | (c >> 12));
+        out[at++] = (byte) (0x80 | ((c >> 6) & 0x3f));
+        out[at++] = (byte) (0x80 | (c & 0x3f));
+      }
+    }
+    return at;
   }
 
   /** Writes {@code *<count>\r\n} at {@code at}; returns the position after it. */

@@ -65,18 +65,13 @@ final class SharedConnection {
 
   private static final byte[][] NO_ARGS = {};
 
-  /** Makes the frame of a request again, with the script's source, after a {@code NOSCRIPT}. */
-  interface Frames {
-    NodeRequest.Frame withSource(NodeRequest request);
-  }
-
   private final AutoCloseable owner; // the handshake's connection: closing it closes the socket
   private final Socket socket;
   private final InputStream in;
   private final OutputStream out;
   private final boolean tls;
   private final long nodeTimeoutNanos;
-  private final Frames frames;
+  private final ScriptCalls calls;
   private final Executor drains;
   private final String name;
   private final Runnable onTransportFailure;
@@ -136,7 +131,7 @@ final class SharedConnection {
       NodeLife life,
       byte[][] acquireArgs,
       long nodeTimeoutNanos,
-      Frames frames,
+      ScriptCalls calls,
       Executor drains,
       Runnable onTransportFailure)
       throws IOException {
@@ -150,7 +145,7 @@ final class SharedConnection {
     this.life = life;
     this.acquireArgs = acquireArgs;
     this.nodeTimeoutNanos = nodeTimeoutNanos;
-    this.frames = frames;
+    this.calls = calls;
     this.drains = drains;
   }
 
@@ -186,35 +181,46 @@ final class SharedConnection {
    * @throws JedisConnectionException if the connection is broken, has too many requests in flight,
    *     or the write failed (then the connection is broken)
    */
-  Request send(NodeRequest request, NodeRequest.Frame frame) {
+  Request send(NodeRequest request) {
     Request sent = new Request(request);
-    sendAll(List.of(sent), List.of(frame));
+    lockForWriting();
+    try {
+      checkCanSend();
+      queueAndWrite(sent, append(0, request, false));
+    } finally {
+      writing.unlock();
+    }
     return sent;
   }
 
   /**
-   * Writes {@code requests} (with their {@code frames}) in one write, queued in that order.
+   * Writes {@code requests} in one write, queued in that order.
    *
    * @throws JedisConnectionException as {@link #send}; then none of them is answered
    */
-  void sendAll(List<Request> requests, List<NodeRequest.Frame> frames) {
+  void sendAll(List<Request> requests) {
     lockForWriting();
     try {
-      RuntimeException why = broken;
-      if (why != null) {
-        throw new JedisConnectionException("connection to " + name + " is broken", why);
-      }
-      if (inFlightCount.get() >= MAX_IN_FLIGHT) {
-        throw new JedisConnectionException(
-            MAX_IN_FLIGHT + " requests already in flight to " + name + ": not sent");
-      }
+      checkCanSend();
       int length = 0;
       for (int i = 0; i < requests.size(); i++) {
-        length = append(length, frames.get(i), argsOf(requests.get(i).request));
+        length = append(length, requests.get(i).request, false);
       }
       queueAndWrite(requests, length);
     } finally {
       writing.unlock();
+    }
+  }
+
+  /** Refuses a request on a broken connection, or past {@link #MAX_IN_FLIGHT}. Under the lock. */
+  private void checkCanSend() {
+    RuntimeException why = broken;
+    if (why != null) {
+      throw new JedisConnectionException("connection to " + name + " is broken", why);
+    }
+    if (inFlightCount.get() >= MAX_IN_FLIGHT) {
+      throw new JedisConnectionException(
+          MAX_IN_FLIGHT + " requests already in flight to " + name + ": not sent");
     }
   }
 
@@ -246,12 +252,27 @@ final class SharedConnection {
    */
   private void queueAndWrite(List<Request> requests, int length) {
     long now = System.nanoTime();
-    for (Request r : requests) {
-      r.sentAt = now;
-      r.seq = nextSeq++;
-      inFlightCount.incrementAndGet();
-      inFlight.add(r);
+    for (int i = 0; i < requests.size(); i++) {
+      enqueue(requests.get(i), now);
     }
+    write(length);
+  }
+
+  /** {@link #queueAndWrite(List, int)} for one request: no list made on the hot path. */
+  private void queueAndWrite(Request request, int length) {
+    enqueue(request, System.nanoTime());
+    write(length);
+  }
+
+  private void enqueue(Request r, long now) {
+    r.sentAt = now;
+    r.seq = nextSeq++;
+    inFlightCount.incrementAndGet();
+    inFlight.add(r);
+  }
+
+  /** Writes the {@code length} bytes appended, the requests already queued. Under the lock. */
+  private void write(int length) {
     if (inFlightCount.get() > MAX_IN_FLIGHT / 4 && !reading.get()) {
       // A backlog and nobody reading: should this write block (a node that stopped reading, its
       // socket buffers full), a drain must be there to find it silent and break the connection,
@@ -281,19 +302,23 @@ final class SharedConnection {
     return request.verb() == NodeRequest.Verb.ACQUIRE ? acquireArgs : NO_ARGS;
   }
 
-  /** Appends one request to the write buffer at {@code at}; returns the new length. */
-  private int append(int at, NodeRequest.Frame frame, byte[][] extra) {
+  /**
+   * Appends one request's call to the write buffer at {@code at}, encoded there ({@link
+   * ScriptCalls}); {@code withSource}: as {@code EVAL} with the script's source. Returns the new
+   * length. Under the write lock.
+   */
+  private int append(int at, NodeRequest request, boolean withSource) {
+    byte[][] extra = argsOf(request);
     int extraBytes = 0;
     for (byte[] arg : extra) {
-      extraBytes += 1 + 11 + 2 + arg.length + 2;
+      extraBytes += Resp.bulkSize(arg.length);
     }
-    int size = at + Resp.MAX_HEADER + frame.bytes().length + extraBytes;
+    int size = at + Resp.MAX_HEADER + calls.size(request, withSource) + extraBytes;
     if (outBuffer.length < size) {
       outBuffer = Arrays.copyOf(outBuffer, Math.max(size, 2 * outBuffer.length));
     }
-    int next = Resp.header(outBuffer, at, frame.count() + extra.length);
-    System.arraycopy(frame.bytes(), 0, outBuffer, next, frame.bytes().length);
-    next += frame.bytes().length;
+    int next = Resp.header(outBuffer, at, calls.count(request) + extra.length);
+    next = calls.write(request, withSource, outBuffer, next);
     for (byte[] arg : extra) {
       next = Resp.bulk(outBuffer, next, arg);
     }
@@ -464,7 +489,7 @@ final class SharedConnection {
     while (broken == null) {
       Object reply;
       try {
-        reply = parser.next();
+        reply = parser.nextUnboxed();
       } catch (RuntimeException e) {
         breakWith(e);
         return true;
@@ -504,8 +529,8 @@ final class SharedConnection {
         breakWith(new JedisConnectionException("the stream to " + name + " is out of step", error));
       } else if (reply instanceof RuntimeException error) {
         addTell(answered.settle(0, error)); // an error reply: complete, the stream in step
-      } else if (reply instanceof Long value) {
-        addTell(answered.settle(value, null));
+      } else if (reply == ReplyParser.INTEGER) {
+        addTell(answered.settle(parser.integer(), null));
       } else {
         // Our scripts answer integers only: anything else means the stream is not what we think.
         RuntimeException unexpected =
@@ -563,8 +588,8 @@ final class SharedConnection {
             told = request.settleLocked(0, noScript);
           } else {
             request.withSource = true;
-            int length = append(0, frames.withSource(request.request), argsOf(request.request));
-            queueAndWrite(List.of(request), length);
+            int length = append(0, request.request, true);
+            queueAndWrite(request, length);
           }
         } catch (RuntimeException e) {
           e.addSuppressed(noScript);
@@ -605,7 +630,8 @@ final class SharedConnection {
   }
 
   private void runAll(List<Runnable> told) {
-    for (Runnable r : told) {
+    for (int i = 0; i < told.size(); i++) { // indexed: no iterator made for each reader's leave
+      Runnable r = told.get(i);
       if (r != null) {
         r.run();
       }
@@ -621,15 +647,17 @@ final class SharedConnection {
     reading.set(false);
     boolean handed = false;
     Thread watcher = null;
-    for (Request r : inFlight) {
-      Thread reader = r.reader;
-      if (reader != null) {
-        LockSupport.unpark(reader); // it takes the role
-        handed = true;
-        break;
-      }
-      if (watcher == null) {
-        watcher = r.waiter;
+    if (inFlight.peek() != null) { // the usual leave, with nothing in flight, makes no iterator
+      for (Request r : inFlight) {
+        Thread reader = r.reader;
+        if (reader != null) {
+          LockSupport.unpark(reader); // it takes the role
+          handed = true;
+          break;
+        }
+        if (watcher == null) {
+          watcher = r.waiter;
+        }
       }
     }
     if (!handed) {

@@ -22,9 +22,16 @@ import java.util.function.BooleanSupplier;
  * sending thread wrote) or by I/O threads (the rest), and recorded here.
  *
  * <p>Each node has a "settled" future, completed when that node's request has finished one way or
- * another; the lease's next request on that node waits for it ({@link RequestOrder}).
+ * another; the lease's next request on that node waits for it ({@link RequestOrder}). It is made
+ * only when asked for before the node settled (after, every node shares one completed future), and
+ * {@link #whenAllSettled} counts settled nodes rather than combine futures: a round whose requests
+ * all settle before the next one is sent makes no future at all.
+ *
+ * <p>What is rare is made when first needed: the errors (a node failed), the condition (a thread
+ * waited for an I/O thread's answer).
  */
 final class Ballot implements Tally, RequestOrder.Preceding {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Ballot.class);
   private final List<LockNode> nodes;
   private final Ticker ticker;
   private final String refusal;
@@ -32,10 +39,25 @@ final class Ballot implements Tally, RequestOrder.Preceding {
   private final String[] detail;
   private final long[] latencyNanos;
   private final long[] values;
-  private final Throwable[] errors;
-  private final List<CompletableFuture<Void>> settled;
+  private Throwable[] errors; // guarded by lock; made by the first failure
   private final ReentrantLock lock = new ReentrantLock();
-  private final Condition changed = lock.newCondition();
+  private Condition changed; // guarded by lock; made by the first awaitChange
+
+  /**
+   * Guarded by lock: per node, the future a later request waits on (made on demand), then {@link
+   * #SETTLED} once the node has settled.
+   */
+  private final CompletableFuture<?>[] settled;
+
+  private int settledCount; // guarded by lock
+  private List<Runnable> onAllSettled; // guarded by lock: whenAllSettled's actions, until they run
+
+  /**
+   * What {@link #settled(int)} returns for a node that has settled: completed, shared by every
+   * ballot. Nobody completes it again (only a ballot completes the futures it made).
+   */
+  private static final CompletableFuture<Void> SETTLED = CompletableFuture.completedFuture(null);
+
   private final ReplyReader reader;
   private int ok;
   private int answered;
@@ -58,11 +80,7 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     this.detail = new String[n];
     this.latencyNanos = new long[n];
     this.values = new long[n];
-    this.errors = new Throwable[n];
-    this.settled = new ArrayList<>(n);
-    for (int i = 0; i < n; i++) {
-      settled.add(new CompletableFuture<>());
-    }
+    this.settled = new CompletableFuture<?>[n];
     this.reader = new ReplyReader(this, n, ticker, latencies, handOff, nodeTimeoutNanos);
   }
 
@@ -87,7 +105,7 @@ final class Ballot implements Tally, RequestOrder.Preceding {
       status[node] = NodeOutcome.Status.SKIPPED;
       detail[node] = why;
       answered++;
-      changed.signalAll();
+      signalChanged();
       if (onDecided != null && isDecided(decidingQuorum)) { // a skip can decide a renewal
         decided = onDecided;
         onDecided = null;
@@ -100,9 +118,9 @@ final class Ballot implements Tally, RequestOrder.Preceding {
       decided.run();
     }
     if (before == null || before.isDone()) {
-      settled.get(node).complete(null);
+      markSettled(node);
     } else {
-      before.whenComplete((ignored, error) -> settled.get(node).complete(null));
+      before.whenComplete((ignored, error) -> markSettled(node));
     }
   }
 
@@ -159,13 +177,18 @@ final class Ballot implements Tally, RequestOrder.Preceding {
       status[node] = s;
       detail[node] = text;
       latencyNanos[node] = latency;
-      errors[node] = error;
+      if (error != null || errors != null) {
+        if (errors == null) {
+          errors = new Throwable[nodes.size()];
+        }
+        errors[node] = error;
+      }
       values[node] = value;
       answered++;
       if (s == NodeOutcome.Status.OK) {
         ok++;
       }
-      changed.signalAll();
+      signalChanged();
       if (onDecided != null && isDecided(decidingQuorum)) {
         decided = onDecided;
         onDecided = null;
@@ -174,7 +197,7 @@ final class Ballot implements Tally, RequestOrder.Preceding {
       lock.unlock();
     }
     wakeWatcher();
-    settled.get(node).complete(null);
+    markSettled(node);
     if (decided != null) {
       decided.run();
     }
@@ -290,6 +313,9 @@ final class Ballot implements Tally, RequestOrder.Preceding {
       if (left <= 0) {
         return false;
       }
+      if (changed == null) {
+        changed = lock.newCondition();
+      }
       changed.await(left, TimeUnit.NANOSECONDS);
       return true;
     } finally {
@@ -376,9 +402,72 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     }
   }
 
-  /** Runs {@code action} once every node's request has settled (at once if they all have). */
+  /** Wakes the threads in {@link #awaitChange}, if any ever waited. Under the lock. */
+  private void signalChanged() {
+    if (changed != null) {
+      changed.signalAll();
+    }
+  }
+
+  /**
+   * Runs {@code action} once every node's request has settled (at once if they all have), on the
+   * thread that settles the last one.
+   */
   void whenAllSettled(Runnable action) {
-    CompletableFuture.allOf(settled.toArray(new CompletableFuture<?>[0])).thenRun(action);
+    lock.lock();
+    try {
+      if (settledCount < nodes.size()) {
+        if (onAllSettled == null) {
+          onAllSettled = new ArrayList<>(2);
+        }
+        onAllSettled.add(action);
+        return;
+      }
+    } finally {
+      lock.unlock();
+    }
+    runSettled(action);
+  }
+
+  /**
+   * The request to {@code node} has finished (or, for a skipped node, the request it followed):
+   * completes its future if one was asked for, and once every node has settled runs what waited for
+   * that. A node settles once; a second call is ignored.
+   */
+  private void markSettled(int node) {
+    CompletableFuture<?> waiting;
+    List<Runnable> actions = null;
+    lock.lock();
+    try {
+      waiting = settled[node];
+      if (waiting == SETTLED) {
+        return;
+      }
+      settled[node] = SETTLED;
+      if (++settledCount == nodes.size()) {
+        actions = onAllSettled;
+        onAllSettled = null;
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (waiting != null) {
+      waiting.complete(null);
+    }
+    if (actions != null) {
+      for (Runnable action : actions) {
+        runSettled(action);
+      }
+    }
+  }
+
+  /** One thing that waited for every node to settle: one that throws cannot stop the others. */
+  private static void runSettled(Runnable action) {
+    try {
+      action.run();
+    } catch (RuntimeException e) {
+      log.warn("an action after every node settled failed; the others still run", e);
+    }
   }
 
   /**
@@ -415,9 +504,20 @@ final class Ballot implements Tally, RequestOrder.Preceding {
   }
 
   /** Completes when the request to {@code node} has finished, whatever its result. */
+  @SuppressWarnings("unchecked") // only ever CompletableFuture<Void>: made here, or SETTLED
   @Override
   public CompletableFuture<Void> settled(int node) {
-    return settled.get(node);
+    lock.lock();
+    try {
+      CompletableFuture<?> f = settled[node];
+      if (f == null) {
+        f = new CompletableFuture<Void>();
+        settled[node] = f;
+      }
+      return (CompletableFuture<Void>) f;
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** A snapshot of the per-node account, in node order. */
@@ -459,9 +559,11 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     lock.lock();
     try {
       List<Throwable> out = new ArrayList<>();
-      for (Throwable e : errors) {
-        if (e != null) {
-          out.add(e);
+      if (errors != null) {
+        for (Throwable e : errors) {
+          if (e != null) {
+            out.add(e);
+          }
         }
       }
       return out;

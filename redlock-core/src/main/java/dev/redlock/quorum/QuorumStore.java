@@ -516,9 +516,9 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       removeUnsettled(held.key, held.keys, votes); // answered everywhere: nothing to follow
       logRelease(held.resource(), votes); // the usual case: nothing to wait for or send again
     } else {
-      votes.whenAllSettled(() -> removeUnsettled(held.key, held.keys, votes));
       votes.whenAllSettled(
           () -> {
+            removeUnsettled(held.key, held.keys, votes);
             logRelease(held.resource(), votes);
             stragglers.keepUnconfirmed(votes, release);
           });

@@ -2,9 +2,10 @@ package dev.redlock.quorum;
 
 import dev.redlock.internal.Ticker;
 import dev.redlock.node.Exchange;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -35,12 +36,24 @@ final class ReplyReader {
   private final NodeLatencies latencies;
   private final Executor handOff;
   private final long nodeTimeoutNanos;
-  private final AtomicBoolean reading = new AtomicBoolean();
+
+  /** Whether a thread reads this ballot's replies now (one at a time): see {@link #READING}. */
+  private volatile boolean reading;
+
+  private static final VarHandle READING;
+
+  static {
+    try {
+      READING = MethodHandles.lookup().findVarHandle(ReplyReader.class, "reading", boolean.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
 
   // Confined to the thread that holds `reading` (and to the sending thread before any awaits).
   private final Exchange[] exchanges;
   private final long[] startedAt;
-  private final int[] silentSlices;
+  private int[] silentSlices; // made once a node is silent for a slice: most rounds never are
 
   ReplyReader(
       Ballot ballot,
@@ -56,7 +69,6 @@ final class ReplyReader {
     this.nodeTimeoutNanos = nodeTimeoutNanos;
     this.exchanges = new Exchange[nodes];
     this.startedAt = new long[nodes];
-    this.silentSlices = new int[nodes];
   }
 
   /** A request the sending thread wrote, for the awaiting thread to read. */
@@ -71,7 +83,7 @@ final class ReplyReader {
    * awaits the same ballot meanwhile only waits for it to change.
    */
   void readUntil(BooleanSupplier done, long deadline) throws InterruptedException {
-    boolean reader = reading.compareAndSet(false, true);
+    boolean reader = READING.compareAndSet(this, false, true);
     try {
       while (!ballot.holds(done)) {
         if (Thread.interrupted()) {
@@ -98,7 +110,7 @@ final class ReplyReader {
           // the others' replies must not sit unread until the deadline. Each silent slice doubles
           // that node's next one and sends the thread to the other nodes first.
           long slice =
-              Math.max(MIN_SLICE_NANOS, 2 * latencies.expected(next)) << silentSlices[next];
+              Math.max(MIN_SLICE_NANOS, 2 * latencies.expected(next)) << silentSlices(next);
           int last = ballot.lastReplyLeft(done, pendingHere());
           if (last < 0) {
             continue; // an I/O thread's answer decided it meanwhile: do not block on this node
@@ -107,6 +119,9 @@ final class ReplyReader {
           } else if (exchanges[next].awaitReady(Math.min(left, slice))) {
             read(next, Math.max(1, deadline - ticker.read()));
           } else {
+            if (silentSlices == null) {
+              silentSlices = new int[exchanges.length];
+            }
             silentSlices[next] = Math.min(silentSlices[next] + 1, 16);
           }
         } else if (!ballot.awaitChange(done, deadline)) {
@@ -117,7 +132,7 @@ final class ReplyReader {
       ballot.awaitedUntil(deadline);
       if (reader) {
         handOffRemaining();
-        reading.set(false);
+        reading = false;
       }
     }
   }
@@ -129,11 +144,11 @@ final class ReplyReader {
    * forever.
    */
   void readInBackground() {
-    if (reading.compareAndSet(false, true)) {
+    if (READING.compareAndSet(this, false, true)) {
       try {
         handOffRemaining();
       } finally {
-        reading.set(false);
+        reading = false;
       }
     }
   }
@@ -213,13 +228,18 @@ final class ReplyReader {
       if (exchanges[i] != null
           && !exchanges[i].readByAnother()
           && (best < 0
-              || silentSlices[i] < silentSlices[best]
-              || (silentSlices[i] == silentSlices[best]
+              || silentSlices(i) < silentSlices(best)
+              || (silentSlices(i) == silentSlices(best)
                   && latencies.expected(i) < latencies.expected(best)))) {
         best = i;
       }
     }
     return best;
+  }
+
+  /** How many slices {@code node} has been silent for in this round. */
+  private int silentSlices(int node) {
+    return silentSlices == null ? 0 : silentSlices[node];
   }
 
   private void read(int node, long timeoutNanos) {

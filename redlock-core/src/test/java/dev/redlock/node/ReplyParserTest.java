@@ -70,6 +70,21 @@ class ReplyParserTest {
     assertTrue(!parser.hasBuffered());
   }
 
+  /** Unboxed, an integer reply is INTEGER with its value beside it; the rest are as next() says. */
+  @Test
+  void readsIntegersUnboxed() throws IOException {
+    ReplyParser parser = new ReplyParser();
+    parser.fill(bytes(":9007199254740993\r\n:-1\r\n+OK\r\n*1\r\n:7\r\n:1"));
+    assertSame(ReplyParser.INTEGER, parser.nextUnboxed());
+    assertEquals(9007199254740993L, parser.integer());
+    assertSame(ReplyParser.INTEGER, parser.nextUnboxed());
+    assertEquals(-1L, parser.integer());
+    assertEquals("OK", parser.nextUnboxed());
+    assertEquals(List.of(7L), parser.nextUnboxed()); // inside an array integers stay boxed
+    assertSame(ReplyParser.INCOMPLETE, parser.nextUnboxed()); // ":1" without its CRLF
+    assertEquals(-1L, parser.integer()); // set by neither the array's integer nor a partial one
+  }
+
   /** A reply split anywhere (a byte per read) is returned only once whole, and nothing is lost. */
   @Test
   void aReplySplitAnywhereIsReturnedOnceWhole() throws IOException {

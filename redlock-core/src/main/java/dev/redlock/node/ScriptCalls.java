@@ -1,0 +1,208 @@
+package dev.redlock.node;
+
+import redis.clients.jedis.util.SafeEncoder;
+
+/**
+ * How a {@link NodeRequest} goes on the wire: the {@code EVALSHA} of its verb's script (or {@code
+ * EVAL} with the source, after a {@code NOSCRIPT}) with its keys and arguments, but for the acquire
+ * script's per-connection arguments, which {@link SharedConnection} adds. Written straight into a
+ * connection's write buffer ({@link Resp}): the strings of a request (its key, fencing key, token,
+ * argument) are never turned into byte arrays of their own, so a request costs no allocation here
+ * whichever node it goes to. What every request of these keys shares is encoded once, here.
+ */
+final class ScriptCalls {
+  private static final byte[] EVALSHA = SafeEncoder.encode("EVALSHA");
+  private static final byte[] EVAL = SafeEncoder.encode("EVAL");
+  private static final byte[] ONE = {'1'};
+  private static final byte[] TWO = {'2'};
+  private static final byte[] FOUR = {'4'};
+  private static final NodeRequest.Verb[] VERBS = NodeRequest.Verb.values();
+  // Per verb: [0] the one-key script, [1] the all-keys script of a multi-resource request.
+  private static final byte[][][] SHA1 = new byte[2][VERBS.length][];
+  private static final byte[][][] SOURCE = new byte[2][VERBS.length][];
+
+  static {
+    for (NodeRequest.Verb verb : VERBS) {
+      for (int multi = 0; multi < 2; multi++) {
+        Script script = scriptOf(verb, multi == 1);
+        SHA1[multi][verb.ordinal()] = SafeEncoder.encode(script.sha1());
+        SOURCE[multi][verb.ordinal()] = SafeEncoder.encode(script.source());
+      }
+    }
+  }
+
+  private final int keyPrefixLength;
+  private final byte[] fenceKeyPrefix;
+  private final byte[] maxTtlArg;
+  private final byte[] guardArg;
+  private final byte[] lifeKeyArg;
+  private final byte[] legacyEpochKeyArg;
+
+  ScriptCalls(NodeKeys keys) {
+    this.keyPrefixLength = keys.keyPrefix().length();
+    this.fenceKeyPrefix = SafeEncoder.encode(keys.fenceKeyOfLock(keys.keyPrefix()));
+    this.maxTtlArg = SafeEncoder.encode(keys.maxTtlMillisText());
+    this.guardArg = SafeEncoder.encode(keys.guardFlag());
+    this.lifeKeyArg = SafeEncoder.encode(keys.lifeKey());
+    this.legacyEpochKeyArg = SafeEncoder.encode(keys.legacyEpochKey());
+  }
+
+  /** How many bulk strings {@link #write} writes for {@code r}. */
+  int count(NodeRequest r) {
+    return 3 + keyCount(r) + argCount(r.verb());
+  }
+
+  /**
+   * The script's KEYS count: one key as acquire.lua, raise_fence.lua, release.lua and extend.lua
+   * read them; several as their *_all.lua versions do (see {@link #write}).
+   */
+  private static int keyCount(NodeRequest r) {
+    int n = r.keyCount();
+    return switch (r.verb()) {
+      case ACQUIRE -> 2 + 2 * n;
+      case RAISE_FENCE, RELEASE -> 2 * n;
+      case EXTEND -> n;
+    };
+  }
+
+  /** The script's ARGV count, but for the acquire script's per-connection ones. */
+  private static int argCount(NodeRequest.Verb verb) {
+    return switch (verb) {
+      case ACQUIRE -> 4;
+      case RAISE_FENCE, RELEASE -> 3;
+      case EXTEND -> 2;
+    };
+  }
+
+  /** How many bytes, exactly, {@link #write} writes for {@code r}. */
+  int size(NodeRequest r, boolean withSource) {
+    int n = r.keyCount();
+    int size =
+        Resp.bulkSize((withSource ? EVAL : EVALSHA).length)
+            + Resp.bulkSize(body(r, withSource).length)
+            + Resp.bulkSize((long) keyCount(r))
+            + Resp.bulkSize(r.token())
+            + Resp.bulkSize(r.argument());
+    for (int i = 0; i < n; i++) {
+      size += Resp.bulkSize(r.key(i));
+      if (r.verb() != NodeRequest.Verb.EXTEND) {
+        size += fenceKeySize(r.key(i));
+      }
+    }
+    return switch (r.verb()) {
+      case ACQUIRE ->
+          size
+              + Resp.bulkSize(lifeKeyArg.length)
+              + Resp.bulkSize(legacyEpochKeyArg.length)
+              + Resp.bulkSize(maxTtlArg.length)
+              + Resp.bulkSize(guardArg.length);
+      case RAISE_FENCE, RELEASE -> size + Resp.bulkSize(maxTtlArg.length);
+      case EXTEND -> size;
+    };
+  }
+
+  /**
+   * Writes {@code r}'s call at {@code at} (room checked by the caller, see {@link #size}), but for
+   * the array header and the per-connection arguments; returns the end. As the scripts read them:
+   * acquire {@code KEYS = lock, life, fence, legacy epoch; ARGV = token, ttl, maxTtl, guard, then
+   * the connection's}; raise and release {@code KEYS = lock, fence; ARGV = token, argument,
+   * maxTtl}; extend {@code KEYS = lock; ARGV = token, ttl}. A request of several keys has the same
+   * ARGV, and KEYS as each *_all.lua script's header describes: acquire_all.lua the first key's
+   * where acquire.lua has them, then a lock key and its counter per further key;
+   * raise_fence_all.lua and release_all.lua the lock keys, then their counters; extend_all.lua the
+   * lock keys.
+   */
+  int write(NodeRequest r, boolean withSource, byte[] out, int at) {
+    at = Resp.bulk(out, at, withSource ? EVAL : EVALSHA);
+    at = Resp.bulk(out, at, body(r, withSource));
+    if (r.isMulti()) {
+      return writeKeys(r, out, at);
+    }
+    switch (r.verb()) {
+      case ACQUIRE -> {
+        at = Resp.bulk(out, at, FOUR);
+        at = Resp.bulk(out, at, r.key());
+        at = Resp.bulk(out, at, lifeKeyArg);
+        at = fenceKey(out, at, r.key());
+        at = Resp.bulk(out, at, legacyEpochKeyArg);
+      }
+      case RAISE_FENCE, RELEASE -> {
+        at = Resp.bulk(out, at, TWO);
+        at = Resp.bulk(out, at, r.key());
+        at = fenceKey(out, at, r.key());
+      }
+      case EXTEND -> {
+        at = Resp.bulk(out, at, ONE);
+        at = Resp.bulk(out, at, r.key());
+      }
+    }
+    return arguments(r, out, at);
+  }
+
+  /** {@link #write} for a request of several keys, after the script: its KEYS, then its ARGV. */
+  private int writeKeys(NodeRequest r, byte[] out, int at) {
+    int n = r.keyCount();
+    at = Resp.bulk(out, at, (long) keyCount(r));
+    switch (r.verb()) {
+      case ACQUIRE -> {
+        at = Resp.bulk(out, at, r.key(0));
+        at = Resp.bulk(out, at, lifeKeyArg);
+        at = fenceKey(out, at, r.key(0));
+        at = Resp.bulk(out, at, legacyEpochKeyArg);
+        for (int i = 1; i < n; i++) {
+          at = Resp.bulk(out, at, r.key(i));
+          at = fenceKey(out, at, r.key(i));
+        }
+      }
+      case RAISE_FENCE, RELEASE -> {
+        for (int i = 0; i < n; i++) {
+          at = Resp.bulk(out, at, r.key(i));
+        }
+        for (int i = 0; i < n; i++) {
+          at = fenceKey(out, at, r.key(i));
+        }
+      }
+      case EXTEND -> {
+        for (int i = 0; i < n; i++) {
+          at = Resp.bulk(out, at, r.key(i));
+        }
+      }
+    }
+    return arguments(r, out, at);
+  }
+
+  /** The ARGV every request of {@code r}'s verb has, one key or several. */
+  private int arguments(NodeRequest r, byte[] out, int at) {
+    at = Resp.bulk(out, at, r.token());
+    at = Resp.bulk(out, at, r.argument());
+    if (r.verb() != NodeRequest.Verb.EXTEND) {
+      at = Resp.bulk(out, at, maxTtlArg);
+    }
+    if (r.verb() == NodeRequest.Verb.ACQUIRE) {
+      at = Resp.bulk(out, at, guardArg); // then the connection's process, by SharedConnection
+    }
+    return at;
+  }
+
+  /** The fencing counter's key, {@link NodeKeys#fenceKeyOfLock}, written without making it. */
+  private int fenceKey(byte[] out, int at, String lockKey) {
+    return Resp.bulk(out, at, fenceKeyPrefix, lockKey, keyPrefixLength);
+  }
+
+  private int fenceKeySize(String lockKey) {
+    return Resp.bulkSize(fenceKeyPrefix, lockKey, keyPrefixLength);
+  }
+
+  private static byte[] body(NodeRequest r, boolean withSource) {
+    return (withSource ? SOURCE : SHA1)[r.isMulti() ? 1 : 0][r.verb().ordinal()];
+  }
+
+  private static Script scriptOf(NodeRequest.Verb verb, boolean multi) {
+    return switch (verb) {
+      case ACQUIRE -> multi ? Script.ACQUIRE_ALL : Script.ACQUIRE;
+      case RAISE_FENCE -> multi ? Script.RAISE_FENCE_ALL : Script.RAISE_FENCE;
+      case EXTEND -> multi ? Script.EXTEND_ALL : Script.EXTEND;
+      case RELEASE -> multi ? Script.RELEASE_ALL : Script.RELEASE;
+    };
+  }
+}
