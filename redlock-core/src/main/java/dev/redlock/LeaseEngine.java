@@ -42,7 +42,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   private final LockTokens tokens = new LockTokens();
   private final long roundNanos;
   private final Set<ManagedLease<H>> held = ConcurrentHashMap.newKeySet();
-  private final Waiters waiters = new Waiters();
+  private final Waiters waiters;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final List<RedlockListener> listeners;
 
@@ -59,6 +59,27 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     this.watchdog = watchdog;
     this.roundNanos = settings.timeout().toNanos();
     this.listeners = settings.listeners();
+    this.waiters =
+        new Waiters(
+            new Waiters.Watcher() {
+              private final LeaseStore.Releases told =
+                  (resource, part, token) -> noticed(resource, part, token);
+
+              @Override
+              public void watch(String resource) {
+                store.watchReleases(resource, told);
+              }
+
+              @Override
+              public void unwatch(String resource) {
+                store.unwatchReleases(resource);
+              }
+            },
+            store.quorum());
+  }
+
+  private void noticed(String resource, int part, long fencingToken) {
+    waiters.noticed(resource, part, fencingToken);
   }
 
   /** An engine with timers of its own over {@code store}. */
@@ -93,15 +114,24 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   @Override
   public Optional<Lease> tryAcquire(String resource, Duration ttl) {
     long ttlMillis = request(resource, ttl);
+    return tryOnce(resource, null, ttlMillis);
+  }
+
+  /**
+   * One attempt, mapped for the caller: the lease, empty if held elsewhere, else the failure.
+   * {@code resources} null for the one {@code resource}, else the sorted set {@code resource}
+   * labels.
+   */
+  private Optional<Lease> tryOnce(String resource, List<String> resources, long ttlMillis) {
     Attempt attempt;
     try {
-      attempt = attempt(resource, ttlMillis);
+      attempt = attempt(resource, resources, ttlMillis);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new RedlockException(
-          "interrupted while acquiring '"
-              + resource
-              + "'; nothing is held (what was sent is rolled back)",
+          "interrupted while acquiring "
+              + (resources == null ? "'" + resource + "'" : resource)
+              + "; nothing is held (what was sent is rolled back)",
           e);
     }
     if (attempt.lease != null) {
@@ -124,28 +154,9 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   public Optional<Lease> tryAcquireAll(Set<String> resources, Duration ttl) {
     List<String> sorted = requestAll(resources);
     long ttlMillis = checkTtl(ttl);
-    if (sorted.size() == 1) {
-      return tryAcquire(sorted.get(0), ttl); // a set of one is the resource's own lock
-    }
-    String label = sorted.toString();
-    Attempt attempt;
-    try {
-      attempt = attempt(label, sorted, ttlMillis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new RedlockException(
-          "interrupted while acquiring "
-              + label
-              + "; nothing is held (what was sent is rolled back)",
-          e);
-    }
-    if (attempt.lease != null) {
-      return Optional.of(attempt.lease);
-    }
-    if (attempt.reason == Reason.HELD_ELSEWHERE) {
-      return Optional.empty();
-    }
-    throw attempt.failure(label, 1, 0);
+    return sorted.size() == 1
+        ? tryOnce(sorted.get(0), null, ttlMillis) // a set of one is the resource's own lock
+        : tryOnce(sorted.toString(), sorted, ttlMillis);
   }
 
   @Override
@@ -461,7 +472,9 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     long now = ticker.read();
     H taken = vote.held();
     if (taken != null && vote.yes() >= store.quorum() && now - validUntil < 0) {
-      ManagedLease<H> lease = new ManagedLease<>(this, taken, ttlMillis, start, validUntil);
+      ManagedLease<H> lease =
+          new ManagedLease<>(
+              this, taken, Waiters.what(resource, resources), ttlMillis, start, validUntil);
       held.add(lease);
       emitLease(
           LockEvent.Kind.ACQUIRED,
@@ -485,7 +498,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     }
     if (taken != null) {
       store.giveBack(taken); // taken too late: no validity left to hand out
-      waiters.released(Waiters.what(resource, resources)); // free again: the first may ask
+      waiters.released(Waiters.what(resource, resources), 0); // free again: the first may ask
     }
     Reason reason = whyLost(vote, now - validUntil >= 0);
     if (log.isDebugEnabled()) {
@@ -673,8 +686,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     emitLease(LockEvent.Kind.RELEASED, lease, 0, 0, 0, null, null);
     store.giveBack(lease.held());
     // After the store answered: the woken thread's take follows this release on every node.
-    List<String> resources = lease.resources();
-    waiters.released(Waiters.what(lease.resource(), resources.size() == 1 ? null : resources));
+    waiters.released(lease.waitingFor(), lease.fencingToken());
   }
 
   /** Tells the listeners a lease was lost; called once per loss, by the lease. */

@@ -29,6 +29,12 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   private final long ttlMillis;
   private final long grantedAt;
 
+  /**
+   * The key of the line this service's threads wait in for what this lease holds ({@link
+   * Waiters#what}): kept from the attempt so a release builds nothing to wake them.
+   */
+  private final Object waitingFor;
+
   private volatile long validUntil;
   private volatile LeaseLostException lost;
 
@@ -56,9 +62,16 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   private Thread taskThread; // the withLock thread to interrupt on loss, while its task runs
   private Thread interruptedForLoss; // the thread the loss interrupted, if any
 
-  ManagedLease(LeaseEngine<H> engine, H held, long ttlMillis, long start, long validUntil) {
+  ManagedLease(
+      LeaseEngine<H> engine,
+      H held,
+      Object waitingFor,
+      long ttlMillis,
+      long start,
+      long validUntil) {
     this.engine = engine;
     this.held = held;
+    this.waitingFor = waitingFor;
     this.resource = held.resource();
     this.ttlMillis = ttlMillis;
     this.grantedAt = start;
@@ -74,6 +87,10 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   @Override
   public String resource() {
     return resource;
+  }
+
+  Object waitingFor() {
+    return waitingFor;
   }
 
   @Override

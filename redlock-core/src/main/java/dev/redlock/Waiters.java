@@ -15,8 +15,10 @@ import java.util.concurrent.locks.LockSupport;
  * makes an attempt sooner, and a thread that is never woken still asks after its pause. A new
  * {@code acquire} goes behind the threads already in line rather than racing them (no barging),
  * which also keeps a service that re-takes the lock it just released from beating its own waiters.
- * Other clients' waiters are not told (they poll), which is no worse for them than a releasing
- * thread that takes the lock again at once.
+ * Other clients' releases are told by the nodes ({@link #noticed}, release notices over pub/sub):
+ * once a quorum of nodes said a lease was released there, the first asks at once. A notice lost,
+ * late, or never sent (an ACL without channels, a lease that expired rather than being released)
+ * costs the pause, nothing else.
  *
  * <p>Only {@code acquire} (and {@code acquireAll}, {@code withLock}) stands in line: {@code
  * tryAcquire} makes its one attempt whatever the line, and asynchronous acquisitions poll on
@@ -31,6 +33,36 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class Waiters {
   private final ConcurrentHashMap<Object, Line> lines = new ConcurrentHashMap<>();
+
+  /** Asks the store for release notices of a resource while it has a line. */
+  interface Watcher {
+    void watch(String resource);
+
+    void unwatch(String resource);
+  }
+
+  private static final Watcher NOBODY =
+      new Watcher() {
+        @Override
+        public void watch(String resource) {}
+
+        @Override
+        public void unwatch(String resource) {}
+      };
+
+  private final Watcher watcher;
+
+  /** How many nodes' notices of one release make it a release: the store's quorum. */
+  private final int quorum;
+
+  Waiters() {
+    this(NOBODY, 1);
+  }
+
+  Waiters(Watcher watcher, int quorum) {
+    this.watcher = watcher;
+    this.quorum = quorum;
+  }
 
   /**
    * What a line is keyed by: {@code resource} alone, or the sorted names of a set (a list never
@@ -49,6 +81,17 @@ final class Waiters {
 
     /** Left by its last thread and out of the map: joiners make a new one. */
     private boolean gone;
+
+    /** Whether the store was asked for this resource's release notices (to undo once). */
+    private boolean watched;
+
+    /** The fencing token of this service's latest release here: its own notices are not news. */
+    private long releasedHere;
+
+    /** The release being noticed, and a bit per node that told of it. */
+    private long noticeToken;
+
+    private final java.util.BitSet noticedBy = new java.util.BitSet();
 
     synchronized boolean isFirst(Thread thread) {
       return threads.peekFirst() == thread;
@@ -98,6 +141,12 @@ final class Waiters {
       Line line = lines.computeIfAbsent(resource, r -> new Line());
       synchronized (line) {
         if (!line.gone) {
+          if (!line.watched && resource instanceof String one) {
+            // Under the line's monitor, as the unwatch when it goes: once each, in that order.
+            // A set's waiters poll, and wake on this service's releases.
+            line.watched = true;
+            watcher.watch(one);
+          }
           line.threads.addLast(me);
           return line;
         }
@@ -124,6 +173,9 @@ final class Waiters {
       if (line.threads.isEmpty()) {
         line.gone = true;
         lines.remove(resource, line);
+        if (line.watched) {
+          watcher.unwatch((String) resource);
+        }
       } else if (wasFirst) {
         next = line.threads.peekFirst();
       }
@@ -133,8 +185,11 @@ final class Waiters {
     }
   }
 
-  /** This service released {@code resource}: the first in line asks at once. */
-  void released(Object resource) {
+  /**
+   * This service released {@code resource}, the lease of {@code fencingToken} (0 if it handed out
+   * none): the first in line asks at once.
+   */
+  void released(Object resource, long fencingToken) {
     releases.incrementAndGet(); // before the lookup: a thread joining meanwhile sees one or other
     Line line = lines.get(resource);
     if (line == null) {
@@ -142,6 +197,39 @@ final class Waiters {
     }
     Thread first;
     synchronized (line) {
+      line.released = true;
+      line.releasedHere = fencingToken;
+      first = line.threads.peekFirst();
+    }
+    if (first != null) {
+      LockSupport.unpark(first);
+    }
+  }
+
+  /**
+   * Node {@code node} told that the lease of {@code fencingToken} released {@code resource} there.
+   * Once a quorum of nodes told of the same release, the first in line asks at once (sooner, most
+   * of the nodes would still hold it); notices of this service's own release are not news, its
+   * first was woken already. A hint only: the store decides every grant.
+   */
+  void noticed(String resource, int node, long fencingToken) {
+    Line line = lines.get(resource);
+    if (line == null) {
+      return;
+    }
+    Thread first;
+    synchronized (line) {
+      if (fencingToken == line.releasedHere) {
+        return;
+      }
+      if (fencingToken != line.noticeToken) {
+        line.noticeToken = fencingToken;
+        line.noticedBy.clear();
+      }
+      line.noticedBy.set(node);
+      if (line.noticedBy.cardinality() != quorum) {
+        return; // not yet a quorum, or told of it already
+      }
       line.released = true;
       first = line.threads.peekFirst();
     }

@@ -61,7 +61,7 @@ class NullSafetyTest {
    * what each argument is); an implementation need not check.
    */
   private static final Set<Class<?>> CALLED_BY_THE_LIBRARY =
-      Set.of(LeaseStore.class, LeaseTask.class, RedlockListener.class);
+      Set.of(LeaseStore.class, LeaseStore.Releases.class, LeaseTask.class, RedlockListener.class);
 
   private final FakeCluster cluster = new FakeCluster();
   private final List<AutoCloseable> toClose = new ArrayList<>();

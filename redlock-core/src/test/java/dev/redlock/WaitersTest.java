@@ -15,7 +15,7 @@ class WaitersTest {
   @Test
   void aLineExistsOnlyWhileSomeoneWaitsInIt() {
     Waiters waiters = new Waiters();
-    waiters.released("r"); // nobody waits: nothing is made
+    waiters.released("r", 0); // nobody waits: nothing is made
     assertEquals(0, waiters.lineCount());
     Waiters.Line line = waiters.join("r");
     assertTrue(waiters.anyWaiting("r"));
@@ -51,7 +51,7 @@ class WaitersTest {
       behind.start();
       joined.await();
       assertFalse(line.isFirst(behind));
-      waiters.released("r");
+      waiters.released("r", 0);
       waiters.leave("r", line, won);
       assertTrue(line.isFirst(behind));
       // A win came after that release: spent. A give-up: the next first asks at once.
@@ -60,5 +60,50 @@ class WaitersTest {
       behind.join();
       assertEquals(0, waiters.lineCount());
     }
+  }
+
+  /**
+   * A release told by the nodes wakes the first once a quorum told of the same lease, and a line
+   * asks the store for notices once while it lives; this service's own release is not news.
+   */
+  @Test
+  void noticesWakeTheFirstAtAQuorumOfNodesAndOwnReleasesAreNotNews() {
+    java.util.List<String> asked = new java.util.ArrayList<>();
+    Waiters waiters =
+        new Waiters(
+            new Waiters.Watcher() {
+              @Override
+              public void watch(String resource) {
+                asked.add("watch " + resource);
+              }
+
+              @Override
+              public void unwatch(String resource) {
+                asked.add("unwatch " + resource);
+              }
+            },
+            2);
+    waiters.noticed("r", 0, 7); // no line: nothing happens, nothing is made
+    assertEquals(0, waiters.lineCount());
+    Waiters.Line line = waiters.join("r");
+    Waiters.Line set = waiters.join(java.util.List.of("a", "b")); // sets are not watched
+    assertEquals(java.util.List.of("watch r"), asked);
+    waiters.noticed("r", 0, 7);
+    waiters.noticed("r", 0, 7); // the same node twice is one node
+    assertFalse(line.takeReleased(), "one node of a quorum of two");
+    waiters.noticed("r", 1, 8); // another lease's release: counted afresh
+    assertFalse(line.takeReleased());
+    waiters.noticed("r", 2, 8);
+    assertTrue(line.takeReleased(), "two nodes told of lease 8");
+    waiters.noticed("r", 0, 8); // a third node: told already
+    assertFalse(line.takeReleased());
+    waiters.released("r", 9); // this service released lease 9: woken at once
+    assertTrue(line.takeReleased());
+    waiters.noticed("r", 0, 9);
+    waiters.noticed("r", 1, 9);
+    assertFalse(line.takeReleased(), "the nodes' word on our own release is not news");
+    waiters.leave("r", line, false);
+    waiters.leave(java.util.List.of("a", "b"), set, false);
+    assertEquals(java.util.List.of("watch r", "unwatch r"), asked);
   }
 }

@@ -30,6 +30,9 @@ final class JedisNode implements LockNode {
   /** The name our connections carry in {@code CLIENT LIST}, so operators can tell them apart. */
   static final String CLIENT_NAME = "redlock";
 
+  /** The name of the connection that is told of releases ({@link ReleaseNotices}). */
+  static final String NOTICES_CLIENT_NAME = "redlock-notices";
+
   private final NodeUri uri;
   private final NodeKeys keys;
   private final HostAndPort address;
@@ -39,6 +42,7 @@ final class JedisNode implements LockNode {
   private final Executor drains;
   private final Channel[] channels;
   private final ScriptCalls calls;
+  private final ReleaseNotices notices;
 
   /** The run_id the newest connection read: connections to another process are dropped. */
   private volatile String latestRunId;
@@ -73,6 +77,13 @@ final class JedisNode implements LockNode {
     DefaultJedisClientConfig.Builder client = uri.clientConfig(timeout, CLIENT_NAME, tls);
     this.config = client.build();
     this.patientConfig = uri.clientConfig(connectTimeout, CLIENT_NAME, tls).build();
+    this.notices =
+        new ReleaseNotices(
+            uri.toString(),
+            address,
+            uri.clientConfig(connectTimeout, NOTICES_CLIENT_NAME, tls).build(),
+            keys.keyPrefix(),
+            drains);
     this.channels = new Channel[connections];
     for (int i = 0; i < connections; i++) {
       channels[i] = new Channel();
@@ -384,8 +395,19 @@ final class JedisNode implements LockNode {
   }
 
   @Override
+  public void watchReleases(String resource, Notices to) {
+    notices.watch(resource, to);
+  }
+
+  @Override
+  public void unwatchReleases(String resource) {
+    notices.unwatch(resource);
+  }
+
+  @Override
   public void close() {
     closed = true;
+    notices.close();
     for (Channel channel : channels) {
       Socket opening = channel.opening;
       if (opening != null) {

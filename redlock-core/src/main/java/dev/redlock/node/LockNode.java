@@ -86,6 +86,26 @@ public interface LockNode extends AutoCloseable {
     }
   }
 
+  /** Where a node tells of a release of a watched resource's lock ({@link #watchReleases}). */
+  @FunctionalInterface
+  interface Notices {
+    /**
+     * The lock of {@code resource} was released on this node by the lease with {@code
+     * fencingToken}. Runs on the node's notice thread: must not block. A hint, never a grant.
+     */
+    void released(String resource, long fencingToken);
+  }
+
+  /**
+   * Asks the node to tell {@code to} when {@code resource}'s lock is released there, until {@link
+   * #unwatchReleases} as many times. Returns at once; notices may be late, lost, or never come (a
+   * node that cannot tell them): waiters poll as well. This default tells nothing.
+   */
+  default void watchReleases(String resource, Notices to) {}
+
+  /** Undoes one {@link #watchReleases} of {@code resource}. */
+  default void unwatchReleases(String resource) {}
+
   /** Closes the node's connections. Idempotent. */
   @Override
   void close();

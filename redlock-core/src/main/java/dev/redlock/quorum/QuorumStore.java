@@ -601,6 +601,21 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     }
   }
 
+  /** Each node's release notices of {@code resource} go to {@code to} with the node's index. */
+  @Override
+  public void watchReleases(String resource, Releases to) {
+    List<LockNode> nodes = fanOut.nodes();
+    for (int i = 0; i < nodes.size(); i++) {
+      int node = i;
+      nodes.get(i).watchReleases(resource, (r, token) -> to.released(r, node, token));
+    }
+  }
+
+  @Override
+  public void unwatchReleases(String resource) {
+    fanOut.nodes().forEach(n -> n.unwatchReleases(resource));
+  }
+
   /** Stops re-sending, the I/O threads and the connections. */
   @Override
   public void close() {

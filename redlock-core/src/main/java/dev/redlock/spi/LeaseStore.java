@@ -148,6 +148,26 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
     return false;
   }
 
+  /** Where a store tells of releases by anyone ({@link #watchReleases}). */
+  @FunctionalInterface
+  interface Releases {
+    /**
+     * {@code resource} was released on part {@code part} of the store (a node: 0 to size - 1) by
+     * the lease of {@code fencingToken}. Runs on a store thread: must not block. A hint only.
+     */
+    void released(String resource, int part, long fencingToken);
+  }
+
+  /**
+   * Asks the store to tell {@code to} of releases of {@code resource} (by any client), until {@link
+   * #unwatchReleases} as many times: waiters then ask again at once instead of after their pause.
+   * Returns at once; notices may be late or lost, and this default tells none (waiters poll).
+   */
+  default void watchReleases(String resource, Releases to) {}
+
+  /** Undoes one {@link #watchReleases} of {@code resource}. */
+  default void unwatchReleases(String resource) {}
+
   /** Gives {@code held} back, waiting (bounded) until enough of the store has let it go. */
   void giveBack(H held);
 

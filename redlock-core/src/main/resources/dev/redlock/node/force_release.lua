@@ -14,4 +14,8 @@ if (tonumber(redis.call('GET', KEYS[2])) or 0) < fence then
   redis.call('SET', KEYS[2], string.format('%.0f', fence),
     'PX', string.format('%.0f', tonumber(ARGV[2]) + math.ceil((fence - now) / 1000)))
 end
-return redis.call('DEL', KEYS[1])
+local deleted = redis.call('DEL', KEYS[1])
+if deleted == 1 then
+  redis.pcall('PUBLISH', KEYS[1], string.format('%.0f', fence)) -- waiters ask again at once
+end
+return deleted

@@ -3,6 +3,8 @@
 -- KEYS[1] = lock key, KEYS[2] = its fencing counter
 -- ARGV[1] = owner token, ARGV[2] = fencing token handed out ('0' for a rolled-back attempt),
 -- ARGV[3] = maxTtl in ms. Returns 1 if deleted, 0 otherwise. Deterministic (no TIME): cheap.
+-- A release (not a rollback) publishes the fencing token on the lock key's channel: waiters that
+-- subscribe ask again at once (a hint only, docs/design.md "Waiting in line").
 -- Compare-then-act in one script, so a key that expired and was taken by another owner
 -- between our GET and DEL can never be deleted by us (the seeds' "blind DEL" mistake).
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
@@ -22,4 +24,9 @@ if fence > 0 then
     redis.call('SET', KEYS[2], ARGV[2], 'KEEPTTL')
   end
 end
-return redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[1])
+if fence > 0 then
+  -- pcall: a user whose ACL grants no channels still releases; its waiters poll.
+  redis.pcall('PUBLISH', KEYS[1], ARGV[2])
+end
+return 1

@@ -4,6 +4,7 @@
 -- KEYS[1..n] = the lock keys, KEYS[n+1..2n] = their fencing counters, in the same order;
 -- ARGV[1] = owner token, ARGV[2] = fencing token handed out ('0' for a rolled-back attempt),
 -- ARGV[3] = maxTtl in ms. Returns how many keys were deleted. Deterministic (no TIME).
+-- Each key released (not rolled back) is published as release.lua does.
 local n = #KEYS / 2
 local fence = tonumber(ARGV[2])
 local deleted = 0
@@ -18,6 +19,9 @@ for i = 1, n do
       end
     end
     deleted = deleted + redis.call('DEL', KEYS[i])
+    if fence > 0 then
+      redis.pcall('PUBLISH', KEYS[i], ARGV[2])
+    end
   end
 end
 return deleted
