@@ -498,7 +498,8 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     }
     if (taken != null) {
       store.giveBack(taken); // taken too late: no validity left to hand out
-      waiters.released(Waiters.what(resource, resources), 0); // free again: the first may ask
+      waiters.released(
+          Waiters.what(resource, resources), 0, false); // free again: the first may ask
     }
     Reason reason = whyLost(vote, now - validUntil >= 0);
     if (log.isDebugEnabled()) {
@@ -684,9 +685,11 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   void release(ManagedLease<H> lease) {
     held.remove(lease);
     emitLease(LockEvent.Kind.RELEASED, lease, 0, 0, 0, null, null);
-    store.giveBack(lease.held());
+    // Before the store is asked: the nodes' word on this release may come before its answer.
+    waiters.releasing(lease.waitingFor(), lease.fencingToken());
+    boolean othersWait = store.giveBackToWaiters(lease.held());
     // After the store answered: the woken thread's take follows this release on every node.
-    waiters.released(lease.waitingFor(), lease.fencingToken());
+    waiters.released(lease.waitingFor(), lease.fencingToken(), othersWait);
   }
 
   /** Tells the listeners a lease was lost; called once per loss, by the lease. */

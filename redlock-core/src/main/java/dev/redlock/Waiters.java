@@ -186,10 +186,26 @@ final class Waiters {
   }
 
   /**
-   * This service released {@code resource}, the lease of {@code fencingToken} (0 if it handed out
-   * none): the first in line asks at once.
+   * This service is about to release {@code resource}, the lease of {@code fencingToken}: the
+   * nodes' notices of it, which may come before the release returns, are not news.
    */
-  void released(Object resource, long fencingToken) {
+  void releasing(Object resource, long fencingToken) {
+    Line line = lines.get(resource);
+    if (line != null) {
+      synchronized (line) {
+        line.releasedHere = fencingToken;
+      }
+    }
+  }
+
+  /**
+   * This service released {@code resource}, the lease of {@code fencingToken} (0 if it handed out
+   * none): the first in line asks at once, unless {@code othersWait}: other clients were told of
+   * this release by a quorum of nodes, and the lock is left to them (their first asks at once);
+   * ours asks after its pause, or when told of their release. Services waiting for one lock so take
+   * turns instead of racing each release.
+   */
+  void released(Object resource, long fencingToken, boolean othersWait) {
     releases.incrementAndGet(); // before the lookup: a thread joining meanwhile sees one or other
     Line line = lines.get(resource);
     if (line == null) {
@@ -197,8 +213,11 @@ final class Waiters {
     }
     Thread first;
     synchronized (line) {
-      line.released = true;
       line.releasedHere = fencingToken;
+      if (othersWait) {
+        return;
+      }
+      line.released = true;
       first = line.threads.peekFirst();
     }
     if (first != null) {

@@ -15,7 +15,7 @@ class WaitersTest {
   @Test
   void aLineExistsOnlyWhileSomeoneWaitsInIt() {
     Waiters waiters = new Waiters();
-    waiters.released("r", 0); // nobody waits: nothing is made
+    waiters.released("r", 0, false); // nobody waits: nothing is made
     assertEquals(0, waiters.lineCount());
     Waiters.Line line = waiters.join("r");
     assertTrue(waiters.anyWaiting("r"));
@@ -51,7 +51,7 @@ class WaitersTest {
       behind.start();
       joined.await();
       assertFalse(line.isFirst(behind));
-      waiters.released("r", 0);
+      waiters.released("r", 0, false);
       waiters.leave("r", line, won);
       assertTrue(line.isFirst(behind));
       // A win came after that release: spent. A give-up: the next first asks at once.
@@ -97,11 +97,16 @@ class WaitersTest {
     assertTrue(line.takeReleased(), "two nodes told of lease 8");
     waiters.noticed("r", 0, 8); // a third node: told already
     assertFalse(line.takeReleased());
-    waiters.released("r", 9); // this service released lease 9: woken at once
+    waiters.released("r", 9, false); // this service released lease 9: woken at once
     assertTrue(line.takeReleased());
     waiters.noticed("r", 0, 9);
     waiters.noticed("r", 1, 9);
     assertFalse(line.takeReleased(), "the nodes' word on our own release is not news");
+    waiters.released("r", 10, true); // other clients wait: the lock is theirs, ours is not woken
+    assertFalse(line.takeReleased());
+    waiters.noticed("r", 0, 10);
+    waiters.noticed("r", 1, 10);
+    assertFalse(line.takeReleased(), "nor by the nodes' word on it");
     waiters.leave("r", line, false);
     waiters.leave(java.util.List.of("a", "b"), set, false);
     assertEquals(java.util.List.of("watch r", "unwatch r"), asked);

@@ -335,15 +335,29 @@ public final class LoadDriver {
           millis,
           "redlock (this library)",
           aloneCommands,
-          thread -> {
-            Redlock redlock = thread % 2 == 0 ? a : b;
-            try (Lease lease =
-                redlock.acquire("bench:contended", Duration.ofSeconds(1), Duration.ofMillis(50))) {
-              return lease.isValid() ? 1 : 0;
-            } catch (LockUnavailableException e) {
-              return -1;
-            }
-          });
+          oneKey(a, b, "bench:contended", Duration.ofMillis(50)));
+    }
+    // Ours with the default retryDelay (200 ms + up to 100 ms of jitter), as most users run it:
+    // what each of the two clients gets when the other's threads could hand the lock among
+    // themselves (the share of the even threads is client a's).
+    RedlockConfig defaults = RedlockConfig.builder().nodes(uris).build();
+    try (Redlock a = Redlock.create(defaults);
+        Redlock b = Redlock.create(defaults)) {
+      double aloneCommands =
+          commandsAlone(
+              uris,
+              alone,
+              () ->
+                  a.acquire(
+                          "bench:contended-defaults", Duration.ofSeconds(1), Duration.ofSeconds(2))
+                      .release());
+      contendedRow(
+          uris,
+          CONTENDED_DEFAULTS,
+          millis,
+          "redlock (this library)",
+          aloneCommands,
+          oneKey(a, b, "bench:contended-defaults", Duration.ofSeconds(2)));
     }
     // Ours, sets: 8 threads over 2 instances, each taking two of three resources (overlapping).
     try (Redlock a = Redlock.create(config);
@@ -411,6 +425,20 @@ public final class LoadDriver {
   }
 
   static final String CONTENDED = "contended, 8 threads, one key";
+  static final String CONTENDED_DEFAULTS =
+      "contended, 8 threads, one key, default retryDelay, 2 s wait";
+
+  /** Threads 0, 2, 4, 6 on client {@code a}, the others on {@code b}: 1 a critical section. */
+  private static Step oneKey(Redlock a, Redlock b, String resource, Duration maxWait) {
+    return thread -> {
+      Redlock redlock = thread % 2 == 0 ? a : b;
+      try (Lease lease = redlock.acquire(resource, Duration.ofSeconds(1), maxWait)) {
+        return lease.isValid() ? 1 : 0;
+      } catch (LockUnavailableException e) {
+        return -1;
+      }
+    };
+  }
 
   /**
    * A critical section with nobody waiting: node commands per cycle, one thread, {@code n} times.

@@ -405,6 +405,11 @@ final class JedisNode implements LockNode {
   }
 
   @Override
+  public boolean watches(String resource) {
+    return notices.isSubscribed(resource);
+  }
+
+  @Override
   public void close() {
     closed = true;
     notices.close();

@@ -106,6 +106,11 @@ public interface LockNode extends AutoCloseable {
   /** Undoes one {@link #watchReleases} of {@code resource}. */
   default void unwatchReleases(String resource) {}
 
+  /** Whether this client is subscribed to {@code resource}'s releases here (it counts as told). */
+  default boolean watches(String resource) {
+    return false;
+  }
+
   /** Closes the node's connections. Idempotent. */
   @Override
   void close();

@@ -92,6 +92,11 @@ final class ReleaseNotices {
     queueFlush();
   }
 
+  /** Whether a SUBSCRIBE to {@code resource}'s channel was written on the current connection. */
+  synchronized boolean isSubscribed(String resource) {
+    return connection != null && subscribed.contains(resource);
+  }
+
   /** Ends the connection and its reader thread; watching afterwards does nothing. Idempotent. */
   void close() {
     closed = true;

@@ -503,6 +503,32 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
    */
   @Override
   public void giveBack(QuorumHeld held) {
+    giveBackAndCount(held);
+  }
+
+  /**
+   * Other clients wait when a quorum of nodes told of the release subscribers besides this one's
+   * own ({@code release.lua} answers 1 + 2 x the subscribers told). A set's release says nothing.
+   */
+  @Override
+  public boolean giveBackToWaiters(QuorumHeld held) {
+    Ballot votes = giveBackAndCount(held);
+    if (held.keys != null) {
+      return false;
+    }
+    List<LockNode> nodes = fanOut.nodes();
+    int told = 0;
+    for (int i = 0; i < nodes.size(); i++) {
+      long reply = votes.definite(i) ? votes.value(i) : 0;
+      long others = (reply - 1) / 2 - (reply > 1 && nodes.get(i).watches(held.resource()) ? 1 : 0);
+      if (others > 0) {
+        told++;
+      }
+    }
+    return told >= quorum;
+  }
+
+  private Ballot giveBackAndCount(QuorumHeld held) {
     NodeRequest release = held.request(Verb.RELEASE, held.fencingToken());
     Ballot votes = sendRelease(held, release);
     putUnsettled(held.key, held.keys, votes); // from now on, a take of these keys follows it
@@ -523,6 +549,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
             stragglers.keepUnconfirmed(votes, release);
           });
     }
+    return votes;
   }
 
   /**

@@ -171,6 +171,17 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
   /** Gives {@code held} back, waiting (bounded) until enough of the store has let it go. */
   void giveBack(H held);
 
+  /**
+   * {@link #giveBack}, and whether other clients wait for the resource (told of this release by a
+   * quorum of the store's parts, {@link #watchReleases}): the engine then leaves the lock to them
+   * instead of waking its own next waiter, so services waiting for one lock take turns. This
+   * default gives back and says no.
+   */
+  default boolean giveBackToWaiters(H held) {
+    giveBack(held);
+    return false;
+  }
+
   /** Gives every one of {@code held} back at once, on close: waits until all have settled. */
   void giveBackAll(List<H> held);
 

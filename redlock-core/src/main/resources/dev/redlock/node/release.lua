@@ -2,7 +2,8 @@
 -- resource's fencing counter to the token handed out, so the next grant here gets a larger one.
 -- KEYS[1] = lock key, KEYS[2] = its fencing counter
 -- ARGV[1] = owner token, ARGV[2] = fencing token handed out ('0' for a rolled-back attempt),
--- ARGV[3] = maxTtl in ms. Returns 1 if deleted, 0 otherwise. Deterministic (no TIME): cheap.
+-- ARGV[3] = maxTtl in ms. Returns 1 + 2 x subscribers told if deleted (below), 0 otherwise.
+-- Deterministic (no TIME): cheap.
 -- A release (not a rollback) publishes the fencing token on the lock key's channel: waiters that
 -- subscribe ask again at once (a hint only, docs/design.md "Waiting in line").
 -- Compare-then-act in one script, so a key that expired and was taken by another owner
@@ -27,6 +28,11 @@ end
 redis.call('DEL', KEYS[1])
 if fence > 0 then
   -- pcall: a user whose ACL grants no channels still releases; its waiters poll.
-  redis.pcall('PUBLISH', KEYS[1], ARGV[2])
+  local told = redis.pcall('PUBLISH', KEYS[1], ARGV[2])
+  if type(told) == 'number' then
+    -- 1 + 2 x the subscribers told (the releasing client's own among them if it waits too): the
+    -- client learns whether other clients wait, and then leaves the lock to them.
+    return 1 + 2 * told
+  end
 end
 return 1

@@ -3,6 +3,7 @@ package dev.redlock.it;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
 import dev.redlock.Lease;
 import dev.redlock.Redlock;
@@ -92,9 +93,18 @@ class ReleaseNoticesIT {
   }
 
   private static boolean subscribedEverywhere(RedisNodes nodes, int channels) {
+    return subscribedEverywhere(nodes, channels, 1);
+  }
+
+  /** Every node has {@code clients} subscriber connections with {@code channels} channels. */
+  private static boolean subscribedEverywhere(RedisNodes nodes, int channels, int clients) {
     return nodes.all().stream()
         .allMatch(
-            n -> subscribers(n).stream().anyMatch(line -> line.contains(" sub=" + channels + " ")));
+            n ->
+                subscribers(n).stream()
+                        .filter(line -> line.contains(" sub=" + channels + " "))
+                        .count()
+                    >= clients);
   }
 
   /** Planted: without the PUBLISH in release.lua the waiter sleeps its minute and this fails. */
@@ -186,6 +196,73 @@ class ReleaseNoticesIT {
       }
     }
     return 0;
+  }
+
+  /**
+   * Two services waiting for one lock take turns: a release that other clients were told of (by a
+   * quorum of nodes) leaves the lock to them instead of waking the releasing service's own next
+   * waiter, whose pause is a minute. Planted: waking our own first whatever the nodes said makes
+   * {@code a1} ask again at A's release (its attempts go from 1 to 2).
+   */
+  @Test
+  void servicesWaitingForOneLockTakeTurns() throws Exception {
+    RedisNodes nodes = redis.start(RedisFixture.nodes(3));
+    java.util.Map<String, Integer> attempts = new java.util.concurrent.ConcurrentHashMap<>();
+    RedlockConfig config =
+        RedlockConfig.builder()
+            .nodes(nodes.uris())
+            .nodeTimeout(Duration.ofMillis(200))
+            .retryDelay(MINUTE)
+            .retryJitter(Duration.ZERO)
+            .listener(
+                e -> {
+                  if (e.kind() == dev.redlock.LockEvent.Kind.ATTEMPT) {
+                    attempts.merge(Thread.currentThread().getName(), 1, Integer::sum);
+                  }
+                })
+            .build();
+    try (Redlock a = Redlock.create(config);
+        Redlock b = Redlock.create(config)) {
+      Lease held = a.tryAcquire("notices:turns", TTL).orElseThrow();
+      java.util.concurrent.CountDownLatch b1Releases = new java.util.concurrent.CountDownLatch(1);
+      AtomicReference<Object> a1 = holder("a1", a, "notices:turns", null);
+      AtomicReference<Object> b1 = holder("b1", b, "notices:turns", b1Releases);
+      await().atMost(BOUND).until(() -> subscribedEverywhere(nodes, 1, 2));
+      held.release(); // B waits: the lock is left to b1, and a1 is not woken
+      await().atMost(BOUND).until(() -> "granted".equals(b1.get()));
+      assertEquals(1, attempts.getOrDefault("a1", 0), "a1 asked again at A's release");
+      assertNull(a1.get());
+      b1Releases.countDown(); // A waits: left to a1, told by the nodes
+      await().atMost(BOUND).until(() -> "granted".equals(a1.get()));
+    }
+  }
+
+  /** A thread that acquires {@code resource} and holds it until {@code release} (or at once). */
+  private AtomicReference<Object> holder(
+      String name, Redlock redlock, String resource, java.util.concurrent.CountDownLatch release) {
+    AtomicReference<Object> outcome = new AtomicReference<>();
+    Thread t =
+        new Thread(
+            () -> {
+              try (Lease lease = redlock.acquire(resource, TTL, MINUTE.multipliedBy(2))) {
+                outcome.set(lease.isValid() ? "granted" : "invalid");
+                if (release != null) {
+                  release.await();
+                }
+              } catch (Throwable e) {
+                outcome.set(e);
+              }
+            },
+            name);
+    started.add(t);
+    t.start();
+    await().atMost(BOUND).until(() -> inLine(t));
+    return outcome;
+  }
+
+  private static boolean inLine(Thread t) {
+    Object blocker = java.util.concurrent.locks.LockSupport.getBlocker(t);
+    return blocker != null && blocker.getClass().getSimpleName().equals("LeaseEngine");
   }
 
   /** Closing a service ends its subscriber connections and their threads. */
