@@ -1164,7 +1164,8 @@ public abstract class LeaseContract {
                 ttl,
                 NO_HANG,
                 permit -> {
-                  long until = System.nanoTime() + ttl.multipliedBy(2).toNanos();
+                  // Past its ttl: only renewal keeps it held.
+                  long until = System.nanoTime() + ttl.multipliedBy(3).dividedBy(2).toNanos();
                   while (System.nanoTime() < until) {
                     assertTrue(ofB.tryAcquire(LONG_TTL).isEmpty(), "still held");
                     permit.checkValid();
