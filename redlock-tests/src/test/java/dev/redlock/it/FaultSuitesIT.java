@@ -942,8 +942,8 @@ class FaultSuitesIT {
    * nemesis kills and restarts (AOF), freezes and cuts off up to 2 of 5 nodes: the checker must
    * find never more than 2 holders at once (and one per permit, tokens growing per permit), and
    * permits must keep being granted. Planted (docs/testing.md): a semaphore that hands out one
-   * permit more than asked (slots 0..K) fails it with 3 holders at once; slots that collide (two
-   * permits on one resource) are caught too.
+   * permit more than asked (slots 0..K) fails it with 3 holders at once; a permit granted on one
+   * node's yes fails it with overlapping holders of a permit.
    */
   @Test
   void suite9SemaphorePermitsUnderKillsFreezesAndRestarts() throws Exception {
