@@ -327,4 +327,39 @@ class WaitersIT {
       first.release();
     }
   }
+
+  /**
+   * A thread waiting in a semaphore's line that is interrupted throws {@link InterruptedException}
+   * at once and holds nothing: the permit freed afterwards is anyone's, and the line is gone.
+   */
+  @Test
+  void anInterruptedSemaphoreWaiterThrowsAndTakesNothing() throws Exception {
+    var nodes = redis.start(RedisFixture.nodes(3));
+    try (Redlock service = Redlock.create(config(nodes.uris(), MINUTE).build())) {
+      dev.redlock.Semaphore permits = service.semaphore("waiters:permit-interrupted", 1);
+      Lease held = permits.tryAcquire(TTL).orElseThrow();
+      AtomicReference<Object> outcome = new AtomicReference<>();
+      Thread t =
+          new Thread(
+              () -> {
+                try (Lease permit = permits.acquire(TTL, MINUTE.multipliedBy(2))) {
+                  outcome.set(permit);
+                } catch (Throwable e) {
+                  outcome.set(e);
+                }
+              },
+              "permit-interrupted");
+      started.add(t);
+      t.start();
+      await().atMost(WAKE_BOUND).until(() -> waitingInLine(t));
+      t.interrupt();
+      await().atMost(WAKE_BOUND).until(() -> outcome.get() != null);
+      assertInstanceOf(InterruptedException.class, outcome.get());
+      held.release();
+      permits
+          .tryAcquire(TTL)
+          .orElseThrow(() -> new AssertionError("the interrupted waiter took the permit"))
+          .release();
+    }
+  }
 }
