@@ -1165,7 +1165,7 @@ public abstract class LeaseContract {
                 NO_HANG,
                 permit -> {
                   // Past its ttl: only renewal keeps it held.
-                  long until = System.nanoTime() + ttl.multipliedBy(3).dividedBy(2).toNanos();
+                  long until = System.nanoTime() + ttl.multipliedBy(5).dividedBy(4).toNanos();
                   while (System.nanoTime() < until) {
                     assertTrue(ofB.tryAcquire(LONG_TTL).isEmpty(), "still held");
                     permit.checkValid();
