@@ -234,8 +234,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
    * service released the resource or the retry pause is over; or at {@code giveUpAt}, for a last
    * attempt, whatever its place; or when the service closes (the attempt then fails at once).
    */
-  private void awaitTurn(Waiters.Line line, boolean unbounded, long giveUpAt)
-      throws InterruptedException {
+  void awaitTurn(Waiters.Line line, boolean unbounded, long giveUpAt) throws InterruptedException {
     Thread me = Thread.currentThread();
     long pauseEnd = 0;
     boolean pausing = false;
@@ -290,8 +289,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   }
 
   /** withLock's part once the lease is won: renew while {@code task} runs, release after. */
-  private <T, E extends Exception> T runRenewed(ManagedLease<H> lease, LeaseTask<T, E> task)
-      throws E {
+  <T, E extends Exception> T runRenewed(ManagedLease<H> lease, LeaseTask<T, E> task) throws E {
     boolean threw = false;
     try {
       lease.keepAlive();
@@ -498,8 +496,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     }
     if (taken != null) {
       store.giveBack(taken); // taken too late: no validity left to hand out
-      waiters.released(
-          Waiters.what(resource, resources), 0, false); // free again: the first may ask
+      releasedHere(Waiters.what(resource, resources), 0, false); // free again: the first may ask
     }
     Reason reason = whyLost(vote, now - validUntil >= 0);
     if (log.isDebugEnabled()) {
@@ -689,7 +686,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     waiters.releasing(lease.waitingFor(), lease.fencingToken());
     boolean othersWait = store.giveBackToWaiters(lease.held());
     // After the store answered: the woken thread's take follows this release on every node.
-    waiters.released(lease.waitingFor(), lease.fencingToken(), othersWait);
+    releasedHere(lease.waitingFor(), lease.fencingToken(), othersWait);
   }
 
   /** Tells the listeners a lease was lost; called once per loss, by the lease. */
@@ -850,7 +847,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
         + (jitter == 0 ? 0 : ThreadLocalRandom.current().nextLong(jitter + 1));
   }
 
-  private void ensureOpen() {
+  void ensureOpen() {
     if (closed.get()) {
       throw new IllegalStateException(closedMessage());
     }
@@ -909,6 +906,47 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     store.close();
     watchdog.close();
     log.debug("closed; released {} lease(s) still held", releasing.size());
+  }
+
+  // ---- semaphores (PermitSlots) ----------------------------------------------------------
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Its permits are leases of this service on the resources {@code name@permit:0} to {@code
+   * name@permit:(permits - 1)} (see {@link PermitSlots}).
+   */
+  @Override
+  public Semaphore semaphore(String name, int permits) {
+    ensureOpen();
+    return PermitSlots.create(this, name, permits);
+  }
+
+  /** This service's waiting lines: a semaphore's waiters stand in one of them too. */
+  Waiters waiters() {
+    return waiters;
+  }
+
+  /** Refuses a resource the store cannot take ({@link LeaseStore#checkResource}). */
+  void checkResource(String resource) {
+    store.checkResource(resource);
+  }
+
+  /**
+   * This service gave back what {@code waitingFor} keys ({@link Waiters#what}), the lease of {@code
+   * fencingToken} (0 if none was handed out): the first in its line may ask at once, and, if it is
+   * a semaphore's permit, so may the first waiting for that semaphore (looked for only while some
+   * line exists: the usual release pays one size read).
+   */
+  private void releasedHere(Object waitingFor, long fencingToken, boolean othersWait) {
+    waiters.released(waitingFor, fencingToken, othersWait);
+    if (waitingFor instanceof String resource && waiters.lineCount() > 0) {
+      Object semaphore = PermitSlots.waitingLineOf(resource);
+      if (semaphore != null) {
+        // A semaphore's waiters are not watched (other clients' permits are not told): ours ask.
+        waiters.released(semaphore, fencingToken, false);
+      }
+    }
   }
 
   /** An attempt's outcome: the lease, or why not and the account. */

@@ -173,6 +173,25 @@ public interface LockService extends AutoCloseable {
       java.util.Set<String> resources, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
       throws E, InterruptedException;
 
+  /**
+   * A counting semaphore over this service: at most {@code permits} of its leases valid at once,
+   * across every client of the store. Each permit is a lease of this service on one of the
+   * resources {@code name@permit:0} to {@code name@permit:(permits - 1)}, with the mutex's rules
+   * (quorum, ttl, renewal, owner check, restart guard, fencing token per permit, events, metrics);
+   * {@link Semaphore} says what holds when clients use different numbers of permits for one name.
+   * Cheap: it takes nothing and may be made per use.
+   *
+   * @param name the semaphore's name; not blank, without {@value Semaphore#PERMIT_MARK}
+   * @param permits how many permits, 1 to {@link Semaphore#MAX_PERMITS}
+   * @return the semaphore, whose {@code acquire} returns one permit's {@link Lease}
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException for a blank name, a name holding {@value
+   *     Semaphore#PERMIT_MARK}, a number of permits out of range, or a name whose permits'
+   *     resources the store refuses (as {@link #tryAcquire} would)
+   * @throws IllegalStateException if this service is closed
+   */
+  Semaphore semaphore(String name, int permits);
+
   /** Releases every lease still held, then closes the store. Idempotent. */
   @Override
   void close();

@@ -122,6 +122,12 @@ public final class Redlock implements LockService {
     return engine.withLockAsync(resource, ttl, maxWait, task);
   }
 
+  /** {@inheritDoc} */
+  @Override
+  public Semaphore semaphore(String name, int permits) {
+    return engine.semaphore(name, permits);
+  }
+
   /** The configuration this Redlock was created with. */
   public RedlockConfig config() {
     return config;

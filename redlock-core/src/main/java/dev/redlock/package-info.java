@@ -17,6 +17,8 @@
  * }</pre>
  *
  * <p>{@link dev.redlock.Lease} is what a holder has; {@link dev.redlock.LockUnavailableException}
- * says why a lock could not be had, with what each node answered.
+ * says why a lock could not be had, with what each node answered. {@link
+ * dev.redlock.LockService#semaphore} gives a {@link dev.redlock.Semaphore}: at most K leases of a
+ * name at once, each permit a lease.
  */
 package dev.redlock;

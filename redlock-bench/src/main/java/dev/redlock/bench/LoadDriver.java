@@ -4,6 +4,7 @@ import dev.redlock.Lease;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
+import dev.redlock.Semaphore;
 import dev.redlock.testkit.CommandStats;
 import dev.redlock.testkit.NodeData;
 import dev.redlock.testkit.RedisNodes;
@@ -132,6 +133,7 @@ public final class LoadDriver {
     slowNode(uris);
     contended(uris.subList(0, 5));
     manyKeys(uris.subList(0, 5));
+    semaphore(uris.subList(0, 5));
     Files.createDirectories(out);
     String table = report.markdown(machine);
     System.out.println(table);
@@ -438,6 +440,67 @@ public final class LoadDriver {
         return -1;
       }
     };
+  }
+
+  static final String PERMIT = "uncontended, same resource, one lock or a semaphore's permit";
+
+  static final String CONTENDED_PERMITS = "contended, 8 threads, a semaphore of 2 permits";
+
+  /**
+   * Issue 17 item 2's rows, N=5: a permit of a semaphore of 2 taken and given back, against the
+   * mutex and the floor with our scripts; then 8 threads over 2 instances sharing a semaphore of 2
+   * permits, each acquire waiting at most 50 ms.
+   */
+  private void semaphore(List<String> uris) throws Exception {
+    List<HostAndPort> hosts =
+        uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
+    List<LockUnderTest> impls = new ArrayList<>();
+    impls.add(new RawFloors.PipelinedWithOurScripts(hosts));
+    impls.add(new Ours(uris));
+    impls.add(new Ours.Permit(uris));
+    measureInterleaved(PERMIT, uris.size(), impls, true);
+    long millis =
+        switch (length) {
+          case FULL -> 10_000;
+          case QUICK -> 3000;
+          case SMOKE -> 500;
+        };
+    int alone =
+        switch (length) {
+          case FULL, QUICK -> 500;
+          case SMOKE -> 20;
+        };
+    RedlockConfig config =
+        RedlockConfig.builder()
+            .nodes(uris)
+            .retryDelay(Duration.ofMillis(2))
+            .retryJitter(Duration.ofMillis(3))
+            .build();
+    try (Redlock a = Redlock.create(config);
+        Redlock b = Redlock.create(config)) {
+      Semaphore ofA = a.semaphore("bench:permits", 2);
+      Semaphore ofB = b.semaphore("bench:permits", 2);
+      double aloneCommands =
+          commandsAlone(
+              uris,
+              alone,
+              () -> ofA.acquire(Duration.ofSeconds(1), Duration.ofMillis(50)).release());
+      contendedRow(
+          uris,
+          CONTENDED_PERMITS,
+          millis,
+          "redlock, a semaphore of 2 permits",
+          aloneCommands,
+          thread -> {
+            Semaphore semaphore = thread % 2 == 0 ? ofA : ofB;
+            try (Lease permit = semaphore.acquire(Duration.ofSeconds(1), Duration.ofMillis(50))) {
+              return permit.isValid() ? 1 : 0;
+            } catch (LockUnavailableException e) {
+              return -1;
+            }
+          });
+    }
+    System.out.println("semaphore done");
   }
 
   /**

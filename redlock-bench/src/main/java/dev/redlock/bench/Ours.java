@@ -67,4 +67,32 @@ final class Ours implements LockUnderTest {
       redlock.close();
     }
   }
+
+  /**
+   * The same library, a permit of a semaphore of 2 per cycle ({@code semaphore(key, 2).acquire}):
+   * issue 17 item 2's row. Nobody else holds a permit, so a cycle asks one permit's mutex.
+   */
+  static final class Permit implements LockUnderTest {
+    private final Redlock redlock;
+
+    Permit(List<String> uris) {
+      this.redlock = Redlock.create(RedlockConfig.builder().nodes(uris).build());
+    }
+
+    @Override
+    public String name() {
+      return "redlock, a permit of a semaphore of 2 (semaphore.acquire)";
+    }
+
+    @Override
+    public void cycle(String key) throws InterruptedException {
+      Lease lease = redlock.semaphore(key, 2).acquire(TTL, MAX_WAIT);
+      lease.release();
+    }
+
+    @Override
+    public void close() {
+      redlock.close();
+    }
+  }
 }

@@ -31,6 +31,8 @@ class LoadDriverSmokeIT {
           "| contended, 8 threads, one key | 5 | redlock (this library)",
           "| contended, 8 threads, one key | 5 | Redisson 3.52 RedissonRedLock",
           "| distinct keys, 256 threads",
+          "| uncontended, same resource, one lock or a semaphore's permit | 5 | redlock, a permit",
+          "| contended, 8 threads, a semaphore of 2 permits | 5 | redlock, a semaphore of 2",
           "nodes "
         }) {
       assertTrue(table.contains(row), "missing " + row + " in\n" + table);

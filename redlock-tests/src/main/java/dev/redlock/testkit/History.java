@@ -1,8 +1,11 @@
 package dev.redlock.testkit;
 
 import dev.redlock.Lease;
+import dev.redlock.Semaphore;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * What the clients of a fault test did, in order, with timestamps from one monotonic clock (all
@@ -135,6 +138,42 @@ public final class History {
       long validUntil,
       long token) {
     events.add(new Event(events.size() + 1, client, resource, op, outcome, at, validUntil, token));
+  }
+
+  /** Which semaphore each permit resource belongs to (see {@link #permitGranted}). */
+  private final Map<String, String> semaphoreOfPermit = new HashMap<>();
+
+  /** The most permits any client took a semaphore's permits with: the bound the checker holds. */
+  private final Map<String, Integer> permitsOfSemaphore = new HashMap<>();
+
+  /**
+   * Records that {@code client} was granted {@code lease}, a permit of {@code semaphore}, now: the
+   * grant of its permit resource, as {@link #granted}, and that this resource is one of the
+   * semaphore's, so the checker also holds the semaphore's valid permits to at most the largest
+   * {@link Semaphore#permits()} they were taken through.
+   */
+  public void permitGranted(String client, Semaphore semaphore, Lease lease) {
+    declarePermit(lease.resource(), semaphore.name(), semaphore.permits());
+    granted(client, lease);
+  }
+
+  /**
+   * Declares {@code resource} a permit of {@code semaphore}, taken through a semaphore of {@code
+   * permits} permits (for histories written by hand).
+   */
+  public synchronized void declarePermit(String resource, String semaphore, int permits) {
+    semaphoreOfPermit.put(resource, semaphore);
+    permitsOfSemaphore.merge(semaphore, permits, Math::max);
+  }
+
+  /** Each declared permit resource and its semaphore's name. */
+  public synchronized Map<String, String> semaphoreOfPermit() {
+    return Map.copyOf(semaphoreOfPermit);
+  }
+
+  /** Each semaphore's bound: the most permits any of its permits was taken through. */
+  public synchronized Map<String, Integer> permitsOfSemaphore() {
+    return Map.copyOf(permitsOfSemaphore);
   }
 
   /** A copy of every event, in recording order. */

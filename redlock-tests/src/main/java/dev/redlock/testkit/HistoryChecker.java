@@ -18,7 +18,9 @@ import java.util.Map;
  *   <li>a write accepted with a token older than one already accepted for that resource (writes of
  *       unknown outcome count as accepted: conservative);
  *   <li>a lease found valid after its validity had ended;
- *   <li>two successive grants of one resource whose fencing tokens do not increase.
+ *   <li>two successive grants of one resource whose fencing tokens do not increase;
+ *   <li>more holders of a semaphore's permits at once than its permits (the largest number any of
+ *       them was taken through, {@link History#permitGranted}), each window as above.
  * </ul>
  */
 public final class HistoryChecker {
@@ -32,6 +34,7 @@ public final class HistoryChecker {
     staleWrites(events, found);
     validAfterValidity(events, found);
     tokensInGrantOrder(events, found);
+    tooManyPermitHolders(history, events, found);
     return found;
   }
 
@@ -130,5 +133,79 @@ public final class HistoryChecker {
         }
       }
     }
+  }
+
+  /**
+   * The most holders of {@code semaphore}'s permits whose windows overlapped at one instant (a
+   * window as for overlapping holders): what a run reached against the bound.
+   */
+  public static int mostPermitHoldersAtOnce(History history, String semaphore) {
+    int most = 0;
+    for (List<Window> overlap : permitOverlaps(history, history.events(), semaphore)) {
+      most = Math.max(most, overlap.size());
+    }
+    return most;
+  }
+
+  private static void tooManyPermitHolders(
+      History history, List<Event> events, List<String> found) {
+    for (Map.Entry<String, Integer> semaphore : history.permitsOfSemaphore().entrySet()) {
+      int permits = semaphore.getValue();
+      for (List<Window> overlap : permitOverlaps(history, events, semaphore.getKey())) {
+        if (overlap.size() > permits) {
+          StringBuilder holders = new StringBuilder();
+          for (Window w : overlap) {
+            holders.append(holders.length() == 0 ? "" : ", ").append(w.grant());
+          }
+          found.add(
+              "more than "
+                  + permits
+                  + " holders of semaphore '"
+                  + semaphore.getKey()
+                  + "' at once ("
+                  + overlap.size()
+                  + "): "
+                  + holders);
+        }
+      }
+    }
+  }
+
+  /**
+   * For each grant of one of {@code semaphore}'s permits, the windows open at the instant it began
+   * (itself included): every peak of holders at once starts at some grant.
+   */
+  private static List<List<Window>> permitOverlaps(
+      History history, List<Event> events, String semaphore) {
+    Map<String, String> semaphoreOf = history.semaphoreOfPermit();
+    Map<String, Long> releasedAt = new HashMap<>();
+    for (Event e : events) {
+      if (e.op() == Op.RELEASE) {
+        releasedAt.merge(key(e), e.at(), Math::min);
+      }
+    }
+    List<Window> windows = new ArrayList<>();
+    for (Event grant : events) {
+      if (grant.op() == Op.GRANT
+          && grant.outcome() == Outcome.OK
+          && semaphore.equals(semaphoreOf.get(grant.resource()))) {
+        long end =
+            Math.min(grant.validUntil(), releasedAt.getOrDefault(key(grant), Long.MAX_VALUE));
+        windows.add(new Window(grant, end));
+      }
+    }
+    windows.sort(Comparator.comparingLong(w -> w.grant().at()));
+    List<List<Window>> overlaps = new ArrayList<>();
+    for (int i = 0; i < windows.size(); i++) {
+      long at = windows.get(i).grant().at();
+      List<Window> open = new ArrayList<>();
+      for (int j = 0; j <= i; j++) {
+        if (windows.get(j).end() > at) {
+          open.add(windows.get(j));
+        }
+      }
+      overlaps.add(open);
+    }
+    return overlaps;
   }
 }

@@ -48,6 +48,9 @@ public final class Workload implements AutoCloseable {
   private final History history = new History();
   private final Map<String, Long> register = new HashMap<>();
 
+  /** The name of the semaphore of a {@link Builder#semaphore} workload. */
+  public static final String SEMAPHORE = "workload:permits";
+
   private Workload(Builder options) {
     this.options = options;
   }
@@ -68,6 +71,7 @@ public final class Workload implements AutoCloseable {
     private boolean fencing = true;
     private boolean callerFaults;
     private boolean multiResource;
+    private int permits;
     private UnaryOperator<RedlockConfig.Builder> config = UnaryOperator.identity();
 
     private Builder(FaultyNodes nodes) {
@@ -135,6 +139,20 @@ public final class Workload implements AutoCloseable {
      */
     public Builder multiResource(boolean multiResource) {
       this.multiResource = multiResource;
+      return this;
+    }
+
+    /**
+     * Semaphore permits (default 0: off): every attempt asks for a permit of one semaphore of
+     * {@code permits} permits ({@code Semaphore.tryAcquire}, or {@code acquire} for the waiting
+     * threads), made by each client ({@link #SEMAPHORE} is its name). Each grant is recorded with
+     * {@link History#permitGranted}, so the checker holds the semaphore to at most {@code permits}
+     * holders at once, and each permit to one; the register keeps each permit's tokens apart
+     * (tokens order the holders of one permit). Give the holders a {@link #hold} so that permits
+     * are held side by side.
+     */
+    public Builder semaphore(int permits) {
+      this.permits = positive("permits", permits);
       return this;
     }
 
@@ -252,6 +270,8 @@ public final class Workload implements AutoCloseable {
       for (int c = 0; c < clients.size(); c++) {
         for (int t = 0; t < options.threadsPerClient; t++) {
           Redlock client = clients.get(c);
+          dev.redlock.Semaphore semaphore =
+              options.permits > 0 ? client.semaphore(SEMAPHORE, options.permits) : null;
           String name = "client" + c + "-thread" + t;
           boolean waits = options.callerFaults && t % 2 == 1;
           running.add(
@@ -265,13 +285,17 @@ public final class Workload implements AutoCloseable {
                       long start = System.nanoTime();
                       try {
                         Optional<Lease> lease =
-                            set != null
+                            semaphore != null
                                 ? (waits
-                                    ? Optional.of(client.acquireAll(set, options.ttl, WAIT))
-                                    : client.tryAcquireAll(set, options.ttl))
-                                : waits
-                                    ? Optional.of(client.acquire(resource, options.ttl, WAIT))
-                                    : client.tryAcquire(resource, options.ttl);
+                                    ? Optional.of(semaphore.acquire(options.ttl, WAIT))
+                                    : semaphore.tryAcquire(options.ttl))
+                                : set != null
+                                    ? (waits
+                                        ? Optional.of(client.acquireAll(set, options.ttl, WAIT))
+                                        : client.tryAcquireAll(set, options.ttl))
+                                    : waits
+                                        ? Optional.of(client.acquire(resource, options.ttl, WAIT))
+                                        : client.tryAcquire(resource, options.ttl);
                         if (lease.isEmpty()) {
                           busy.incrementAndGet();
                           backOff(1, 3);
@@ -279,7 +303,7 @@ public final class Workload implements AutoCloseable {
                         }
                         grantLatency.add((System.nanoTime() - start) / 1_000);
                         grants.incrementAndGet();
-                        if (!hold(name, lease.get())) {
+                        if (!hold(name, lease.get(), semaphore)) {
                           refused.incrementAndGet();
                         }
                       } catch (LockUnavailableException e) {
@@ -432,11 +456,16 @@ public final class Workload implements AutoCloseable {
   }
 
   /**
-   * The holder's critical section: a guarded write to each resource the lease locks; returns false
-   * when a guarded write was refused.
+   * The holder's critical section: a guarded write to each resource the lease locks (a permit's own
+   * resource, for a permit of {@code semaphore}, else null); returns false when a guarded write was
+   * refused.
    */
-  private boolean hold(String name, Lease lease) {
-    history.granted(name, lease);
+  private boolean hold(String name, Lease lease, dev.redlock.Semaphore semaphore) {
+    if (semaphore != null) {
+      history.permitGranted(name, semaphore, lease);
+    } else {
+      history.granted(name, lease);
+    }
     try {
       if (lease.isValid()) {
         history.foundValid(name, lease);

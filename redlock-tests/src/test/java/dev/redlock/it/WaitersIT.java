@@ -293,4 +293,73 @@ class WaitersIT {
       held.release();
     }
   }
+
+  /**
+   * A semaphore's waiters stand in one line too (issue 17 item 2): with both permits held by this
+   * service, a thread waiting for a permit is parked between rounds, and the release of either
+   * permit wakes it at once (its own pause would end in a minute). Planted: the engine telling only
+   * the permit resource's own line, not its semaphore's, leaves it waiting its minute.
+   */
+  @Test
+  void aReleaseOfAPermitByThisServiceWakesTheSemaphoresFirstWaiter() throws Exception {
+    var nodes = redis.start(RedisFixture.nodes(3));
+    try (Redlock service = Redlock.create(config(nodes.uris(), MINUTE).build())) {
+      dev.redlock.Semaphore permits = service.semaphore("waiters:permits", 2);
+      Lease first = permits.tryAcquire(TTL).orElseThrow();
+      Lease second = permits.tryAcquire(TTL).orElseThrow();
+      AtomicReference<Object> outcome = new AtomicReference<>();
+      Thread t =
+          new Thread(
+              () -> {
+                try (Lease permit = permits.acquire(TTL, MINUTE.multipliedBy(2))) {
+                  outcome.set(permit.isValid() ? permit.resource() : "invalid");
+                } catch (Throwable e) {
+                  outcome.set(e);
+                }
+              },
+              "permit-waiter");
+      started.add(t);
+      t.start();
+      await().atMost(WAKE_BOUND).until(() -> waitingInLine(t));
+      second.release();
+      await().atMost(WAKE_BOUND).until(() -> outcome.get() != null);
+      assertEquals(second.resource(), outcome.get(), "woken, and granted the released permit");
+      first.release();
+    }
+  }
+
+  /**
+   * A thread waiting in a semaphore's line that is interrupted throws {@link InterruptedException}
+   * at once and holds nothing: the permit freed afterwards is anyone's, and the line is gone.
+   */
+  @Test
+  void anInterruptedSemaphoreWaiterThrowsAndTakesNothing() throws Exception {
+    var nodes = redis.start(RedisFixture.nodes(3));
+    try (Redlock service = Redlock.create(config(nodes.uris(), MINUTE).build())) {
+      dev.redlock.Semaphore permits = service.semaphore("waiters:permit-interrupted", 1);
+      Lease held = permits.tryAcquire(TTL).orElseThrow();
+      AtomicReference<Object> outcome = new AtomicReference<>();
+      Thread t =
+          new Thread(
+              () -> {
+                try (Lease permit = permits.acquire(TTL, MINUTE.multipliedBy(2))) {
+                  outcome.set(permit);
+                } catch (Throwable e) {
+                  outcome.set(e);
+                }
+              },
+              "permit-interrupted");
+      started.add(t);
+      t.start();
+      await().atMost(WAKE_BOUND).until(() -> waitingInLine(t));
+      t.interrupt();
+      await().atMost(WAKE_BOUND).until(() -> outcome.get() != null);
+      assertInstanceOf(InterruptedException.class, outcome.get());
+      held.release();
+      permits
+          .tryAcquire(TTL)
+          .orElseThrow(() -> new AssertionError("the interrupted waiter took the permit"))
+          .release();
+    }
+  }
 }

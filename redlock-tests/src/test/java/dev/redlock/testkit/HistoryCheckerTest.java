@@ -72,4 +72,47 @@ class HistoryCheckerTest {
     assertEquals(1, v.size(), v.toString());
     assertTrue(v.get(0).startsWith("fencing token did not increase: #1 a GRANT"), v.get(0));
   }
+
+  /** Three permits of a semaphore of 2 at once: caught, naming the three grants. */
+  @Test
+  void moreHoldersOfASemaphoreThanItsPermitsAreCaught() {
+    History h = new History();
+    h.declarePermit("s@permit:0", "s", 2);
+    h.declarePermit("s@permit:1", "s", 2);
+    h.declarePermit("s@permit:2", "s", 2); // a permit the semaphore of 2 must never grant
+    h.record("a", "s@permit:0", Op.GRANT, Outcome.OK, 100, 1_000, 1);
+    h.record("b", "s@permit:1", Op.GRANT, Outcome.OK, 200, 1_000, 1);
+    h.record("c", "s@permit:2", Op.GRANT, Outcome.OK, 300, 1_000, 1);
+    List<String> v = HistoryChecker.violations(h);
+    assertEquals(1, v.size(), v.toString());
+    assertTrue(
+        v.get(0).startsWith("more than 2 holders of semaphore 's' at once (3): #1 a GRANT")
+            && v.get(0).contains("#3 c GRANT"),
+        v.get(0));
+    assertEquals(3, HistoryChecker.mostPermitHoldersAtOnce(h, "s"));
+  }
+
+  /**
+   * Permits whose windows end (released, or run out) before the next begins are not counted
+   * together, grants of other resources never are, and the bound is the largest number of permits a
+   * permit was taken through (a semaphore grown from 2 to 3 may have 3 holders).
+   */
+  @Test
+  void permitsThatEndedBeforeTheNextAndOtherResourcesAreNotCounted() {
+    History h = new History();
+    h.declarePermit("s@permit:0", "s", 2);
+    h.declarePermit("s@permit:1", "s", 2);
+    h.record("a", "s@permit:0", Op.GRANT, Outcome.OK, 100, 1_000, 1);
+    h.record("b", "s@permit:1", Op.GRANT, Outcome.OK, 200, 250, 1); // ran out at 250
+    h.record("a", "s@permit:0", Op.RELEASE, Outcome.OK, 280, 0, 1);
+    h.record("c", "s@permit:1", Op.GRANT, Outcome.OK, 300, 1_000, 2);
+    h.record("d", "s@permit:0", Op.GRANT, Outcome.OK, 310, 1_000, 2);
+    h.record("e", "other", Op.GRANT, Outcome.OK, 320, 1_000, 1); // no permit of s
+    assertEquals(List.of(), HistoryChecker.violations(h));
+    assertEquals(2, HistoryChecker.mostPermitHoldersAtOnce(h, "s"));
+    h.declarePermit("s@permit:2", "s", 3); // grown: taken through a semaphore of 3
+    h.record("f", "s@permit:2", Op.GRANT, Outcome.OK, 330, 1_000, 1);
+    assertEquals(List.of(), HistoryChecker.violations(h));
+    assertEquals(3, HistoryChecker.mostPermitHoldersAtOnce(h, "s"));
+  }
 }
