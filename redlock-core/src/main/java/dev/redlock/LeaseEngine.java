@@ -117,7 +117,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   public Lease acquire(String resource, Duration ttl, Duration maxWait)
       throws InterruptedException {
     long ttlMillis = request(resource, ttl);
-    return acquire(resource, null, ttlMillis, maxWait);
+    return acquire(resource, null, null, ttlMillis, maxWait);
   }
 
   @Override
@@ -130,7 +130,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     String label = sorted.toString();
     Attempt attempt;
     try {
-      attempt = attempt(label, sorted, ttlMillis);
+      attempt = attempt(label, sorted, null, ttlMillis);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new RedlockException(
@@ -154,8 +154,8 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     List<String> sorted = requestAll(resources);
     long ttlMillis = checkTtl(ttl);
     return sorted.size() == 1
-        ? acquire(sorted.get(0), null, ttlMillis, maxWait)
-        : acquire(sorted.toString(), sorted, ttlMillis, maxWait);
+        ? acquire(sorted.get(0), null, null, ttlMillis, maxWait)
+        : acquire(sorted.toString(), sorted, null, ttlMillis, maxWait);
   }
 
   @Override
@@ -173,9 +173,11 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
 
   /**
    * Attempts until won or {@code maxWait} is spent: {@code resources} null for the one {@code
-   * resource}, else the sorted set {@code resource} labels.
+   * resource}, else the sorted set {@code resource} labels; {@code side} non-null for a side of the
+   * read-write lock {@code resource}.
    */
-  private Lease acquire(String resource, List<String> resources, long ttlMillis, Duration maxWait)
+  private Lease acquire(
+      String resource, List<String> resources, RwSide side, long ttlMillis, Duration maxWait)
       throws InterruptedException {
     Objects.requireNonNull(maxWait, "maxWait must not be null");
     if (maxWait.isNegative()) {
@@ -188,7 +190,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     long giveUpAt = began + (unbounded ? 0 : waitNanos);
     // Behind this service's threads already waiting for it (no barging), else in line only once
     // an attempt is refused: the uncontended path never touches the line.
-    Object waitingFor = Waiters.what(resource, resources);
+    Object waitingFor = side == null ? Waiters.what(resource, resources) : side.line(resource);
     Waiters.Line line = waiters.anyWaiting(waitingFor) ? waiters.join(waitingFor) : null;
     boolean won = false;
     try {
@@ -197,7 +199,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
           awaitTurn(line, unbounded, giveUpAt);
         }
         long releasesSeen = waiters.releases();
-        Attempt attempt = attempt(resource, resources, ttlMillis);
+        Attempt attempt = attempt(resource, resources, side, ttlMillis);
         if (attempt.lease != null) {
           won = true;
           return attempt.lease;
@@ -436,14 +438,16 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
    * alone: won only with a quorum and validity left, else given back and the reason named.
    */
   Attempt attempt(String resource, long ttlMillis) throws InterruptedException {
-    return attempt(resource, null, ttlMillis);
+    return attempt(resource, null, null, ttlMillis);
   }
 
   /**
    * {@link #attempt(String, long)}; with {@code resources} (sorted, at least two) the attempt takes
-   * them all at once ({@link LeaseStore#takeAll}), and {@code resource} is their label.
+   * them all at once ({@link LeaseStore#takeAll}), and {@code resource} is their label; with {@code
+   * side} it takes that side of the read-write lock {@code resource} ({@link LeaseStore#takeRead},
+   * {@link LeaseStore#takeWrite}).
    */
-  private Attempt attempt(String resource, List<String> resources, long ttlMillis)
+  private Attempt attempt(String resource, List<String> resources, RwSide side, long ttlMillis)
       throws InterruptedException {
     if (Thread.interrupted()) {
       throw new InterruptedException(); // interrupted already: send nothing we would roll back
@@ -455,13 +459,17 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     emitAttempt(LockEvent.Kind.ATTEMPT, resource, 0, 0, null, null);
     long validUntil = Validity.validUntil(start, ttlMillis, settings.clockDriftFactor());
     LeaseStore.Vote<H> vote =
-        resources == null
-            ? store.take(resource, token, ttlMillis, start)
-            : store.takeAll(resources, token, ttlMillis, start);
+        side == RwSide.READ
+            ? store.takeRead(resource, token, ttlMillis, start)
+            : side == RwSide.WRITE
+                ? store.takeWrite(resource, token, ttlMillis, start)
+                : resources == null
+                    ? store.take(resource, token, ttlMillis, start)
+                    : store.takeAll(resources, token, ttlMillis, start);
     long now = ticker.read();
     H taken = vote.held();
     if (taken != null && vote.yes() >= store.quorum() && now - validUntil < 0) {
-      ManagedLease<H> lease = new ManagedLease<>(this, taken, ttlMillis, start, validUntil);
+      ManagedLease<H> lease = new ManagedLease<>(this, taken, side, ttlMillis, start, validUntil);
       held.add(lease);
       emitLease(
           LockEvent.Kind.ACQUIRED,
@@ -485,7 +493,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     }
     if (taken != null) {
       store.giveBack(taken); // taken too late: no validity left to hand out
-      waiters.released(Waiters.what(resource, resources)); // free again: the first may ask
+      wakeAfterRelease(resource, resources, side); // free again: the first may ask
     }
     Reason reason = whyLost(vote, now - validUntil >= 0);
     if (log.isDebugEnabled()) {
@@ -674,7 +682,144 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     store.giveBack(lease.held());
     // After the store answered: the woken thread's take follows this release on every node.
     List<String> resources = lease.resources();
-    waiters.released(Waiters.what(lease.resource(), resources.size() == 1 ? null : resources));
+    wakeAfterRelease(lease.resource(), resources.size() == 1 ? null : resources, lease.side);
+  }
+
+  /**
+   * Wakes the first of this service's threads waiting for what a lease just given back held: a
+   * plain lock's or a set's line; after a read lease, the lock's writers (readers never waited for
+   * it); after a write lease, both its writers and its readers.
+   */
+  private void wakeAfterRelease(String resource, List<String> resources, RwSide side) {
+    if (side == null) {
+      waiters.released(Waiters.what(resource, resources));
+      return;
+    }
+    waiters.released(RwSide.WRITE.line(resource));
+    if (side == RwSide.WRITE) {
+      waiters.released(RwSide.READ.line(resource));
+    }
+  }
+
+  // ---- read-write locks ---------------------------------------------------------------------
+
+  /** A side of a read-write lock, as the engine takes it. */
+  enum RwSide {
+    READ,
+    WRITE;
+
+    /**
+     * The line this service's threads waiting for this side of the lock {@code name} stand in: one
+     * per side, apart from every plain resource's or set's line.
+     */
+    Object line(String name) {
+      return new ReadWriteLine(name, this);
+    }
+  }
+
+  /** The key of a read-write lock side's line ({@link Waiters}): equal only to itself. */
+  private record ReadWriteLine(String name, RwSide side) {}
+
+  @Override
+  public ReadWriteLock readWriteLock(String name) {
+    ensureOpen();
+    Objects.requireNonNull(name, "name must not be null");
+    if (name.isBlank()) {
+      throw new IllegalArgumentException("name must not be blank, was '" + name + "'");
+    }
+    if (!store.hasReadWriteLocks()) {
+      throw new UnsupportedOperationException(
+          "this lease store (" + store.getClass().getSimpleName() + ") has no read-write locks");
+    }
+    try {
+      store.checkResource(name);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("name: " + e.getMessage(), e);
+    }
+    return new ReadWriteLock() {
+      private final ReadWriteLock.Side read = new LockSide(name, RwSide.READ);
+      private final ReadWriteLock.Side write = new LockSide(name, RwSide.WRITE);
+
+      @Override
+      public String name() {
+        return name;
+      }
+
+      @Override
+      public ReadWriteLock.Side readLock() {
+        return read;
+      }
+
+      @Override
+      public ReadWriteLock.Side writeLock() {
+        return write;
+      }
+
+      @Override
+      public String toString() {
+        return "ReadWriteLock[" + name + "]";
+      }
+    };
+  }
+
+  /** One side of a read-write lock: the plain lock's three ways in, on that side. */
+  private final class LockSide implements ReadWriteLock.Side {
+    private final String name;
+    private final RwSide side;
+
+    LockSide(String name, RwSide side) {
+      this.name = name;
+      this.side = side;
+    }
+
+    @Override
+    public Optional<Lease> tryAcquire(Duration ttl) {
+      ensureOpen();
+      long ttlMillis = checkTtl(ttl);
+      Attempt attempt;
+      try {
+        attempt = attempt(name, null, side, ttlMillis);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new RedlockException(
+            "interrupted while acquiring '"
+                + name
+                + "' for "
+                + (side == RwSide.READ ? "reading" : "writing")
+                + "; nothing is held (what was sent is rolled back)",
+            e);
+      }
+      if (attempt.lease != null) {
+        return Optional.of(attempt.lease);
+      }
+      if (attempt.reason == Reason.HELD_ELSEWHERE) {
+        return Optional.empty();
+      }
+      throw attempt.failure(name, 1, 0);
+    }
+
+    @Override
+    public Lease acquire(Duration ttl, Duration maxWait) throws InterruptedException {
+      ensureOpen();
+      long ttlMillis = checkTtl(ttl);
+      return LeaseEngine.this.acquire(name, null, side, ttlMillis, maxWait);
+    }
+
+    @Override
+    public <T, E extends Exception> T withLock(Duration ttl, Duration maxWait, LeaseTask<T, E> task)
+        throws E, InterruptedException {
+      Objects.requireNonNull(task, "task must not be null");
+      ensureOpen();
+      checkRenewable(ttl); // before acquiring: a lease we could not renew must not be taken at all
+      @SuppressWarnings("unchecked") // acquire only ever returns this engine's leases
+      ManagedLease<H> lease = (ManagedLease<H>) acquire(ttl, maxWait);
+      return runRenewed(lease, task);
+    }
+
+    @Override
+    public String toString() {
+      return "ReadWriteLock[" + name + "]." + (side == RwSide.READ ? "readLock()" : "writeLock()");
+    }
   }
 
   /** Tells the listeners a lease was lost; called once per loss, by the lease. */

@@ -29,6 +29,9 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   private final long ttlMillis;
   private final long grantedAt;
 
+  /** The side of a read-write lock this lease holds; null for a plain lock or a set. */
+  final LeaseEngine.RwSide side;
+
   private volatile long validUntil;
   private volatile LeaseLostException lost;
 
@@ -57,7 +60,18 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   private Thread interruptedForLoss; // the thread the loss interrupted, if any
 
   ManagedLease(LeaseEngine<H> engine, H held, long ttlMillis, long start, long validUntil) {
+    this(engine, held, null, ttlMillis, start, validUntil);
+  }
+
+  ManagedLease(
+      LeaseEngine<H> engine,
+      H held,
+      LeaseEngine.RwSide side,
+      long ttlMillis,
+      long start,
+      long validUntil) {
     this.engine = engine;
+    this.side = side;
     this.held = held;
     this.resource = held.resource();
     this.ttlMillis = ttlMillis;
