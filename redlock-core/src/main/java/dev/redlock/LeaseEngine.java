@@ -130,7 +130,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     String label = sorted.toString();
     Attempt attempt;
     try {
-      attempt = attempt(label, sorted, null, ttlMillis);
+      attempt = attempt(label, sorted, null, ttlMillis, 0);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new RedlockException(
@@ -199,7 +199,9 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
           awaitTurn(line, unbounded, giveUpAt);
         }
         long releasesSeen = waiters.releases();
-        Attempt attempt = attempt(resource, resources, side, ttlMillis);
+        Attempt attempt =
+            attempt(
+                resource, resources, side, ttlMillis, intentMillis(ttlMillis, unbounded, giveUpAt));
         if (attempt.lease != null) {
           won = true;
           return attempt.lease;
@@ -438,7 +440,24 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
    * alone: won only with a quorum and validity left, else given back and the reason named.
    */
   Attempt attempt(String resource, long ttlMillis) throws InterruptedException {
-    return attempt(resource, null, null, ttlMillis);
+    return attempt(resource, null, null, ttlMillis, 0);
+  }
+
+  /**
+   * How long a writer's refused attempt keeps new readers out: until its next attempt, which comes
+   * within a retry pause (and a round) unless it gives up at {@code giveUpAt} first; at most its
+   * ttl.
+   */
+  private long intentMillis(long ttlMillis, boolean unbounded, long giveUpAt) {
+    long next = pauseNanosAtMost() + 2 * roundNanos;
+    long left =
+        unbounded ? next : Math.min(next, Math.max(0, giveUpAt - ticker.read()) + roundNanos);
+    return Math.min(ttlMillis, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+  }
+
+  /** The longest retry pause: the delay and all of its jitter. */
+  private long pauseNanosAtMost() {
+    return settings.retryDelay().toNanos() + settings.retryJitter().toNanos();
   }
 
   /**
@@ -447,7 +466,8 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
    * side} it takes that side of the read-write lock {@code resource} ({@link LeaseStore#takeRead},
    * {@link LeaseStore#takeWrite}).
    */
-  private Attempt attempt(String resource, List<String> resources, RwSide side, long ttlMillis)
+  private Attempt attempt(
+      String resource, List<String> resources, RwSide side, long ttlMillis, long intentMillis)
       throws InterruptedException {
     if (Thread.interrupted()) {
       throw new InterruptedException(); // interrupted already: send nothing we would roll back
@@ -462,7 +482,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
         side == RwSide.READ
             ? store.takeRead(resource, token, ttlMillis, start)
             : side == RwSide.WRITE
-                ? store.takeWrite(resource, token, ttlMillis, start)
+                ? store.takeWrite(resource, token, ttlMillis, intentMillis, start)
                 : resources == null
                     ? store.take(resource, token, ttlMillis, start)
                     : store.takeAll(resources, token, ttlMillis, start);
@@ -778,7 +798,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
       long ttlMillis = checkTtl(ttl);
       Attempt attempt;
       try {
-        attempt = attempt(name, null, side, ttlMillis);
+        attempt = attempt(name, null, side, ttlMillis, 0); // one attempt: keeps no reader out
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new RedlockException(

@@ -87,6 +87,7 @@ class NullSafetyTest {
     instances.put(Redlock.class, redlock);
     instances.put(LockService.class, redlock);
     instances.put(Lease.class, lease);
+    instances.put(ReadWriteLock.Side.class, redlock.readWriteLock("null-safety-rw").writeLock());
     instances.put(RedlockAdmin.class, admin);
     instances.put(RedlockConfig.Builder.class, RedlockConfig.builder());
     instances.put(LockSettings.Builder.class, LockSettings.builder());

@@ -22,6 +22,7 @@ public final class NodeRequest {
   private final String key;
   private final String[] keys; // null for a request about one key
   private final Shape shape;
+  private final long intentMillis; // a waiting writer's acquire: how long to keep readers out
   private final String token;
   private final long argument;
 
@@ -32,15 +33,22 @@ public final class NodeRequest {
    * @param argument the ttl in ms (acquire, extend) or the fencing token to reach (raise); else 0
    */
   public NodeRequest(Verb verb, String key, String token, long argument) {
-    this(verb, Objects.requireNonNull(key, "key"), null, Shape.ONE, token, argument);
+    this(verb, Objects.requireNonNull(key, "key"), null, Shape.ONE, token, argument, 0);
   }
 
   private NodeRequest(
-      Verb verb, String key, String[] keys, Shape shape, String token, long argument) {
+      Verb verb,
+      String key,
+      String[] keys,
+      Shape shape,
+      String token,
+      long argument,
+      long intentMillis) {
     this.verb = Objects.requireNonNull(verb, "verb");
     this.key = key;
     this.keys = keys;
     this.shape = shape;
+    this.intentMillis = intentMillis;
     this.token = Objects.requireNonNull(token, "token");
     this.argument = argument;
   }
@@ -56,18 +64,20 @@ public final class NodeRequest {
     if (keys.length < 2) {
       throw new IllegalArgumentException("a request of several keys needs 2 or more, was 1");
     }
-    return new NodeRequest(verb, keys[0], keys, Shape.ALL, token, argument);
+    return new NodeRequest(verb, keys[0], keys, Shape.ALL, token, argument, 0);
   }
 
   /**
    * A request of one side of a read-write lock ({@code shape} {@link Shape#READ} or {@link
    * Shape#WRITE}) about the lock's {@code keys}: its writer key (which picks the connection), its
-   * readers and its writer intent mark, in that order. The array is shared, not copied.
+   * readers and its writer intent mark, in that order. The array is shared, not copied. {@code
+   * intentMillis}: for a writer's acquire, how long a refusal keeps new readers out (the writer
+   * will ask again within it; 0 for a writer that will not); else 0.
    *
    * @throws IllegalArgumentException for another shape or not three keys
    */
   public static NodeRequest ofReadWrite(
-      Verb verb, Shape shape, String[] keys, String token, long argument) {
+      Verb verb, Shape shape, String[] keys, String token, long argument, long intentMillis) {
     if ((shape != Shape.READ && shape != Shape.WRITE) || keys.length != 3) {
       throw new IllegalArgumentException(
           "a read-write request needs shape READ or WRITE and 3 keys, was "
@@ -75,7 +85,15 @@ public final class NodeRequest {
               + " with "
               + keys.length);
     }
-    return new NodeRequest(verb, keys[0], keys, shape, token, argument);
+    return new NodeRequest(verb, keys[0], keys, shape, token, argument, intentMillis);
+  }
+
+  /**
+   * For a writer's acquire of a read-write lock, how long (ms) a refusal keeps new readers out; 0
+   * otherwise.
+   */
+  public long intentMillis() {
+    return intentMillis;
   }
 
   /** Whether this request is about several keys at once ({@link #ofKeys}). */
@@ -126,6 +144,7 @@ public final class NodeRequest {
         && verb == r.verb
         && shape == r.shape
         && argument == r.argument
+        && intentMillis == r.intentMillis
         && key.equals(r.key)
         && java.util.Arrays.equals(keys, r.keys)
         && token.equals(r.token);

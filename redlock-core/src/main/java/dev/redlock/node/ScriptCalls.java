@@ -52,7 +52,23 @@ final class ScriptCalls {
 
   /** How many bulk strings {@link #write} writes for {@code r}. */
   int count(NodeRequest r) {
-    return 3 + keyCount(r) + argCount(r.verb());
+    return 3 + keyCount(r) + argCount(r.verb()) + (hasTail(r) ? 1 : 0);
+  }
+
+  /**
+   * Whether {@code r} has an ARGV after the per-connection ones, written by {@link #writeTail}: a
+   * writer's acquire of a read-write lock (ARGV[9], how long its refusal keeps readers out).
+   */
+  private static boolean hasTail(NodeRequest r) {
+    return r.shape() == NodeRequest.Shape.WRITE && r.verb() == NodeRequest.Verb.ACQUIRE;
+  }
+
+  /**
+   * Writes what comes after the per-connection arguments (see {@link #hasTail}); returns the end.
+   * {@link #count} and {@link #size} include it.
+   */
+  int writeTail(NodeRequest r, byte[] out, int at) {
+    return hasTail(r) ? Resp.bulk(out, at, r.intentMillis()) : at;
   }
 
   /**
@@ -87,7 +103,7 @@ final class ScriptCalls {
   /** How many bytes, exactly, {@link #write} writes for {@code r}. */
   int size(NodeRequest r, boolean withSource) {
     if (isReadWrite(r)) {
-      return readWriteSize(r, withSource);
+      return readWriteSize(r, withSource) + (hasTail(r) ? Resp.bulkSize(r.intentMillis()) : 0);
     }
     int n = r.keyCount();
     int size =

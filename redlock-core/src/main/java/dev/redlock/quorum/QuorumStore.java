@@ -274,7 +274,8 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       throws InterruptedException {
     String key = keyPrefix + resource;
     RequestOrder order = new RequestOrder(unsettledReleases.get(key));
-    return vote(resource, null, key, null, NodeRequest.Shape.ONE, token, ttlMillis, start, order);
+    return vote(
+        resource, null, key, null, NodeRequest.Shape.ONE, token, ttlMillis, 0, start, order);
   }
 
   /**
@@ -304,6 +305,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
         NodeRequest.Shape.ALL,
         token,
         ttlMillis,
+        0,
         start,
         new RequestOrder(unsettled));
   }
@@ -324,7 +326,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   @Override
   public Vote<QuorumHeld> takeRead(String name, String token, long ttlMillis, long start)
       throws InterruptedException {
-    return voteReadWrite(name, NodeRequest.Shape.READ, token, ttlMillis, start);
+    return voteReadWrite(name, NodeRequest.Shape.READ, token, ttlMillis, 0, start);
   }
 
   /**
@@ -334,19 +336,25 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
    * a token from the lock's one counter, the one readers draw from.
    */
   @Override
-  public Vote<QuorumHeld> takeWrite(String name, String token, long ttlMillis, long start)
+  public Vote<QuorumHeld> takeWrite(
+      String name, String token, long ttlMillis, long intentMillis, long start)
       throws InterruptedException {
-    return voteReadWrite(name, NodeRequest.Shape.WRITE, token, ttlMillis, start);
+    return voteReadWrite(name, NodeRequest.Shape.WRITE, token, ttlMillis, intentMillis, start);
   }
 
   private Vote<QuorumHeld> voteReadWrite(
-      String name, NodeRequest.Shape shape, String token, long ttlMillis, long start)
+      String name,
+      NodeRequest.Shape shape,
+      String token,
+      long ttlMillis,
+      long intentMillis,
+      long start)
       throws InterruptedException {
     String[] keys = NodeKeys.readWriteKeys(keyPrefix, name);
     // Both sides' requests follow the last unsettled release of either side of this lock, keyed
     // by the writer key (which also picks each node's connection).
     RequestOrder order = new RequestOrder(unsettledReleases.get(keys[0]));
-    return vote(name, null, keys[0], keys, shape, token, ttlMillis, start, order);
+    return vote(name, null, keys[0], keys, shape, token, ttlMillis, intentMillis, start, order);
   }
 
   /**
@@ -355,10 +363,22 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
    */
   static NodeRequest request(
       Verb verb, NodeRequest.Shape shape, String key, String[] keys, String token, long argument) {
+    return request(verb, shape, key, keys, token, argument, 0);
+  }
+
+  /** {@link #request}, with a writer's acquire's {@code intentMillis} (see NodeRequest). */
+  private static NodeRequest request(
+      Verb verb,
+      NodeRequest.Shape shape,
+      String key,
+      String[] keys,
+      String token,
+      long argument,
+      long intentMillis) {
     return switch (shape) {
       case ONE -> new NodeRequest(verb, key, token, argument);
       case ALL -> NodeRequest.ofKeys(verb, keys, token, argument);
-      case READ, WRITE -> NodeRequest.ofReadWrite(verb, shape, keys, token, argument);
+      case READ, WRITE -> NodeRequest.ofReadWrite(verb, shape, keys, token, argument, intentMillis);
     };
   }
 
@@ -374,6 +394,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       NodeRequest.Shape shape,
       String token,
       long ttlMillis,
+      long intentMillis,
       long start,
       RequestOrder order)
       throws InterruptedException {
@@ -381,7 +402,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     // comes before the vote's deadline (else it is SKIPPED: its vote could not count anyway).
     Ballot votes =
         fanOut.send(
-            request(Verb.ACQUIRE, shape, key, keys, token, ttlMillis),
+            request(Verb.ACQUIRE, shape, key, keys, token, ttlMillis, intentMillis),
             HELD,
             order,
             null,

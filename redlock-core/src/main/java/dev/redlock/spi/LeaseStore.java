@@ -158,15 +158,17 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
 
   /**
    * One attempt to take the read-write lock {@code name} for writing, as {@link #takeRead}: refused
-   * while another writer or any unexpired reader holds it (the refusal then keeps new readers out
-   * for a while, see {@link #takeRead}); the held lease's {@link Held#fencingToken()} is larger
-   * than every token granted before on the lock, to readers and writers alike. This default
-   * refuses.
+   * while another writer or any unexpired reader holds it; a refusal then keeps new readers out for
+   * {@code intentMillis} (at most {@code ttlMillis}: until this writer asks again; 0 for a writer
+   * that will not), so that they cannot keep it out. The held lease's {@link Held#fencingToken()}
+   * is larger than every token granted before on the lock, to readers and writers alike. This
+   * default refuses.
    *
    * @throws InterruptedException if interrupted; the attempt is rolled back
    * @throws UnsupportedOperationException if this store has no read-write locks
    */
-  default Vote<H> takeWrite(String name, String token, long ttlMillis, long start)
+  default Vote<H> takeWrite(
+      String name, String token, long ttlMillis, long intentMillis, long start)
       throws InterruptedException {
     throw new UnsupportedOperationException(
         "this lease store (" + getClass().getSimpleName() + ") has no read-write locks");

@@ -7,9 +7,11 @@
 -- KEYS[4] = the previous version's epoch marker (as acquire.lua: the guard below is its text),
 -- KEYS[5] = the lock's readers: a sorted set of reader owner token -> expiry (node clock, µs),
 --           whose own PEXPIRE is kept at least as long as its latest entry,
--- KEYS[6] = the lock's writer intent mark (a writer waits: no new reader; PX of the writer's ttl).
+-- KEYS[6] = the lock's writer intent mark (a writer waits: no new reader while it lives).
 -- ARGV: as acquire.lua (ARGV[1] = owner token, ARGV[2] = ttl in ms, ARGV[3] = maxTtl in ms,
--- ARGV[4] = guard on, ARGV[5..8] = this connection's process, appended per connection).
+-- ARGV[4] = guard on, ARGV[5..8] = this connection's process, appended per connection),
+-- ARGV[9] = how long a refusal keeps new readers out, ms: until this writer asks again (it waits
+--           that long at most), never longer than its ttl; 0 for a writer that will not ask again.
 -- The keys live under '@rw:', where no resource name may reach (NodeKeys.checkResource): a plain
 -- lock of the same name takes other keys and can never break this lock's rules.
 -- Returns: token * 2 + ahead (> 0) if the lock was taken for writing (ahead as acquire.lua);
@@ -63,10 +65,11 @@ end
 -- ---- restart guard: end ----
 
 -- Writer preference: a writer refused leaves a mark that refuses new readers (read_acquire.lua)
--- for up to its ttl, so a stream of readers cannot keep it out; never shortened by a shorter one.
+-- until it asks again, so a stream of readers cannot keep it out; never shortened by another's.
 local function mark_intent()
-  if redis.call('PTTL', KEYS[6]) < tonumber(ARGV[2]) then
-    redis.call('SET', KEYS[6], '1', 'PX', ARGV[2])
+  local intent = tonumber(ARGV[9])
+  if intent > 0 and redis.call('PTTL', KEYS[6]) < intent then
+    redis.call('SET', KEYS[6], '1', 'PX', ARGV[9])
   end
   return 0
 end

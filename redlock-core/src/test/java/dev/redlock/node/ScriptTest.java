@@ -30,8 +30,8 @@ class ScriptTest {
 
   /**
    * Both sides of a read-write lock run the same restart guard too, with the keys where acquire.lua
-   * has them: a reader's or a writer's vote on a node that may have forgotten leases is refused as a
-   * plain lock's is. Planted: a guard edit in acquire.lua alone fails this.
+   * has them: a reader's or a writer's vote on a node that may have forgotten leases is refused as
+   * a plain lock's is. Planted: a guard edit in acquire.lua alone fails this.
    */
   @Test
   void bothSidesOfAReadWriteLockRunTheSameRestartGuard() {

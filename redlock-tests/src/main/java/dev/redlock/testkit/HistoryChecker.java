@@ -18,7 +18,12 @@ import java.util.Map;
  *   <li>a write accepted with a token older than one already accepted for that resource (writes of
  *       unknown outcome count as accepted: conservative);
  *   <li>a lease found valid after its validity had ended;
- *   <li>two successive grants of one resource whose fencing tokens do not increase.
+ *   <li>two successive grants of one resource whose fencing tokens do not increase;
+ *   <li>writers not alone, for a read-write lock ({@link Op#READ_GRANT}s and {@link Op#GRANT}s of
+ *       one name): a write lease's window overlapping a read lease's, or a write lease whose token
+ *       is not larger than that of a read lease that ended before it began (and a read lease's not
+ *       larger than that of a write lease that ended before it). Read leases may overlap each
+ *       other; write leases among themselves are judged by the rules above.
  * </ul>
  */
 public final class HistoryChecker {
@@ -32,7 +37,65 @@ public final class HistoryChecker {
     staleWrites(events, found);
     validAfterValidity(events, found);
     tokensInGrantOrder(events, found);
+    writersAlone(events, found);
     return found;
+  }
+
+  /**
+   * A write lease of a read-write lock overlaps no read lease of it, and the tokens of the two
+   * kinds follow their order: whichever ended first has the smaller token.
+   */
+  private static void writersAlone(List<Event> events, List<String> found) {
+    Map<String, Long> releasedAt = new HashMap<>();
+    for (Event e : events) {
+      if (e.op() == Op.RELEASE) {
+        releasedAt.merge(key(e), e.at(), Math::min);
+      }
+    }
+    Map<String, List<Window>> reads = new HashMap<>();
+    Map<String, List<Window>> writes = new HashMap<>();
+    for (Event grant : events) {
+      if ((grant.op() == Op.GRANT || grant.op() == Op.READ_GRANT)
+          && grant.outcome() == Outcome.OK) {
+        long end =
+            Math.min(grant.validUntil(), releasedAt.getOrDefault(key(grant), Long.MAX_VALUE));
+        (grant.op() == Op.READ_GRANT ? reads : writes)
+            .computeIfAbsent(grant.resource(), r -> new ArrayList<>())
+            .add(new Window(grant, end));
+      }
+    }
+    for (Map.Entry<String, List<Window>> lock : reads.entrySet()) {
+      for (Window write : writes.getOrDefault(lock.getKey(), List.of())) {
+        for (Window read : lock.getValue()) {
+          long writeAt = write.grant().at();
+          long readAt = read.grant().at();
+          if (readAt < write.end() && writeAt < read.end()) {
+            found.add(
+                "writer not alone: "
+                    + write.grant()
+                    + " (until "
+                    + write.end()
+                    + ") overlaps reader "
+                    + read.grant()
+                    + " (until "
+                    + read.end()
+                    + ")");
+          } else if (read.end() <= writeAt && write.grant().token() <= read.grant().token()) {
+            found.add(
+                "write token not above an earlier read's: "
+                    + read.grant()
+                    + " then "
+                    + write.grant());
+          } else if (write.end() <= readAt && read.grant().token() <= write.grant().token()) {
+            found.add(
+                "read token not above an earlier write's: "
+                    + write.grant()
+                    + " then "
+                    + read.grant());
+          }
+        }
+      }
+    }
   }
 
   private record Window(Event grant, long end) {}
@@ -118,7 +181,7 @@ public final class HistoryChecker {
   private static void validAfterValidity(List<Event> events, List<String> found) {
     Map<String, Event> grants = new HashMap<>();
     for (Event e : events) {
-      if (e.op() == Op.GRANT && e.outcome() == Outcome.OK) {
+      if ((e.op() == Op.GRANT || e.op() == Op.READ_GRANT) && e.outcome() == Outcome.OK) {
         grants.put(key(e), e);
       }
     }
