@@ -2,6 +2,7 @@ package dev.redlock.testkit;
 
 import dev.redlock.Lease;
 import dev.redlock.LockUnavailableException;
+import dev.redlock.ReadWriteLock;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.RedlockException;
@@ -68,6 +69,7 @@ public final class Workload implements AutoCloseable {
     private boolean fencing = true;
     private boolean callerFaults;
     private boolean multiResource;
+    private boolean readWrite;
     private UnaryOperator<RedlockConfig.Builder> config = UnaryOperator.identity();
 
     private Builder(FaultyNodes nodes) {
@@ -135,6 +137,18 @@ public final class Workload implements AutoCloseable {
      */
     public Builder multiResource(boolean multiResource) {
       this.multiResource = multiResource;
+      return this;
+    }
+
+    /**
+     * Read-write locks (default off): every attempt takes a side of one of the {@link #resources}
+     * read-write locks ({@code "workload-rw:<i>"}, {@link Redlock#readWriteLock}), a writer one
+     * time in four, else a reader; odd threads wait ({@code acquire}, so that writers leave their
+     * intent mark), even ones try once. Read grants are recorded as {@link History.Op#READ_GRANT}
+     * and write nothing; writers make the guarded write. The checker then judges writers alone.
+     */
+    public Builder readWrite(boolean readWrite) {
+      this.readWrite = readWrite;
       return this;
     }
 
@@ -253,7 +267,7 @@ public final class Workload implements AutoCloseable {
         for (int t = 0; t < options.threadsPerClient; t++) {
           Redlock client = clients.get(c);
           String name = "client" + c + "-thread" + t;
-          boolean waits = options.callerFaults && t % 2 == 1;
+          boolean waits = (options.callerFaults || options.readWrite) && t % 2 == 1;
           running.add(
               pool.submit(
                   () -> {
@@ -263,15 +277,26 @@ public final class Workload implements AutoCloseable {
                           "workload:" + ThreadLocalRandom.current().nextInt(options.resources);
                       java.util.Set<String> set = options.multiResource ? randomSet() : null;
                       long start = System.nanoTime();
+                      boolean reads = false;
                       try {
+                        ReadWriteLock.Side side = null;
+                        if (options.readWrite) {
+                          reads = ThreadLocalRandom.current().nextInt(4) != 0;
+                          ReadWriteLock rw = client.readWriteLock("workload-rw:" + resource);
+                          side = reads ? rw.readLock() : rw.writeLock();
+                        }
                         Optional<Lease> lease =
-                            set != null
+                            side != null
                                 ? (waits
-                                    ? Optional.of(client.acquireAll(set, options.ttl, WAIT))
-                                    : client.tryAcquireAll(set, options.ttl))
-                                : waits
-                                    ? Optional.of(client.acquire(resource, options.ttl, WAIT))
-                                    : client.tryAcquire(resource, options.ttl);
+                                    ? Optional.of(side.acquire(options.ttl, WAIT))
+                                    : side.tryAcquire(options.ttl))
+                                : set != null
+                                    ? (waits
+                                        ? Optional.of(client.acquireAll(set, options.ttl, WAIT))
+                                        : client.tryAcquireAll(set, options.ttl))
+                                    : waits
+                                        ? Optional.of(client.acquire(resource, options.ttl, WAIT))
+                                        : client.tryAcquire(resource, options.ttl);
                         if (lease.isEmpty()) {
                           busy.incrementAndGet();
                           backOff(1, 3);
@@ -279,7 +304,9 @@ public final class Workload implements AutoCloseable {
                         }
                         grantLatency.add((System.nanoTime() - start) / 1_000);
                         grants.incrementAndGet();
-                        if (!hold(name, lease.get())) {
+                        if (reads) {
+                          holdRead(name, lease.get());
+                        } else if (!hold(name, lease.get())) {
                           refused.incrementAndGet();
                         }
                       } catch (LockUnavailableException e) {
@@ -459,6 +486,26 @@ public final class Workload implements AutoCloseable {
         lease.release();
       } catch (RedlockException e) {
         // a release that did not reach a quorum: the nodes' ttl ends it; the history is unchanged
+      }
+    }
+  }
+
+  /** A reader's critical section: looks, holds (as {@link Builder#hold}), writes nothing. */
+  private void holdRead(String name, Lease lease) {
+    history.grantedRead(name, lease);
+    try {
+      if (lease.isValid()) {
+        history.foundValid(name, lease);
+      }
+      if (!options.hold.isZero()) {
+        LockSupport.parkNanos(options.hold.toNanos());
+      }
+    } finally {
+      history.released(name, lease);
+      try {
+        lease.release();
+      } catch (RedlockException e) {
+        // as in hold
       }
     }
   }
