@@ -31,6 +31,9 @@ class LoadDriverSmokeIT {
           "| contended, 8 threads, one key | 5 | redlock (this library)",
           "| contended, 8 threads, one key | 5 | Redisson 3.52 RedissonRedLock",
           "| distinct keys, 256 threads",
+          "| uncontended, same lock, plain or read-write | 5 | redlock, read side",
+          "| uncontended, same lock, plain or read-write | 5 | redlock, write side",
+          "| contended, 8 threads, one read-write lock, 1 in 8 cycles a writer | 5 |",
           "nodes "
         }) {
       assertTrue(table.contains(row), "missing " + row + " in\n" + table);
