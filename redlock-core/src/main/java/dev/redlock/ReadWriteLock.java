@@ -18,13 +18,14 @@ import java.util.Optional;
  * }</pre>
  *
  * <p>Rules: a write lease excludes every other lease of the lock, read or write; read leases
- * exclude only write leases. <b>Fairness: writers first.</b> A writer refused because the lock is
- * held leaves a mark that refuses new readers until it gets in (or, if it gives up, for at most its
- * ttl), so a stream of readers cannot keep a writer out; the cost is the other way round: a stream
- * of writers can keep readers out. <b>Fencing:</b> readers and writers draw from the lock's one
- * counter, so a write lease's token is larger than the token of every lease of the lock that ended
- * before it began, read or write, and a read lease's token larger than that of every write lease
- * that ended before it (readers among themselves are not ordered).
+ * exclude only write leases. <b>Fairness: writers first.</b> A writer waiting in {@code acquire} or
+ * {@code withLock} leaves, each time it is refused, a mark that refuses new readers until its next
+ * attempt (one that gives up holds readers off for at most one more retry pause; a writer's {@code
+ * tryAcquire} leaves none), so a stream of readers cannot keep a writer out; the cost is the other
+ * way round: a stream of writers can keep readers out. <b>Fencing:</b> readers and writers draw
+ * from the lock's one counter, so a write lease's token is larger than the token of every lease of
+ * the lock that ended before it began, read or write, and a read lease's token larger than that of
+ * every write lease that ended before it (readers among themselves are not ordered).
  *
  * <p>The lock's name is apart from plain resource names: a plain lock of {@code "prices"} and this
  * lock never exclude each other. Names follow the plain rules (not blank, what the store refuses
