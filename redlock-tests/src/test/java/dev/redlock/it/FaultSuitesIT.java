@@ -992,4 +992,64 @@ class FaultSuitesIT {
       assertTrue(nemesis.applied() > 0, "the nemesis applied faults");
     }
   }
+
+  /**
+   * Suite 3's bare majority, for a read-write lock: A reads on exactly {0, 1} of 3 (partitioned
+   * from node 2); node 1 restarts empty; B, who reaches every node, asks to write. With the guard
+   * (the same text in both read-write scripts), node 1 sits out and B is refused; without it, B
+   * wins {1, 2} while A's read is valid, and the checker must see a writer not alone.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {true, false})
+  void suite9bAReaderOnABareMajorityAndARestartedNode(boolean guard) throws Exception {
+    try (FaultyNodes nodes = start(RedisFixture.nodes(3))) {
+      UnaryOperator<RedlockConfig.Builder> config =
+          b -> {
+            RedlockConfig.Builder s = settings(b).maxTtl(Duration.ofSeconds(10));
+            return guard ? s : s.unsafeDisableRestartGuardForTesting();
+          };
+      History history = new History();
+      try (Redlock a =
+          Redlock.create(config.apply(RedlockConfig.builder().nodes(nodes.uris("a"))).build())) {
+        nodes.partition(Set.of("a"), Set.of(2));
+        Lease read =
+            a.readWriteLock("faults:rw-bare").readLock().acquire(Duration.ofSeconds(10), NO_HANG);
+        history.grantedRead("a", read);
+        nodes.node(1).restart(Persistence.NONE);
+        try (Redlock b =
+            Redlock.create(config.apply(RedlockConfig.builder().nodes(nodes.uris("b"))).build())) {
+          Optional<Lease> write = Optional.empty();
+          try {
+            write =
+                b.readWriteLock("faults:rw-bare").writeLock().tryAcquire(Duration.ofSeconds(10));
+          } catch (LockUnavailableException e) {
+            // refused: the guard kept node 1 out
+          }
+          write.ifPresent(lease -> history.granted("b", lease));
+          boolean aStillValid = read.isValid();
+          List<String> violations = HistoryChecker.violations(history);
+          report.add(
+              "9b read-write restart",
+              "reader on a bare majority, one of its nodes restarts empty, a writer asks, guard "
+                  + (guard ? "on" : "OFF (test-only switch)"),
+              guard ? "0 violations" : "the checker finds the writer not alone",
+              violations.size(),
+              write.isPresent()
+                  ? "writer granted while the read is valid: " + aStillValid
+                  : "writer refused");
+          assertTrue(aStillValid);
+          if (guard) {
+            assertTrue(write.isEmpty(), "the guard keeps the emptied node out");
+            assertEquals(List.of(), violations);
+          } else {
+            assertTrue(write.isPresent(), "without the guard the emptied node votes again");
+            assertFalse(violations.isEmpty(), "the checker sees the writer not alone");
+            assertTrue(violations.get(0).startsWith("writer not alone"), violations.get(0));
+            write.get().release();
+          }
+        }
+        read.release();
+      }
+    }
+  }
 }
