@@ -27,6 +27,10 @@ import java.util.Optional;
  * the lock that ended before it began, read or write, and a read lease's token larger than that of
  * every write lease that ended before it (readers among themselves are not ordered).
  *
+ * <p>Not reentrant, and no upgrade or downgrade: each acquire is a new lease, so a holder of a read
+ * lease that asks for the write side waits for its own read lease (and, while it waits, keeps other
+ * readers out) until its {@code maxWait} runs out. Release the read lease first.
+ *
  * <p>The lock's name is apart from plain resource names: a plain lock of {@code "prices"} and this
  * lock never exclude each other. Names follow the plain rules (not blank, what the store refuses
  * for a resource is refused here). Thread-safe; cheap to make, holds nothing until a side is

@@ -1314,6 +1314,52 @@ public abstract class LeaseContract {
         .release();
   }
 
+  /**
+   * A read lease in withLock whose store is cut off is lost as a plain lease is: onLost runs, the
+   * LOST event names the lock, the task is told (checkValid throws); once reconnected a writer gets
+   * in.
+   */
+  @Test
+  void aReadLeaseCutOffMidTaskIsLostAndTellsTheTask() throws Exception {
+    List<LockEvent> events = new CopyOnWriteArrayList<>();
+    ReadWriteLock a = readWrite(client(settings -> settings.listener(events::add)), "rw-lost");
+    CompletableFuture<LeaseLostException> signalled = new CompletableFuture<>();
+    Exception thrown =
+        assertThrows(
+            Exception.class,
+            () ->
+                a.readLock()
+                    .withLock(
+                        shortTtl(),
+                        NO_HANG,
+                        lease -> {
+                          lease.onLost(signalled::complete);
+                          disconnect();
+                          while (true) {
+                            lease.checkValid();
+                            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+                          }
+                        }));
+    assertTrue(thrown instanceof LeaseLostException, thrown.toString());
+    assertFalse(Thread.currentThread().isInterrupted(), "withLock left the loss's interrupt set");
+    signalled.get(NO_HANG.toMillis(), TimeUnit.MILLISECONDS);
+    await("a LOST event for the lock")
+        .atMost(NO_HANG)
+        .until(
+            () ->
+                events.stream()
+                    .anyMatch(
+                        e -> e.kind() == LockEvent.Kind.LOST && a.name().equals(e.resource())));
+    reconnect();
+    await("a writer gets in once the lost reader is gone")
+        .atMost(NO_HANG)
+        .until(
+            () -> readWrite(client(), "rw-lost").writeLock().tryAcquire(LONG_TTL),
+            Optional::isPresent)
+        .orElseThrow()
+        .release();
+  }
+
   @Test
   void badReadWriteLockNamesAndTtlsAreRefusedEarlyWithTheRule() {
     LockService a = client();
