@@ -184,7 +184,8 @@ public interface LockService extends AutoCloseable {
    * @throws NullPointerException if {@code name} is null
    * @throws IllegalArgumentException if {@code name} is blank or the store refuses it
    * @throws UnsupportedOperationException if the store has no read-write locks ({@link
-   *     LeaseStore#takeRead}); the message names the store
+   *     LeaseStore#hasReadWriteLocks}); the message names the store. Both of this library's stores
+   *     have them
    * @throws IllegalStateException if this service is closed
    */
   ReadWriteLock readWriteLock(String name);
