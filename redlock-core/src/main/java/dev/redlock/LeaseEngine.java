@@ -218,6 +218,11 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     } finally {
       if (line != null) {
         waiters.leave(waitingFor, line, won);
+        if (won && side == RwSide.READ) {
+          // Readers share: one that got in means the lock reads now, so the next reader in line
+          // asks at once rather than after its pause (and wakes the next in turn when it wins).
+          waiters.released(waitingFor);
+        }
       }
     }
   }
