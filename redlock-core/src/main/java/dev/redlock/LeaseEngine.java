@@ -125,7 +125,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   private Optional<Lease> tryOnce(String resource, List<String> resources, long ttlMillis) {
     Attempt attempt;
     try {
-      attempt = attempt(resource, resources, ttlMillis);
+      attempt = attempt(resource, resources, null, ttlMillis, 0);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new RedlockException(
@@ -147,7 +147,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   public Lease acquire(String resource, Duration ttl, Duration maxWait)
       throws InterruptedException {
     long ttlMillis = request(resource, ttl);
-    return acquire(resource, null, ttlMillis, maxWait);
+    return acquire(resource, null, null, ttlMillis, maxWait);
   }
 
   @Override
@@ -165,8 +165,8 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     List<String> sorted = requestAll(resources);
     long ttlMillis = checkTtl(ttl);
     return sorted.size() == 1
-        ? acquire(sorted.get(0), null, ttlMillis, maxWait)
-        : acquire(sorted.toString(), sorted, ttlMillis, maxWait);
+        ? acquire(sorted.get(0), null, null, ttlMillis, maxWait)
+        : acquire(sorted.toString(), sorted, null, ttlMillis, maxWait);
   }
 
   @Override
@@ -184,9 +184,11 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
 
   /**
    * Attempts until won or {@code maxWait} is spent: {@code resources} null for the one {@code
-   * resource}, else the sorted set {@code resource} labels.
+   * resource}, else the sorted set {@code resource} labels; {@code side} non-null for a side of the
+   * read-write lock {@code resource}.
    */
-  private Lease acquire(String resource, List<String> resources, long ttlMillis, Duration maxWait)
+  private Lease acquire(
+      String resource, List<String> resources, RwSide side, long ttlMillis, Duration maxWait)
       throws InterruptedException {
     Objects.requireNonNull(maxWait, "maxWait must not be null");
     if (maxWait.isNegative()) {
@@ -199,7 +201,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     long giveUpAt = began + (unbounded ? 0 : waitNanos);
     // Behind this service's threads already waiting for it (no barging), else in line only once
     // an attempt is refused: the uncontended path never touches the line.
-    Object waitingFor = Waiters.what(resource, resources);
+    Object waitingFor = side == null ? Waiters.what(resource, resources) : side.line(resource);
     Waiters.Line line = waiters.anyWaiting(waitingFor) ? waiters.join(waitingFor) : null;
     boolean won = false;
     try {
@@ -208,7 +210,9 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
           awaitTurn(line, unbounded, giveUpAt);
         }
         long releasesSeen = waiters.releases();
-        Attempt attempt = attempt(resource, resources, ttlMillis);
+        Attempt attempt =
+            attempt(
+                resource, resources, side, ttlMillis, intentMillis(ttlMillis, unbounded, giveUpAt));
         if (attempt.lease != null) {
           won = true;
           return attempt.lease;
@@ -225,6 +229,11 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     } finally {
       if (line != null) {
         waiters.leave(waitingFor, line, won);
+        if (won && side == RwSide.READ) {
+          // Readers share: one that got in means the lock reads now, so the next reader in line
+          // asks at once rather than after its pause (and wakes the next in turn when it wins).
+          waiters.released(waitingFor, 0, false);
+        }
       }
     }
   }
@@ -445,14 +454,34 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
    * alone: won only with a quorum and validity left, else given back and the reason named.
    */
   Attempt attempt(String resource, long ttlMillis) throws InterruptedException {
-    return attempt(resource, null, ttlMillis);
+    return attempt(resource, null, null, ttlMillis, 0);
+  }
+
+  /**
+   * How long a writer's refused attempt keeps new readers out: until its next attempt, which comes
+   * within a retry pause (and a round) unless it gives up at {@code giveUpAt} first; at most its
+   * ttl.
+   */
+  private long intentMillis(long ttlMillis, boolean unbounded, long giveUpAt) {
+    long next = pauseNanosAtMost() + 2 * roundNanos;
+    long left =
+        unbounded ? next : Math.min(next, Math.max(0, giveUpAt - ticker.read()) + roundNanos);
+    return Math.min(ttlMillis, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+  }
+
+  /** The longest retry pause: the delay and all of its jitter. */
+  private long pauseNanosAtMost() {
+    return settings.retryDelay().toNanos() + settings.retryJitter().toNanos();
   }
 
   /**
    * {@link #attempt(String, long)}; with {@code resources} (sorted, at least two) the attempt takes
-   * them all at once ({@link LeaseStore#takeAll}), and {@code resource} is their label.
+   * them all at once ({@link LeaseStore#takeAll}), and {@code resource} is their label; with {@code
+   * side} it takes that side of the read-write lock {@code resource} ({@link LeaseStore#takeRead},
+   * {@link LeaseStore#takeWrite}).
    */
-  private Attempt attempt(String resource, List<String> resources, long ttlMillis)
+  private Attempt attempt(
+      String resource, List<String> resources, RwSide side, long ttlMillis, long intentMillis)
       throws InterruptedException {
     if (Thread.interrupted()) {
       throw new InterruptedException(); // interrupted already: send nothing we would roll back
@@ -464,15 +493,19 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     emitAttempt(LockEvent.Kind.ATTEMPT, resource, 0, 0, null, null);
     long validUntil = Validity.validUntil(start, ttlMillis, settings.clockDriftFactor());
     LeaseStore.Vote<H> vote =
-        resources == null
-            ? store.take(resource, token, ttlMillis, start)
-            : store.takeAll(resources, token, ttlMillis, start);
+        side == RwSide.READ
+            ? store.takeRead(resource, token, ttlMillis, start)
+            : side == RwSide.WRITE
+                ? store.takeWrite(resource, token, ttlMillis, intentMillis, start)
+                : resources == null
+                    ? store.take(resource, token, ttlMillis, start)
+                    : store.takeAll(resources, token, ttlMillis, start);
     long now = ticker.read();
     H taken = vote.held();
     if (taken != null && vote.yes() >= store.quorum() && now - validUntil < 0) {
       ManagedLease<H> lease =
           new ManagedLease<>(
-              this, taken, Waiters.what(resource, resources), ttlMillis, start, validUntil);
+              this, taken, Waiters.what(resource, resources), side, ttlMillis, start, validUntil);
       held.add(lease);
       emitLease(
           LockEvent.Kind.ACQUIRED,
@@ -496,7 +529,11 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     }
     if (taken != null) {
       store.giveBack(taken); // taken too late: no validity left to hand out
-      releasedHere(Waiters.what(resource, resources), 0, false); // free again: the first may ask
+      if (side == null) {
+        releasedHere(Waiters.what(resource, resources), 0, false); // free again: the first may ask
+      } else {
+        wakeSides(resource, side);
+      }
     }
     Reason reason = whyLost(vote, now - validUntil >= 0);
     if (log.isDebugEnabled()) {
@@ -682,11 +719,150 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   void release(ManagedLease<H> lease) {
     held.remove(lease);
     emitLease(LockEvent.Kind.RELEASED, lease, 0, 0, 0, null, null);
+    if (lease.side != null) {
+      store.giveBack(lease.held());
+      wakeSides(lease.resource(), lease.side); // after the store answered, as below
+      return;
+    }
     // Before the store is asked: the nodes' word on this release may come before its answer.
     waiters.releasing(lease.waitingFor(), lease.fencingToken());
     boolean othersWait = store.giveBackToWaiters(lease.held());
     // After the store answered: the woken thread's take follows this release on every node.
     releasedHere(lease.waitingFor(), lease.fencingToken(), othersWait);
+  }
+
+  /**
+   * Wakes the first of this service's threads waiting for a side of the read-write lock {@code
+   * name} a lease just gave back: after a read lease, the lock's writers (readers never waited for
+   * it); after a write lease, both its writers and its readers. Other clients' releases of a
+   * read-write lock are not told (its waiters poll).
+   */
+  private void wakeSides(String name, RwSide side) {
+    waiters.released(RwSide.WRITE.line(name), 0, false);
+    if (side == RwSide.WRITE) {
+      waiters.released(RwSide.READ.line(name), 0, false);
+    }
+  }
+
+  // ---- read-write locks ---------------------------------------------------------------------
+
+  /** A side of a read-write lock, as the engine takes it. */
+  enum RwSide {
+    READ,
+    WRITE;
+
+    /**
+     * The line this service's threads waiting for this side of the lock {@code name} stand in: one
+     * per side, apart from every plain resource's or set's line.
+     */
+    Object line(String name) {
+      return new ReadWriteLine(name, this);
+    }
+  }
+
+  /** The key of a read-write lock side's line ({@link Waiters}): equal only to itself. */
+  private record ReadWriteLine(String name, RwSide side) {}
+
+  @Override
+  public ReadWriteLock readWriteLock(String name) {
+    ensureOpen();
+    Objects.requireNonNull(name, "name must not be null");
+    if (name.isBlank()) {
+      throw new IllegalArgumentException("name must not be blank, was '" + name + "'");
+    }
+    if (!store.hasReadWriteLocks()) {
+      throw new UnsupportedOperationException(
+          "this lease store (" + store.getClass().getSimpleName() + ") has no read-write locks");
+    }
+    try {
+      store.checkResource(name);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("name: " + e.getMessage(), e);
+    }
+    return new ReadWriteLock() {
+      private final ReadWriteLock.Side read = new LockSide(name, RwSide.READ);
+      private final ReadWriteLock.Side write = new LockSide(name, RwSide.WRITE);
+
+      @Override
+      public String name() {
+        return name;
+      }
+
+      @Override
+      public ReadWriteLock.Side readLock() {
+        return read;
+      }
+
+      @Override
+      public ReadWriteLock.Side writeLock() {
+        return write;
+      }
+
+      @Override
+      public String toString() {
+        return "ReadWriteLock[" + name + "]";
+      }
+    };
+  }
+
+  /** One side of a read-write lock: the plain lock's three ways in, on that side. */
+  private final class LockSide implements ReadWriteLock.Side {
+    private final String name;
+    private final RwSide side;
+
+    LockSide(String name, RwSide side) {
+      this.name = name;
+      this.side = side;
+    }
+
+    @Override
+    public Optional<Lease> tryAcquire(Duration ttl) {
+      ensureOpen();
+      long ttlMillis = checkTtl(ttl);
+      Attempt attempt;
+      try {
+        attempt = attempt(name, null, side, ttlMillis, 0); // one attempt: keeps no reader out
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new RedlockException(
+            "interrupted while acquiring '"
+                + name
+                + "' for "
+                + (side == RwSide.READ ? "reading" : "writing")
+                + "; nothing is held (what was sent is rolled back)",
+            e);
+      }
+      if (attempt.lease != null) {
+        return Optional.of(attempt.lease);
+      }
+      if (attempt.reason == Reason.HELD_ELSEWHERE) {
+        return Optional.empty();
+      }
+      throw attempt.failure(name, 1, 0);
+    }
+
+    @Override
+    public Lease acquire(Duration ttl, Duration maxWait) throws InterruptedException {
+      ensureOpen();
+      long ttlMillis = checkTtl(ttl);
+      return LeaseEngine.this.acquire(name, null, side, ttlMillis, maxWait);
+    }
+
+    @Override
+    public <T, E extends Exception> T withLock(Duration ttl, Duration maxWait, LeaseTask<T, E> task)
+        throws E, InterruptedException {
+      Objects.requireNonNull(task, "task must not be null");
+      ensureOpen();
+      checkRenewable(ttl); // before acquiring: a lease we could not renew must not be taken at all
+      @SuppressWarnings("unchecked") // acquire only ever returns this engine's leases
+      ManagedLease<H> lease = (ManagedLease<H>) acquire(ttl, maxWait);
+      return runRenewed(lease, task);
+    }
+
+    @Override
+    public String toString() {
+      return "ReadWriteLock[" + name + "]." + (side == RwSide.READ ? "readLock()" : "writeLock()");
+    }
   }
 
   /** Tells the listeners a lease was lost; called once per loss, by the lease. */

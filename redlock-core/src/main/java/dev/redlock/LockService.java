@@ -192,6 +192,23 @@ public interface LockService extends AutoCloseable {
    */
   Semaphore semaphore(String name, int permits);
 
+  /**
+   * The read-write lock named {@code name}: many readers at once or one writer ({@link
+   * ReadWriteLock}), its leases taken from this service's store. Holds nothing by itself: make it
+   * once and keep it, or make it each time, alike. Its names are apart from plain resources', so
+   * {@code readWriteLock("a")} and {@code tryAcquire("a", ttl)} never exclude each other.
+   *
+   * @param name the lock's name: not blank, and one the store accepts as a resource name
+   * @return the lock
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException if {@code name} is blank or the store refuses it
+   * @throws UnsupportedOperationException if the store has no read-write locks ({@link
+   *     LeaseStore#hasReadWriteLocks}); the message names the store. Both of this library's stores
+   *     have them
+   * @throws IllegalStateException if this service is closed
+   */
+  ReadWriteLock readWriteLock(String name);
+
   /** Releases every lease still held, then closes the store. Idempotent. */
   @Override
   void close();

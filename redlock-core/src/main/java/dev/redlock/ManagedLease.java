@@ -35,6 +35,9 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
    */
   private final Object waitingFor;
 
+  /** The side of a read-write lock this lease holds; null for a plain lock or a set. */
+  final LeaseEngine.RwSide side;
+
   private volatile long validUntil;
   private volatile LeaseLostException lost;
 
@@ -66,10 +69,12 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
       LeaseEngine<H> engine,
       H held,
       Object waitingFor,
+      LeaseEngine.RwSide side,
       long ttlMillis,
       long start,
       long validUntil) {
     this.engine = engine;
+    this.side = side;
     this.held = held;
     this.waitingFor = waitingFor;
     this.resource = held.resource();

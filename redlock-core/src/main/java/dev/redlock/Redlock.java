@@ -286,6 +286,27 @@ public final class Redlock implements LockService {
   }
 
   /**
+   * The read-write lock named {@code name} on these nodes: many readers or one writer, with writer
+   * preference and one fencing counter for both sides ({@link ReadWriteLock}). Each node runs one
+   * script per attempt, the restart guard first as for a plain lock: a writer is refused there
+   * while any unexpired reader entry or another writer is, a reader while a writer holds or waits.
+   * A lease is valid only while a quorum keeps it, so a writer's quorum and any reader's share a
+   * node that refused one of them. The keys are {@code keyPrefix + "@rw:w:" + name}, {@code
+   * "@rw:r:"} and {@code "@rw:i:"} (writer, readers, intent mark), apart from every plain lock's.
+   *
+   * @param name the lock's name: not blank, and one {@link #tryAcquire} accepts as a resource
+   * @return the lock (holds nothing until a side is acquired)
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException if {@code name} is blank or a reserved name (see {@link
+   *     #tryAcquire})
+   * @throws IllegalStateException if this Redlock is closed
+   */
+  @Override
+  public ReadWriteLock readWriteLock(String name) {
+    return engine.readWriteLock(name);
+  }
+
+  /**
    * Releases every lease still held (waiting at most about {@code nodeTimeout} for the nodes), then
    * stops the I/O threads and closes all connections. Idempotent; after it, acquiring throws {@link
    * IllegalStateException}.

@@ -89,8 +89,8 @@ public final class RedlockAdmin implements AutoCloseable {
    * error; this never throws for a node failure.
    *
    * @throws IllegalArgumentException if {@code resource} is blank or could name the nodes' own keys
-   *     (see {@code docs/configuration.md}: it starts with '@', contains '@fence:', or ends with
-   *     '@life' or '@epoch')
+   *     (see {@code docs/configuration.md}: it starts with '@', contains '@fence:' or '@rw:', or
+   *     ends with '@life' or '@epoch')
    */
   public LockStatus status(String resource) {
     String key = key(resource);
@@ -164,8 +164,8 @@ public final class RedlockAdmin implements AutoCloseable {
    * @param operator who breaks the lock, for the audit line (for instance {@code user@host})
    * @return per node: {@code deleted}, {@code absent}, or the error
    * @throws IllegalArgumentException if {@code resource} is blank or could name the nodes' own keys
-   *     (see {@code docs/configuration.md}: it starts with '@', contains '@fence:', or ends with
-   *     '@life' or '@epoch')
+   *     (see {@code docs/configuration.md}: it starts with '@', contains '@fence:' or '@rw:', or
+   *     ends with '@life' or '@epoch')
    */
   public List<String> forceRelease(String resource, String operator) {
     Objects.requireNonNull(operator, "operator must not be null");

@@ -193,6 +193,10 @@ final class FakeNode implements LockNode {
     if (r.isMulti()) {
       return applyToAll(r);
     }
+    if (r.shape() == NodeRequest.Shape.READ
+        || (r.shape() == NodeRequest.Shape.WRITE && r.verb() == NodeRequest.Verb.ACQUIRE)) {
+      return applyReadWrite(r);
+    }
     String key = r.key();
     String token = r.token();
     expire(key);
@@ -298,6 +302,85 @@ final class FakeNode implements LockNode {
           }
           return deleted;
         }
+      default:
+        throw new IllegalArgumentException(r.verb().toString());
+    }
+  }
+
+  /**
+   * A read-write lock's request, as read_*.lua and write_acquire.lua run it (a writer's other
+   * requests are the one-key ones on its writer key): a reader's entry is the key {@code readers +
+   * "\0" + token}, with its own ttl; the intent mark a key with the writer's ttl; the one counter
+   * is the writer key's.
+   */
+  private long applyReadWrite(NodeRequest r) {
+    String writer = r.key(0);
+    String readers = r.key(1) + "\0";
+    String intent = r.key(2);
+    String entry = readers + r.token();
+    expire(writer);
+    expire(intent);
+    expire(entry);
+    switch (r.verb()) {
+      case ACQUIRE:
+        {
+          if (quarantinedMillis > 0) {
+            return -(quarantinedMillis + 1);
+          }
+          if (r.shape() == NodeRequest.Shape.WRITE) {
+            boolean readerLive = false;
+            for (String k : java.util.List.copyOf(keys.keySet())) {
+              if (k.startsWith(readers)) {
+                expire(k);
+                readerLive |= keys.containsKey(k);
+              }
+            }
+            if (keys.containsKey(writer) || readerLive) {
+              if (r.intentMillis() > 0) {
+                keys.put(intent, "1");
+                expireIn(intent, r.intentMillis());
+              }
+              return 0;
+            }
+            keys.put(writer, r.token());
+            expireIn(writer, r.argument());
+            keys.remove(intent);
+            expiresAt.remove(intent);
+          } else {
+            if (keys.containsKey(writer) || keys.containsKey(intent)) {
+              return 0;
+            }
+            keys.put(entry, r.token());
+            expireIn(entry, r.argument());
+          }
+          java.util.function.LongSupplier clock = clockMicros;
+          long now = clock == null ? Long.MIN_VALUE : clock.getAsLong();
+          long counter = fences.getOrDefault(writer, 0L);
+          boolean ahead = counter >= now;
+          long fence = ahead ? counter + 1 : Math.max(now, counter); // never back
+          fences.put(writer, fence);
+          return fence * 2 + (ahead ? 1 : 0);
+        }
+      case RAISE_FENCE:
+        if (!keys.containsKey(entry)) {
+          return 0;
+        }
+        fences.merge(writer, r.argument(), Math::max);
+        return 1;
+      case EXTEND:
+        if (!keys.containsKey(entry)) {
+          return 0;
+        }
+        expireIn(entry, r.argument());
+        return 1;
+      case RELEASE:
+        releases.incrementAndGet();
+        if (keys.remove(entry) == null) {
+          return 0;
+        }
+        expiresAt.remove(entry);
+        fences.merge(writer, r.argument(), Math::max);
+        return 1;
       default:
         throw new IllegalArgumentException(r.verb().toString());
     }

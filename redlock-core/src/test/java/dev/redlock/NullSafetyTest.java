@@ -88,6 +88,7 @@ class NullSafetyTest {
     instances.put(LockService.class, redlock);
     instances.put(Lease.class, lease);
     instances.put(Semaphore.class, redlock.semaphore("null-safety-permits", 2));
+    instances.put(ReadWriteLock.Side.class, redlock.readWriteLock("null-safety-rw").writeLock());
     instances.put(RedlockAdmin.class, admin);
     instances.put(RedlockConfig.Builder.class, RedlockConfig.builder());
     instances.put(LockSettings.Builder.class, LockSettings.builder());

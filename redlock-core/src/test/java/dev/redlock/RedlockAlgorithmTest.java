@@ -269,7 +269,14 @@ class RedlockAlgorithmTest {
             .startsWith("resource must not start with '@'"));
     // With an empty (or shorter) prefix, these would be another prefix's life marker, legacy
     // marker and fencing counter: "redlock:" + "@life", ... (issue 13, item 5).
-    for (String other : List.of("redlock:@life", "redlock:@epoch", "redlock:@fence:ledger")) {
+    // ... and a shorter prefix's read-write lock keys ("redlock:" + "@rw:w:ledger", ...).
+    for (String other :
+        List.of(
+            "redlock:@life",
+            "redlock:@epoch",
+            "redlock:@fence:ledger",
+            "redlock:@rw:w:ledger",
+            "redlock:@rw:r:ledger")) {
       assertTrue(
           assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire(other, TTL))
               .getMessage()

@@ -130,6 +130,7 @@ public final class LoadDriver {
       uncontended(uris.subList(0, n), n, NEW_RESOURCE, false);
     }
     setOfTwo(uris.subList(0, 5));
+    readWrite(uris.subList(0, 5));
     slowNode(uris);
     contended(uris.subList(0, 5));
     manyKeys(uris.subList(0, 5));
@@ -161,6 +162,23 @@ public final class LoadDriver {
   }
 
   static final String SET_OF_TWO = "uncontended, same resources, one or a set of two";
+
+  /**
+   * A read-write lock's read side and write side taken and given back (issue 17), against a plain
+   * lock and the floor with our scripts, N=5, the same lock every cycle.
+   */
+  private void readWrite(List<String> uris) throws Exception {
+    List<HostAndPort> hosts =
+        uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
+    List<LockUnderTest> impls = new ArrayList<>();
+    impls.add(new RawFloors.PipelinedWithOurScripts(hosts));
+    impls.add(new Ours(uris));
+    impls.add(new Ours.ReadWriteSide(uris, false));
+    impls.add(new Ours.ReadWriteSide(uris, true));
+    measureInterleaved(READ_WRITE, uris.size(), impls, true);
+  }
+
+  static final String READ_WRITE = "uncontended, same lock, plain or read-write";
 
   /** The uncontended scenarios' names, as the report and the chart print them. */
   static final String SAME_RESOURCE = "uncontended, same resource";
@@ -387,6 +405,37 @@ public final class LoadDriver {
             try (Lease lease =
                 redlock.acquireAll(
                     sets.get(thread % 3), Duration.ofSeconds(1), Duration.ofMillis(50))) {
+              return lease.isValid() ? 1 : 0;
+            } catch (LockUnavailableException e) {
+              return -1;
+            }
+          });
+    }
+    // Ours, a read-write lock: 8 threads over 2 instances, each cycle a writer one time in eight
+    // (thread 0's every other cycle, say), else a reader; readers share, so most cycles overlap.
+    try (Redlock a = Redlock.create(config);
+        Redlock b = Redlock.create(config)) {
+      dev.redlock.ReadWriteLock rwA = a.readWriteLock("bench:rw");
+      dev.redlock.ReadWriteLock rwB = b.readWriteLock("bench:rw");
+      double aloneCommands =
+          commandsAlone(
+              uris,
+              alone,
+              () -> rwA.readLock().acquire(Duration.ofSeconds(1), Duration.ofMillis(50)).release());
+      java.util.concurrent.atomic.AtomicLongArray cycles =
+          new java.util.concurrent.atomic.AtomicLongArray(8);
+      contendedRow(
+          uris,
+          "contended, 8 threads, one read-write lock, 1 in 8 cycles a writer",
+          millis,
+          "redlock, read-write lock (mostly readers)",
+          aloneCommands,
+          thread -> {
+            dev.redlock.ReadWriteLock rw = thread % 2 == 0 ? rwA : rwB;
+            boolean writes = cycles.incrementAndGet(thread) % 8 == 0;
+            try (Lease lease =
+                (writes ? rw.writeLock() : rw.readLock())
+                    .acquire(Duration.ofSeconds(1), Duration.ofMillis(50))) {
               return lease.isValid() ? 1 : 0;
             } catch (LockUnavailableException e) {
               return -1;

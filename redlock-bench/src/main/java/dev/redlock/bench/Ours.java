@@ -95,4 +95,37 @@ final class Ours implements LockUnderTest {
       redlock.close();
     }
   }
+
+  /**
+   * The same library, one side of a read-write lock per cycle ({@code readLock()} or {@code
+   * writeLock()} of {@code readWriteLock(key)}): issue 17's row.
+   */
+  static final class ReadWriteSide implements LockUnderTest {
+    private final Redlock redlock;
+    private final boolean write;
+
+    ReadWriteSide(List<String> uris, boolean write) {
+      this.redlock = Redlock.create(RedlockConfig.builder().nodes(uris).build());
+      this.write = write;
+    }
+
+    @Override
+    public String name() {
+      return write
+          ? "redlock, write side of a read-write lock"
+          : "redlock, read side of a read-write lock";
+    }
+
+    @Override
+    public void cycle(String key) throws InterruptedException {
+      dev.redlock.ReadWriteLock rw = redlock.readWriteLock(key);
+      Lease lease = (write ? rw.writeLock() : rw.readLock()).acquire(TTL, MAX_WAIT);
+      lease.release();
+    }
+
+    @Override
+    public void close() {
+      redlock.close();
+    }
+  }
 }

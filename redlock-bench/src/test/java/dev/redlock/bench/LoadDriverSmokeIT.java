@@ -31,6 +31,9 @@ class LoadDriverSmokeIT {
           "| contended, 8 threads, one key | 5 | redlock (this library)",
           "| contended, 8 threads, one key | 5 | Redisson 3.52 RedissonRedLock",
           "| distinct keys, 256 threads",
+          "| uncontended, same lock, plain or read-write | 5 | redlock, read side",
+          "| uncontended, same lock, plain or read-write | 5 | redlock, write side",
+          "| contended, 8 threads, one read-write lock, 1 in 8 cycles a writer | 5 |",
           "| uncontended, same resource, one lock or a semaphore's permit | 5 | redlock, a permit",
           "| contended, 8 threads, a semaphore of 2 permits | 5 | redlock, a semaphore of 2",
           "nodes "

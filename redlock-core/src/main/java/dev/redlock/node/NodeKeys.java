@@ -25,6 +25,9 @@ public record NodeKeys(
 
   private static final String FENCE = RESERVED + "fence:";
 
+  /** Where a read-write lock's keys live: no resource may contain it ({@link #checkResource}). */
+  private static final String READ_WRITE = RESERVED + "rw:";
+
   public static NodeKeys of(String keyPrefix, long maxTtlMillis, boolean guard) {
     return of(keyPrefix, maxTtlMillis, guard, false);
   }
@@ -60,16 +63,17 @@ public record NodeKeys(
 
   /**
    * Refuses a resource whose key could be a reserved key, of this prefix or of any other: it must
-   * not start with {@code @}, contain {@code @fence:}, or end with {@code @life} or {@code @epoch}.
-   * (With no {@code @} in any prefix, a reserved key's first {@code @} ends its prefix; so a lock
-   * key can equal one only if its resource holds that key's reserved tail.) Other {@code @}s, as in
-   * {@code user@example.com}, are fine.
+   * not start with {@code @}, contain {@code @fence:} or {@code @rw:} (a read-write lock's keys),
+   * or end with {@code @life} or {@code @epoch}. (With no {@code @} in any prefix, a reserved key's
+   * first {@code @} ends its prefix; so a lock key can equal one only if its resource holds that
+   * key's reserved tail.) Other {@code @}s, as in {@code user@example.com}, are fine.
    *
    * @throws IllegalArgumentException naming the rule
    */
   public static void checkResource(String resource) {
     if (resource.charAt(0) == RESERVED
         || resource.contains(FENCE)
+        || resource.contains(READ_WRITE)
         || resource.endsWith(RESERVED + "life")
         || resource.endsWith(RESERVED + "epoch")) {
       throw new IllegalArgumentException(
@@ -77,6 +81,8 @@ public record NodeKeys(
               + RESERVED
               + "', contain '"
               + FENCE
+              + "' or '"
+              + READ_WRITE
               + "', or end with '"
               + RESERVED
               + "life' or '"
@@ -85,6 +91,18 @@ public record NodeKeys(
               + resource
               + "'");
     }
+  }
+
+  /**
+   * The keys of the read-write lock {@code name} under {@code keyPrefix}: its writer key, its
+   * readers (a sorted set of owner token to expiry), its writer intent mark, in that order. They
+   * sit under {@code keyPrefix + "@rw:"}, which no lock key reaches ({@link #checkResource}), so a
+   * plain lock of the same name can never hold, refuse or delete them. The lock's one fencing
+   * counter, shared by both sides, is the writer key's ({@link #fenceKeyOfLock}).
+   */
+  public static String[] readWriteKeys(String keyPrefix, String name) {
+    String base = keyPrefix + READ_WRITE;
+    return new String[] {base + "w:" + name, base + "r:" + name, base + "i:" + name};
   }
 
   /** The fencing counter of {@code resource}: a string key with a ttl, one per resource. */

@@ -11,11 +11,18 @@ import java.util.Objects;
  * <p>A request is about one lock key, or about several at once (a multi-resource lease, {@link
  * #ofKeys}): then each verb runs one script over every key, all or nothing per node, and {@link
  * #key()} is the first of them (the one that picks the connection).
+ *
+ * <p>A request of a read-write lock's lease ({@link #ofReadWrite}) carries the lock's three keys
+ * (writer key, readers, writer intent mark) and its {@link Shape}: each verb then runs the script
+ * of that side (read_*.lua; a writer's acquire write_acquire.lua, its other verbs the one-key
+ * scripts on the writer key).
  */
 public final class NodeRequest {
   private final Verb verb;
   private final String key;
   private final String[] keys; // null for a request about one key
+  private final Shape shape;
+  private final long intentMillis; // a waiting writer's acquire: how long to keep readers out
   private final String token;
   private final long argument;
 
@@ -26,13 +33,22 @@ public final class NodeRequest {
    * @param argument the ttl in ms (acquire, extend) or the fencing token to reach (raise); else 0
    */
   public NodeRequest(Verb verb, String key, String token, long argument) {
-    this(verb, Objects.requireNonNull(key, "key"), null, token, argument);
+    this(verb, Objects.requireNonNull(key, "key"), null, Shape.ONE, token, argument, 0);
   }
 
-  private NodeRequest(Verb verb, String key, String[] keys, String token, long argument) {
+  private NodeRequest(
+      Verb verb,
+      String key,
+      String[] keys,
+      Shape shape,
+      String token,
+      long argument,
+      long intentMillis) {
     this.verb = Objects.requireNonNull(verb, "verb");
     this.key = key;
     this.keys = keys;
+    this.shape = shape;
+    this.intentMillis = intentMillis;
     this.token = Objects.requireNonNull(token, "token");
     this.argument = argument;
   }
@@ -48,20 +64,60 @@ public final class NodeRequest {
     if (keys.length < 2) {
       throw new IllegalArgumentException("a request of several keys needs 2 or more, was 1");
     }
-    return new NodeRequest(verb, keys[0], keys, token, argument);
+    return new NodeRequest(verb, keys[0], keys, Shape.ALL, token, argument, 0);
+  }
+
+  /**
+   * A request of one side of a read-write lock ({@code shape} {@link Shape#READ} or {@link
+   * Shape#WRITE}) about the lock's {@code keys}: its writer key (which picks the connection), its
+   * readers and its writer intent mark, in that order. The array is shared, not copied. {@code
+   * intentMillis}: for a writer's acquire, how long a refusal keeps new readers out (the writer
+   * will ask again within it; 0 for a writer that will not); else 0.
+   *
+   * @throws IllegalArgumentException for another shape or not three keys
+   */
+  public static NodeRequest ofReadWrite(
+      Verb verb, Shape shape, String[] keys, String token, long argument, long intentMillis) {
+    if ((shape != Shape.READ && shape != Shape.WRITE) || keys.length != 3) {
+      throw new IllegalArgumentException(
+          "a read-write request needs shape READ or WRITE and 3 keys, was "
+              + shape
+              + " with "
+              + keys.length);
+    }
+    return new NodeRequest(verb, keys[0], keys, shape, token, argument, intentMillis);
+  }
+
+  /**
+   * For a writer's acquire of a read-write lock, how long (ms) a refusal keeps new readers out; 0
+   * otherwise.
+   */
+  public long intentMillis() {
+    return intentMillis;
   }
 
   /** Whether this request is about several keys at once ({@link #ofKeys}). */
   public boolean isMulti() {
-    return keys != null;
+    return shape == Shape.ALL;
   }
 
-  /** How many lock keys this request is about. */
+  /** What kind of lease this request is about. */
+  public Shape shape() {
+    return shape;
+  }
+
+  /**
+   * How many lock keys this request is about: several for {@link #ofKeys}, else one (a read-write
+   * request is about one lock, whose keys {@link #key(int)} gives).
+   */
   public int keyCount() {
-    return keys == null ? 1 : keys.length;
+    return shape == Shape.ALL ? keys.length : 1;
   }
 
-  /** The {@code i}-th lock key (0 is {@link #key()}). */
+  /**
+   * The {@code i}-th lock key (0 is {@link #key()}); of a read-write request, 0 is the writer key,
+   * 1 the readers, 2 the writer intent mark.
+   */
   public String key(int i) {
     return keys == null ? key : keys[i];
   }
@@ -86,7 +142,9 @@ public final class NodeRequest {
   public boolean equals(Object o) {
     return o instanceof NodeRequest r
         && verb == r.verb
+        && shape == r.shape
         && argument == r.argument
+        && intentMillis == r.intentMillis
         && key.equals(r.key)
         && java.util.Arrays.equals(keys, r.keys)
         && token.equals(r.token);
@@ -101,12 +159,25 @@ public final class NodeRequest {
   @Override
   public String toString() {
     return verb
+        + (shape == Shape.READ || shape == Shape.WRITE ? " " + shape : "")
         + " "
         + (keys == null ? key : java.util.Arrays.toString(keys))
         + " owner="
         + TokenHash.of(token)
         + " argument="
         + argument;
+  }
+
+  /** What kind of lease a request is about, which picks the script of its verb. */
+  public enum Shape {
+    /** A lock of one resource. */
+    ONE,
+    /** A lease of several resources at once (the *_all.lua scripts). */
+    ALL,
+    /** A read lease of a read-write lock (the read_*.lua scripts). */
+    READ,
+    /** A write lease of a read-write lock (write_acquire.lua, then the one-key scripts). */
+    WRITE
   }
 
   /** What a request asks, and what its reply means. */

@@ -47,6 +47,27 @@ public final class Script {
   /** Owner-checked delete of several keys, each on its own: how many were deleted. */
   public static final Script RELEASE_ALL = load("release_all.lua");
 
+  /**
+   * A read-write lock's write side: the restart guard (acquire.lua's text), no writer and no live
+   * reader (else a writer intent mark), the writer key and a token from the lock's one counter.
+   */
+  public static final Script WRITE_ACQUIRE = load("write_acquire.lua");
+
+  /**
+   * A read-write lock's read side: the restart guard (acquire.lua's text), no writer and no intent
+   * mark, this reader's entry and a token from the lock's one counter.
+   */
+  public static final Script READ_ACQUIRE = load("read_acquire.lua");
+
+  /** Owner-checked extend of a reader's unexpired entry, never shorter: 1, or 0 if not ours. */
+  public static final Script READ_EXTEND = load("read_extend.lua");
+
+  /** Owner-checked removal of a reader's entry, raising the lock's counter: 1 if removed. */
+  public static final Script READ_RELEASE = load("read_release.lua");
+
+  /** Owner-checked raise of the lock's counter by a reader: 1, or 0 if the entry is not ours. */
+  public static final Script READ_RAISE_FENCE = load("read_raise_fence.lua");
+
   /** The administrator's break of a lock: DEL whoever holds it, counter raised (see the script). */
   public static final Script FORCE_RELEASE = load("force_release.lua");
 

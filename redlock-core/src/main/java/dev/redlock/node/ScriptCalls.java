@@ -16,17 +16,20 @@ final class ScriptCalls {
   private static final byte[] ONE = {'1'};
   private static final byte[] TWO = {'2'};
   private static final byte[] FOUR = {'4'};
+  private static final byte[] SIX = {'6'};
   private static final NodeRequest.Verb[] VERBS = NodeRequest.Verb.values();
-  // Per verb: [0] the one-key script, [1] the all-keys script of a multi-resource request.
-  private static final byte[][][] SHA1 = new byte[2][VERBS.length][];
-  private static final byte[][][] SOURCE = new byte[2][VERBS.length][];
+  private static final NodeRequest.Shape[] SHAPES = NodeRequest.Shape.values();
+  // Per shape (one key, all keys of a multi-resource request, a read-write lock's read or write
+  // side), per verb: the script.
+  private static final byte[][][] SHA1 = new byte[SHAPES.length][VERBS.length][];
+  private static final byte[][][] SOURCE = new byte[SHAPES.length][VERBS.length][];
 
   static {
     for (NodeRequest.Verb verb : VERBS) {
-      for (int multi = 0; multi < 2; multi++) {
-        Script script = scriptOf(verb, multi == 1);
-        SHA1[multi][verb.ordinal()] = SafeEncoder.encode(script.sha1());
-        SOURCE[multi][verb.ordinal()] = SafeEncoder.encode(script.source());
+      for (NodeRequest.Shape shape : SHAPES) {
+        Script script = scriptOf(verb, shape);
+        SHA1[shape.ordinal()][verb.ordinal()] = SafeEncoder.encode(script.sha1());
+        SOURCE[shape.ordinal()][verb.ordinal()] = SafeEncoder.encode(script.source());
       }
     }
   }
@@ -49,7 +52,23 @@ final class ScriptCalls {
 
   /** How many bulk strings {@link #write} writes for {@code r}. */
   int count(NodeRequest r) {
-    return 3 + keyCount(r) + argCount(r.verb());
+    return 3 + keyCount(r) + argCount(r.verb()) + (hasTail(r) ? 1 : 0);
+  }
+
+  /**
+   * Whether {@code r} has an ARGV after the per-connection ones, written by {@link #writeTail}: a
+   * writer's acquire of a read-write lock (ARGV[9], how long its refusal keeps readers out).
+   */
+  private static boolean hasTail(NodeRequest r) {
+    return r.shape() == NodeRequest.Shape.WRITE && r.verb() == NodeRequest.Verb.ACQUIRE;
+  }
+
+  /**
+   * Writes what comes after the per-connection arguments (see {@link #hasTail}); returns the end.
+   * {@link #count} and {@link #size} include it.
+   */
+  int writeTail(NodeRequest r, byte[] out, int at) {
+    return hasTail(r) ? Resp.bulk(out, at, r.intentMillis()) : at;
   }
 
   /**
@@ -57,6 +76,13 @@ final class ScriptCalls {
    * read them; several as their *_all.lua versions do (see {@link #write}).
    */
   private static int keyCount(NodeRequest r) {
+    if (isReadWrite(r)) {
+      return switch (r.verb()) {
+        case ACQUIRE -> 6;
+        case RAISE_FENCE, RELEASE -> 2;
+        case EXTEND -> 1;
+      };
+    }
     int n = r.keyCount();
     return switch (r.verb()) {
       case ACQUIRE -> 2 + 2 * n;
@@ -76,6 +102,9 @@ final class ScriptCalls {
 
   /** How many bytes, exactly, {@link #write} writes for {@code r}. */
   int size(NodeRequest r, boolean withSource) {
+    if (isReadWrite(r)) {
+      return readWriteSize(r, withSource) + (hasTail(r) ? Resp.bulkSize(r.intentMillis()) : 0);
+    }
     int n = r.keyCount();
     int size =
         Resp.bulkSize((withSource ? EVAL : EVALSHA).length)
@@ -117,6 +146,9 @@ final class ScriptCalls {
     at = Resp.bulk(out, at, body(r, withSource));
     if (r.isMulti()) {
       return writeKeys(r, out, at);
+    }
+    if (isReadWrite(r)) {
+      return writeReadWrite(r, out, at);
     }
     switch (r.verb()) {
       case ACQUIRE -> {
@@ -171,6 +203,72 @@ final class ScriptCalls {
     return arguments(r, out, at);
   }
 
+  /**
+   * A read-write lock's request, but for a writer's extend, raise and release, which are the
+   * one-key scripts' on the writer key ({@link #isReadWrite}). Both sides' acquire {@code KEYS =
+   * writer key, life, fence, legacy epoch, readers, intent mark} (the first four where acquire.lua
+   * has them, so its guard is the same text); a reader's raise and release {@code KEYS = readers,
+   * fence}; its extend {@code KEYS = readers}. The fencing counter is the writer key's, one for
+   * both sides. ARGV as the one-key scripts.
+   */
+  private int writeReadWrite(NodeRequest r, byte[] out, int at) {
+    switch (r.verb()) {
+      case ACQUIRE -> {
+        at = Resp.bulk(out, at, SIX);
+        at = Resp.bulk(out, at, r.key(0));
+        at = Resp.bulk(out, at, lifeKeyArg);
+        at = fenceKey(out, at, r.key(0));
+        at = Resp.bulk(out, at, legacyEpochKeyArg);
+        at = Resp.bulk(out, at, r.key(1));
+        at = Resp.bulk(out, at, r.key(2));
+      }
+      case RAISE_FENCE, RELEASE -> {
+        at = Resp.bulk(out, at, TWO);
+        at = Resp.bulk(out, at, r.key(1));
+        at = fenceKey(out, at, r.key(0));
+      }
+      case EXTEND -> {
+        at = Resp.bulk(out, at, ONE);
+        at = Resp.bulk(out, at, r.key(1));
+      }
+    }
+    return arguments(r, out, at);
+  }
+
+  /** {@link #size} of what {@link #writeReadWrite} writes. */
+  private int readWriteSize(NodeRequest r, boolean withSource) {
+    int size =
+        Resp.bulkSize((withSource ? EVAL : EVALSHA).length)
+            + Resp.bulkSize(body(r, withSource).length)
+            + Resp.bulkSize((long) keyCount(r))
+            + Resp.bulkSize(r.token())
+            + Resp.bulkSize(r.argument());
+    return switch (r.verb()) {
+      case ACQUIRE ->
+          size
+              + Resp.bulkSize(r.key(0))
+              + Resp.bulkSize(lifeKeyArg.length)
+              + fenceKeySize(r.key(0))
+              + Resp.bulkSize(legacyEpochKeyArg.length)
+              + Resp.bulkSize(r.key(1))
+              + Resp.bulkSize(r.key(2))
+              + Resp.bulkSize(maxTtlArg.length)
+              + Resp.bulkSize(guardArg.length);
+      case RAISE_FENCE, RELEASE ->
+          size + Resp.bulkSize(r.key(1)) + fenceKeySize(r.key(0)) + Resp.bulkSize(maxTtlArg.length);
+      case EXTEND -> size + Resp.bulkSize(r.key(1));
+    };
+  }
+
+  /**
+   * Whether {@code r} needs a read-write layout of its own: every request of a reader, and a
+   * writer's acquire; a writer's other requests are the one-key scripts' on its writer key.
+   */
+  private static boolean isReadWrite(NodeRequest r) {
+    return r.shape() == NodeRequest.Shape.READ
+        || (r.shape() == NodeRequest.Shape.WRITE && r.verb() == NodeRequest.Verb.ACQUIRE);
+  }
+
   /** The ARGV every request of {@code r}'s verb has, one key or several. */
   private int arguments(NodeRequest r, byte[] out, int at) {
     at = Resp.bulk(out, at, r.token());
@@ -194,15 +292,34 @@ final class ScriptCalls {
   }
 
   private static byte[] body(NodeRequest r, boolean withSource) {
-    return (withSource ? SOURCE : SHA1)[r.isMulti() ? 1 : 0][r.verb().ordinal()];
+    return (withSource ? SOURCE : SHA1)[r.shape().ordinal()][r.verb().ordinal()];
   }
 
-  private static Script scriptOf(NodeRequest.Verb verb, boolean multi) {
-    return switch (verb) {
-      case ACQUIRE -> multi ? Script.ACQUIRE_ALL : Script.ACQUIRE;
-      case RAISE_FENCE -> multi ? Script.RAISE_FENCE_ALL : Script.RAISE_FENCE;
-      case EXTEND -> multi ? Script.EXTEND_ALL : Script.EXTEND;
-      case RELEASE -> multi ? Script.RELEASE_ALL : Script.RELEASE;
+  /** The script {@code verb} runs for a lease of {@code shape}. */
+  static Script scriptOf(NodeRequest.Verb verb, NodeRequest.Shape shape) {
+    return switch (shape) {
+      case ONE, WRITE ->
+          switch (verb) {
+            case ACQUIRE ->
+                shape == NodeRequest.Shape.WRITE ? Script.WRITE_ACQUIRE : Script.ACQUIRE;
+            case RAISE_FENCE -> Script.RAISE_FENCE;
+            case EXTEND -> Script.EXTEND;
+            case RELEASE -> Script.RELEASE;
+          };
+      case ALL ->
+          switch (verb) {
+            case ACQUIRE -> Script.ACQUIRE_ALL;
+            case RAISE_FENCE -> Script.RAISE_FENCE_ALL;
+            case EXTEND -> Script.EXTEND_ALL;
+            case RELEASE -> Script.RELEASE_ALL;
+          };
+      case READ ->
+          switch (verb) {
+            case ACQUIRE -> Script.READ_ACQUIRE;
+            case RAISE_FENCE -> Script.READ_RAISE_FENCE;
+            case EXTEND -> Script.READ_EXTEND;
+            case RELEASE -> Script.READ_RELEASE;
+          };
     };
   }
 }

@@ -322,7 +322,7 @@ final class SharedConnection {
     for (byte[] arg : extra) {
       next = Resp.bulk(outBuffer, next, arg);
     }
-    return next;
+    return calls.writeTail(request, outBuffer, next); // a writer's acquire has one ARGV more
   }
 
   /**

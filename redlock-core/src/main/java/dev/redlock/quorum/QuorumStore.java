@@ -80,6 +80,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     private final List<String> resources; // null for a lease of one resource
     private final String key;
     private final String[] keys; // null for a lease of one resource
+    private final NodeRequest.Shape shape;
     private final String token;
     private final long fencingToken;
     private final Ballot setBallot;
@@ -90,6 +91,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
         List<String> resources,
         String key,
         String[] keys,
+        NodeRequest.Shape shape,
         String token,
         long fencingToken,
         Ballot setBallot,
@@ -98,6 +100,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       this.resources = resources;
       this.key = key;
       this.keys = keys;
+      this.shape = shape;
       this.token = token;
       this.fencingToken = fencingToken;
       this.setBallot = setBallot;
@@ -114,9 +117,12 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       return resources == null ? List.of(resource) : resources;
     }
 
-    /** This lease's request of {@code verb}: about its one key, or all of its keys at once. */
+    /**
+     * This lease's request of {@code verb}: about its one key, all of its keys at once, or its
+     * read-write lock's keys on its side.
+     */
     NodeRequest request(Verb verb, long argument) {
-      return QuorumStore.request(verb, key, keys, token, argument);
+      return QuorumStore.request(verb, shape, key, keys, token, argument);
     }
 
     @Override
@@ -268,7 +274,8 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       throws InterruptedException {
     String key = keyPrefix + resource;
     RequestOrder order = new RequestOrder(unsettledReleases.get(key));
-    return vote(resource, null, key, null, token, ttlMillis, start, order);
+    return vote(
+        resource, null, key, null, NodeRequest.Shape.ONE, token, ttlMillis, 0, start, order);
   }
 
   /**
@@ -295,17 +302,84 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
         resources,
         keys[0],
         keys,
+        NodeRequest.Shape.ALL,
         token,
         ttlMillis,
+        0,
         start,
         new RequestOrder(unsettled));
   }
 
-  /** The request of {@code verb} about {@code key} alone, or about every one of {@code keys}. */
-  static NodeRequest request(Verb verb, String key, String[] keys, String token, long argument) {
-    return keys == null
-        ? new NodeRequest(verb, key, token, argument)
-        : NodeRequest.ofKeys(verb, keys, token, argument);
+  /** Read-write locks: yes, on every node (the read_*.lua and write_acquire.lua scripts). */
+  @Override
+  public boolean hasReadWriteLocks() {
+    return true;
+  }
+
+  /**
+   * One vote for the read side of the read-write lock {@code name}: each node runs one script
+   * (read_acquire.lua) that refuses while a writer holds or waits for the lock there, else adds
+   * this reader's entry and draws a token from the lock's one counter. Counted, fenced and rolled
+   * back as one resource is. The lock's keys are its own ({@link NodeKeys#readWriteKeys}), apart
+   * from every plain lock's.
+   */
+  @Override
+  public Vote<QuorumHeld> takeRead(String name, String token, long ttlMillis, long start)
+      throws InterruptedException {
+    return voteReadWrite(name, NodeRequest.Shape.READ, token, ttlMillis, 0, start);
+  }
+
+  /**
+   * One vote for the write side of the read-write lock {@code name}: each node runs one script
+   * (write_acquire.lua) that refuses while a writer or any unexpired reader holds the lock there
+   * (leaving a writer intent mark, which refuses new readers), else takes the writer key and draws
+   * a token from the lock's one counter, the one readers draw from.
+   */
+  @Override
+  public Vote<QuorumHeld> takeWrite(
+      String name, String token, long ttlMillis, long intentMillis, long start)
+      throws InterruptedException {
+    return voteReadWrite(name, NodeRequest.Shape.WRITE, token, ttlMillis, intentMillis, start);
+  }
+
+  private Vote<QuorumHeld> voteReadWrite(
+      String name,
+      NodeRequest.Shape shape,
+      String token,
+      long ttlMillis,
+      long intentMillis,
+      long start)
+      throws InterruptedException {
+    String[] keys = NodeKeys.readWriteKeys(keyPrefix, name);
+    // Both sides' requests follow the last unsettled release of either side of this lock, keyed
+    // by the writer key (which also picks each node's connection).
+    RequestOrder order = new RequestOrder(unsettledReleases.get(keys[0]));
+    return vote(name, null, keys[0], keys, shape, token, ttlMillis, intentMillis, start, order);
+  }
+
+  /**
+   * The request of {@code verb} about {@code key} alone, about every one of {@code keys}, or about
+   * a read-write lock's {@code keys} on one side, as {@code shape} says.
+   */
+  static NodeRequest request(
+      Verb verb, NodeRequest.Shape shape, String key, String[] keys, String token, long argument) {
+    return request(verb, shape, key, keys, token, argument, 0);
+  }
+
+  /** {@link #request}, with a writer's acquire's {@code intentMillis} (see NodeRequest). */
+  private static NodeRequest request(
+      Verb verb,
+      NodeRequest.Shape shape,
+      String key,
+      String[] keys,
+      String token,
+      long argument,
+      long intentMillis) {
+    return switch (shape) {
+      case ONE -> new NodeRequest(verb, key, token, argument);
+      case ALL -> NodeRequest.ofKeys(verb, keys, token, argument);
+      case READ, WRITE -> NodeRequest.ofReadWrite(verb, shape, keys, token, argument, intentMillis);
+    };
   }
 
   /**
@@ -317,8 +391,10 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       List<String> resources,
       String key,
       String[] keys,
+      NodeRequest.Shape shape,
       String token,
       long ttlMillis,
+      long intentMillis,
       long start,
       RequestOrder order)
       throws InterruptedException {
@@ -326,7 +402,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     // comes before the vote's deadline (else it is SKIPPED: its vote could not count anyway).
     Ballot votes =
         fanOut.send(
-            request(Verb.ACQUIRE, key, keys, token, ttlMillis),
+            request(Verb.ACQUIRE, shape, key, keys, token, ttlMillis, intentMillis),
             HELD,
             order,
             null,
@@ -338,31 +414,38 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
         logQuarantine(votes);
       }
       if (yes >= quorum) {
-        long fence = fence(key, keys, token, votes, order, ttlMillis);
+        long fence = fence(key, keys, shape, token, votes, order, ttlMillis);
         if (fence > 0) {
           return new Vote<>(
-              new QuorumHeld(resource, resources, key, keys, token, fence, votes, order),
+              new QuorumHeld(resource, resources, key, keys, shape, token, fence, votes, order),
               yes,
               votes);
         }
       }
     } catch (InterruptedException e) {
-      rollBack(key, keys, token, votes, order, false); // don't wait
+      rollBack(key, keys, shape, token, votes, order, false); // don't wait
       throw e;
     }
     // Lost: release on every node that may hold our token (a late OK may still land), and wait,
     // so that a failed attempt leaves nothing behind that would block the next one.
-    rollBack(key, keys, token, votes, order, true);
+    rollBack(key, keys, shape, token, votes, order, true);
     return new Vote<>(null, yes, votes);
   }
 
   /** Releases on every node that may hold the token; a silent node's release is kept for later. */
   private void rollBack(
-      String key, String[] keys, String token, Ballot votes, RequestOrder order, boolean wait)
+      String key,
+      String[] keys,
+      NodeRequest.Shape shape,
+      String token,
+      Ballot votes,
+      RequestOrder order,
+      boolean wait)
       throws InterruptedException {
-    NodeRequest release = request(Verb.RELEASE, key, keys, token, 0);
+    NodeRequest release = request(Verb.RELEASE, shape, key, keys, token, 0);
     Ballot rollback = fanOut.send(release, NOT_OWNER, order, votes::refused);
-    followUntilSettled(key, keys, rollback); // the next take of the key starts behind it
+    followUntilSettled(
+        key, unsettledKeys(shape, keys), rollback); // the next take of the key starts behind it
     boolean confirmed = false;
     try {
       if (wait) {
@@ -391,7 +474,13 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
    * @return the token; 0 if no quorum could be made to hold it in time
    */
   private long fence(
-      String key, String[] keys, String token, Ballot votes, RequestOrder order, long ttlMillis)
+      String key,
+      String[] keys,
+      NodeRequest.Shape shape,
+      String token,
+      Ballot votes,
+      RequestOrder order,
+      long ttlMillis)
       throws InterruptedException {
     int n = votes.size();
     long[] replies = new long[n];
@@ -420,7 +509,10 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     long start = ticker.read();
     Ballot raise =
         fanOut.send(
-            request(Verb.RAISE_FENCE, key, keys, token, fence), NOT_OWNER, order, i -> skip[i]);
+            request(Verb.RAISE_FENCE, shape, key, keys, token, fence),
+            NOT_OWNER,
+            order,
+            i -> skip[i]);
     int raised = raise.awaitQuorum(quorum - safe, start + nodeTimeoutNanos);
     log.debug("raised lagging fencing counters of '{}' to {} on {} node(s)", key, fence, raised);
     return safe + raised >= quorum ? fence : 0;
@@ -508,13 +600,14 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
 
   /**
    * Other clients wait when a quorum of nodes told of the release subscribers besides this one's
-   * own ({@code release.lua} answers 1 + 2 x the subscribers told). A set's release says nothing.
+   * own ({@code release.lua} answers 1 + 2 x the subscribers told). A set's or a read-write lock's
+   * release says nothing.
    */
   @Override
   public boolean giveBackToWaiters(QuorumHeld held) {
     Ballot votes = giveBackAndCount(held);
-    if (held.keys != null) {
-      return false;
+    if (held.shape != NodeRequest.Shape.ONE) {
+      return false; // only release.lua counts who was told
     }
     List<LockNode> nodes = fanOut.nodes();
     int told = 0;
@@ -531,7 +624,8 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   private Ballot giveBackAndCount(QuorumHeld held) {
     NodeRequest release = held.request(Verb.RELEASE, held.fencingToken());
     Ballot votes = sendRelease(held, release);
-    putUnsettled(held.key, held.keys, votes); // from now on, a take of these keys follows it
+    String[] unsettledKeys = unsettledKeys(held.shape, held.keys);
+    putUnsettled(held.key, unsettledKeys, votes); // from now on, a take of these keys follows it
     try {
       votes.awaitDefinite(quorum, ticker.read() + nodeTimeoutNanos);
     } catch (InterruptedException e) {
@@ -539,17 +633,26 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       Thread.currentThread().interrupt();
     }
     if (votes.allAnswered() && votes.definite() == votes.size()) {
-      removeUnsettled(held.key, held.keys, votes); // answered everywhere: nothing to follow
+      removeUnsettled(held.key, unsettledKeys, votes); // answered everywhere: nothing to follow
       logRelease(held.resource(), votes); // the usual case: nothing to wait for or send again
     } else {
       votes.whenAllSettled(
           () -> {
-            removeUnsettled(held.key, held.keys, votes);
+            removeUnsettled(held.key, unsettledKeys, votes);
             logRelease(held.resource(), votes);
             stragglers.keepUnconfirmed(votes, release);
           });
     }
     return votes;
+  }
+
+  /**
+   * The keys whose next take follows a release of a lease of {@code shape}: each of a set's keys;
+   * else only the lease's first key (null), which for a read-write lock is its writer key, under
+   * which both sides look up what to follow.
+   */
+  private static String[] unsettledKeys(NodeRequest.Shape shape, String[] keys) {
+    return shape == NodeRequest.Shape.ALL ? keys : null;
   }
 
   /**

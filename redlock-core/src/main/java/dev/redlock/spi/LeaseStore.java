@@ -128,6 +128,53 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
   }
 
   /**
+   * Whether this store has read-write locks ({@link #takeRead}, {@link #takeWrite}): asked when one
+   * is made, so that a store without them is refused at once. Default: false.
+   */
+  default boolean hasReadWriteLocks() {
+    return false;
+  }
+
+  /**
+   * One attempt to take the read-write lock {@code name} for reading, for {@code ttlMillis} with
+   * {@code token}, as {@link #take} takes a resource: the engine counts the vote, decides validity
+   * and gives {@code held} back the same way, and {@link #renew} and {@link #giveBack} act on this
+   * reader alone. Readers do not refuse each other; a reader is refused while a writer holds the
+   * lock, and while one waits for it (the store's fairness rule: writer preference, so that a
+   * stream of readers cannot keep a writer out). The held lease's {@link Held#fencingToken()} comes
+   * from the lock's one counter, shared with writers: larger than every token of a writer that
+   * ended before it. A read-write lock's names are apart from plain resources': a lock {@code name}
+   * and a resource {@code name} never exclude each other. The engine calls it with a {@code name}
+   * that passed {@link #checkResource}. This default refuses.
+   *
+   * @throws InterruptedException if interrupted; the attempt is rolled back
+   * @throws UnsupportedOperationException if this store has no read-write locks
+   */
+  default Vote<H> takeRead(String name, String token, long ttlMillis, long start)
+      throws InterruptedException {
+    throw new UnsupportedOperationException(
+        "this lease store (" + getClass().getSimpleName() + ") has no read-write locks");
+  }
+
+  /**
+   * One attempt to take the read-write lock {@code name} for writing, as {@link #takeRead}: refused
+   * while another writer or any unexpired reader holds it; a refusal then keeps new readers out for
+   * {@code intentMillis} (at most {@code ttlMillis}: until this writer asks again; 0 for a writer
+   * that will not), so that they cannot keep it out. The held lease's {@link Held#fencingToken()}
+   * is larger than every token granted before on the lock, to readers and writers alike. This
+   * default refuses.
+   *
+   * @throws InterruptedException if interrupted; the attempt is rolled back
+   * @throws UnsupportedOperationException if this store has no read-write locks
+   */
+  default Vote<H> takeWrite(
+      String name, String token, long ttlMillis, long intentMillis, long start)
+      throws InterruptedException {
+    throw new UnsupportedOperationException(
+        "this lease store (" + getClass().getSimpleName() + ") has no read-write locks");
+  }
+
+  /**
    * Extends {@code held} to {@code ttlMillis} from now and waits for the decision; the engine
    * counts the yes votes against {@link #quorum()}.
    *

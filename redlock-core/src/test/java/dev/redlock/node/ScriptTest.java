@@ -28,6 +28,18 @@ class ScriptTest {
     assertEquals(guard, guardOf(Script.ACQUIRE_ALL.source()));
   }
 
+  /**
+   * Both sides of a read-write lock run the same restart guard too, with the keys where acquire.lua
+   * has them: a reader's or a writer's vote on a node that may have forgotten leases is refused as
+   * a plain lock's is. Planted: a guard edit in acquire.lua alone fails this.
+   */
+  @Test
+  void bothSidesOfAReadWriteLockRunTheSameRestartGuard() {
+    String guard = guardOf(Script.ACQUIRE.source());
+    assertEquals(guard, guardOf(Script.READ_ACQUIRE.source()));
+    assertEquals(guard, guardOf(Script.WRITE_ACQUIRE.source()));
+  }
+
   private static String guardOf(String source) {
     int begin = source.indexOf("-- ---- restart guard: begin");
     int end = source.indexOf("-- ---- restart guard: end ----");

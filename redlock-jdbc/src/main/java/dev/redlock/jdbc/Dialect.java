@@ -143,6 +143,78 @@ enum Dialect {
     return String.format(cleanup, t.name());
   }
 
+  // ---- read-write locks (JdbcLeaseStore.takeRead, takeWrite) ---------------------------------
+
+  /** The database's clock, as every statement of this dialect reads it. */
+  private String now() {
+    return this == POSTGRESQL ? "clock_timestamp()" : "UTC_TIMESTAMP(6)";
+  }
+
+  /** {@link #now()} plus a parameter of milliseconds. */
+  private String nowPlusMillis() {
+    return this == POSTGRESQL
+        ? "clock_timestamp() + ? * interval '1 millisecond'"
+        : "UTC_TIMESTAMP(6) + INTERVAL ? * 1000 MICROSECOND";
+  }
+
+  /** Makes a read-write lock's guard row exist (expired: no intent mark): parameter its name. */
+  String insertGuard(Table t) {
+    return this == POSTGRESQL
+        ? "INSERT INTO "
+            + t.name()
+            + " (resource, owner, fencing_token, expires_at) VALUES (?, '', 0, clock_timestamp())"
+            + " ON CONFLICT (resource) DO NOTHING"
+        : "INSERT INTO "
+            + t.name()
+            + " (resource, owner, fencing_token, expires_at) VALUES (?, '', 0, UTC_TIMESTAMP(6))"
+            + " ON DUPLICATE KEY UPDATE resource = resource";
+  }
+
+  /** Locks one row until the transaction ends and says whether it is live: parameter its name. */
+  String lockLive(Table t) {
+    return "SELECT expires_at > " + now() + " FROM " + t.name() + " WHERE resource = ? FOR UPDATE";
+  }
+
+  /**
+   * Locks every row whose name is LIKE the parameter (escape character '!') and says of each
+   * whether it is live. Every row, live or not: a row being renewed is judged by the renewal's
+   * outcome, once its lock is free, not by the expiry it had before.
+   */
+  String lockReaders(Table t) {
+    return "SELECT expires_at > "
+        + now()
+        + " FROM "
+        + t.name()
+        + " WHERE resource LIKE ? ESCAPE '!' FOR UPDATE";
+  }
+
+  /** Inserts a reader's row: parameters its name, owner, ttl in ms. */
+  String insertReader(Table t) {
+    return "INSERT INTO "
+        + t.name()
+        + " (resource, owner, fencing_token, expires_at) VALUES (?, ?, 0, "
+        + nowPlusMillis()
+        + ")";
+  }
+
+  /** Raises the guard row's expiry, the writer intent mark, never lowering it: ms, guard name. */
+  String markIntent(Table t) {
+    return "UPDATE "
+        + t.name()
+        + " SET expires_at = GREATEST(expires_at, "
+        + nowPlusMillis()
+        + ") WHERE resource = ?";
+  }
+
+  /** Ends the writer intent mark: parameter the guard's name. */
+  String clearIntent(Table t) {
+    return "UPDATE "
+        + t.name()
+        + " SET expires_at = LEAST(expires_at, "
+        + now()
+        + ") WHERE resource = ?";
+  }
+
   /**
    * The shipped schema ({@code dev/redlock/jdbc/*.sql}) for table {@code t}, one statement each.
    */

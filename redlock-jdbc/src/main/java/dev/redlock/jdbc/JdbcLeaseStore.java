@@ -46,11 +46,32 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
 
   /**
    * A lease held in the table: one row, or, for a lease of several resources, a row per resource
-   * ({@code resources}, sorted; null for one), all with the same owner and fencing token.
+   * ({@code resources}, sorted; null for one), all with the same owner and fencing token; or a side
+   * of a read-write lock ({@code resource} its name), whose one row is {@code rows}' (null for
+   * every other lease: the rows are the resources).
    */
   record Row(
-      String resource, List<String> resources, String token, long fencingToken, NodeOutcome granted)
+      String resource,
+      List<String> resources,
+      String token,
+      long fencingToken,
+      NodeOutcome granted,
+      List<String> rows)
       implements LeaseStore.Held {
+    Row(
+        String resource,
+        List<String> resources,
+        String token,
+        long fencingToken,
+        NodeOutcome granted) {
+      this(resource, resources, token, fencingToken, granted, null);
+    }
+
+    /** The table's rows this lease holds, sorted: renewed and released together. */
+    List<String> rowNames() {
+      return rows != null ? rows : resources();
+    }
+
     @Override
     public List<NodeOutcome> outcomes() {
       return List.of(granted);
@@ -105,6 +126,207 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
       throw new IllegalArgumentException(
           "resource must be at most 255 characters (the table's key), was " + resource.length());
     }
+    if (resource.startsWith(READ_WRITE)) {
+      throw new IllegalArgumentException(
+          "resource must not start with '"
+              + READ_WRITE
+              + "' (the rows of read-write locks), was '"
+              + resource
+              + "'");
+    }
+  }
+
+  // ---- read-write locks ---------------------------------------------------------------------
+
+  /**
+   * Where a read-write lock's rows are named: {@code @rw:g:<name>} its guard (every attempt on the
+   * lock locks it first, so they run one at a time; its expiry is the writer intent mark), {@code
+   * @rw:w:<name>} its writer, {@code @rw:r:<name>#<id>} each reader. No plain resource starts so.
+   */
+  private static final String READ_WRITE = "@rw:";
+
+  /** The longest read-write lock name: a reader's row name must fit the table's 255. */
+  static final int MAX_READ_WRITE_NAME = 255 - "@rw:r:".length() - 1 - 16;
+
+  @Override
+  public boolean hasReadWriteLocks() {
+    return true;
+  }
+
+  /**
+   * One transaction: lock the guard row; refused if a writer intent mark or a live writer row is
+   * there (nothing written); else a reader row of our own with the ttl, and a token drawn into it
+   * once it is won, as {@link #take} draws one.
+   */
+  @Override
+  public Vote<Row> takeRead(String name, String token, long ttlMillis, long start)
+      throws InterruptedException {
+    String reader =
+        READ_WRITE
+            + "r:"
+            + checkReadWriteName(name)
+            + "#"
+            + String.format("%016x", java.util.concurrent.ThreadLocalRandom.current().nextLong());
+    return takeReadWrite(
+        name, reader, token, ttlMillis, c -> takeRead(c, name, reader, token, ttlMillis));
+  }
+
+  /**
+   * One transaction: lock the guard row, then every reader row of the lock; refused if one is live,
+   * or if the writer row is held (the mutex's upsert on it), and then the writer intent mark is
+   * raised to {@code intentMillis} from now (committed: it keeps new readers out); else the writer
+   * row is ours with a token, and the mark is cleared.
+   */
+  @Override
+  public Vote<Row> takeWrite(
+      String name, String token, long ttlMillis, long intentMillis, long start)
+      throws InterruptedException {
+    String writer = READ_WRITE + "w:" + checkReadWriteName(name);
+    return takeReadWrite(
+        name,
+        writer,
+        token,
+        ttlMillis,
+        c -> takeWrite(c, name, writer, token, ttlMillis, intentMillis));
+  }
+
+  private static String checkReadWriteName(String name) {
+    if (name.length() > MAX_READ_WRITE_NAME) {
+      throw new IllegalArgumentException(
+          "name of a read-write lock on the SQL store must be at most "
+              + MAX_READ_WRITE_NAME
+              + " characters (a reader's row name must fit the table's key), was "
+              + name.length());
+    }
+    return name;
+  }
+
+  /** What one side's transaction does on its connection: our token, or 0 (refused). */
+  private interface SideWork {
+    long run(Connection c) throws SQLException;
+  }
+
+  /** {@link #take}'s frame, for a side of a read-write lock whose one row is {@code row}. */
+  private Vote<Row> takeReadWrite(
+      String name, String row, String token, long ttlMillis, SideWork work)
+      throws InterruptedException {
+    long began = System.nanoTime();
+    try (Connection c = borrow()) {
+      long fence = inTransaction(c, () -> work.run(c));
+      Duration took = Duration.ofNanos(System.nanoTime() - began);
+      if (fence > 0) {
+        NodeOutcome ok = new NodeOutcome(this.name, NodeOutcome.Status.OK, "", took);
+        return new Vote<>(
+            new Row(name, null, token, fence, ok, List.of(row)),
+            1,
+            new SingleAnswer(true, ok, null));
+      }
+      NodeOutcome no = new NodeOutcome(this.name, NodeOutcome.Status.REFUSED, HELD, took);
+      return new Vote<>(null, 0, new SingleAnswer(false, no, null));
+    } catch (UnknownCommit e) {
+      if (e.result > 0) { // we had won: the row may be committed, ours, and unknown to the engine
+        forget(row, token, ttlMillis, e);
+      }
+      return new Vote<>(null, 0, new SingleAnswer(false, failure(e, began), e));
+    } catch (SQLException e) {
+      if (lostToAnotherTransaction(e)) {
+        return new Vote<>(null, 0, lostDeadlock(e, began));
+      }
+      return new Vote<>(null, 0, new SingleAnswer(false, failure(e, began), e));
+    }
+  }
+
+  private long takeRead(Connection c, String name, String reader, String token, long ttlMillis)
+      throws SQLException {
+    Boolean intent = lockGuard(c, name);
+    if (intent == null || intent || anyLive(c, dialect.lockLive(table), READ_WRITE + "w:" + name)) {
+      return 0; // no guard to lock (taken away meanwhile: ask again), a writer waits, or holds
+    }
+    try (PreparedStatement s = c.prepareStatement(dialect.insertReader(table))) {
+      s.setQueryTimeout(timeoutSeconds);
+      s.setString(1, reader);
+      s.setString(2, token);
+      s.setLong(3, ttlMillis);
+      s.executeUpdate();
+    }
+    long fence = draw(c, reader, token);
+    if (fence == 0) {
+      c.rollback();
+    }
+    return fence;
+  }
+
+  private long takeWrite(
+      Connection c, String name, String writer, String token, long ttlMillis, long intentMillis)
+      throws SQLException {
+    Boolean intent = lockGuard(c, name);
+    if (intent == null) {
+      return 0; // the guard was taken away meanwhile: nothing locked, ask again
+    }
+    String readers = READ_WRITE + "r:" + name + "#";
+    long fence =
+        anyLive(c, dialect.lockReaders(table), likePrefix(readers))
+            ? 0
+            : take(c, writer, token, ttlMillis);
+    try (PreparedStatement s =
+        c.prepareStatement(fence > 0 ? dialect.clearIntent(table) : dialect.markIntent(table))) {
+      s.setQueryTimeout(timeoutSeconds);
+      if (fence > 0) {
+        s.setString(1, READ_WRITE + "g:" + name); // in: the writer row keeps readers out now
+      } else {
+        if (intentMillis <= 0) {
+          return 0; // refused, and this writer will not ask again: no mark
+        }
+        s.setLong(1, intentMillis);
+        s.setString(2, READ_WRITE + "g:" + name);
+      }
+      s.executeUpdate();
+    }
+    return fence;
+  }
+
+  /**
+   * Makes sure the lock's guard row exists and locks it until the transaction ends: whether its
+   * writer intent mark is live, or null if the row was deleted between the two statements (by the
+   * cleanup, once its mark had long expired), and so is not locked.
+   */
+  private Boolean lockGuard(Connection c, String name) throws SQLException {
+    String guard = READ_WRITE + "g:" + name;
+    try (PreparedStatement s = c.prepareStatement(dialect.insertGuard(table))) {
+      s.setQueryTimeout(timeoutSeconds);
+      s.setString(1, guard);
+      s.executeUpdate();
+    }
+    try (PreparedStatement s = c.prepareStatement(dialect.lockLive(table))) {
+      s.setQueryTimeout(timeoutSeconds);
+      s.setString(1, guard);
+      try (ResultSet rs = s.executeQuery()) {
+        return rs.next() ? rs.getBoolean(1) : null;
+      }
+    }
+  }
+
+  /**
+   * Locks every row {@code sql} selects with {@code parameter} (waiting for a renewal or release in
+   * flight, so that what is judged is its outcome), and says whether any is live.
+   */
+  private boolean anyLive(Connection c, String sql, String parameter) throws SQLException {
+    boolean live = false;
+    try (PreparedStatement s = c.prepareStatement(sql)) {
+      s.setQueryTimeout(timeoutSeconds);
+      s.setString(1, parameter);
+      try (ResultSet rs = s.executeQuery()) {
+        while (rs.next()) {
+          live |= rs.getBoolean(1);
+        }
+      }
+    }
+    return live;
+  }
+
+  /** A LIKE pattern for every value starting with {@code prefix} (escape character '!'). */
+  static String likePrefix(String prefix) {
+    return prefix.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%";
   }
 
   @Override
@@ -326,7 +548,7 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     try (Connection c = borrow()) {
       // Every row of the lease in one transaction, in sorted order: all extended, or none (a row
       // that is no longer ours rolls the others back, and the renewal is refused).
-      List<String> resources = row.resources();
+      List<String> resources = row.rowNames();
       long updated =
           inTransaction(
               c,
@@ -413,9 +635,9 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
             inTransaction(
                 c,
                 () ->
-                    row.resources == null
+                    row.resources == null && row.rows == null
                         ? delete(c, row.resource(), row.token())
-                        : deleteAll(c, row.resources, row.token()));
+                        : deleteAll(c, row.rowNames(), row.token()));
           } catch (SQLException e) {
             // The row expires on its own; nobody else's row can be touched (owner-checked).
             log.warn(

@@ -34,7 +34,12 @@ public final class History {
     /** Looked at its lease and found it valid. */
     VALID,
     /** Released its lease: {@code at} is when release was called. */
-    RELEASE
+    RELEASE,
+    /**
+     * Acquired a read lease of a read-write lock (its resource is the lock's name): as {@link
+     * #GRANT}, but shared with other read grants; a {@link #GRANT} of that name is a write lease.
+     */
+    READ_GRANT
   }
 
   /** How an operation ended. */
@@ -96,6 +101,17 @@ public final class History {
     for (String resource : lease.resources()) {
       record(client, resource, Op.GRANT, Outcome.OK, now, validUntil, lease.fencingToken(resource));
     }
+  }
+
+  /**
+   * Records that {@code client} was granted the read lease {@code lease} of a read-write lock, now
+   * ({@link Op#READ_GRANT}); record its write leases with {@link #granted}.
+   */
+  public void grantedRead(String client, Lease lease) {
+    long now = System.nanoTime();
+    long validUntil = now + lease.remainingValidity().toNanos();
+    record(
+        client, lease.resource(), Op.READ_GRANT, Outcome.OK, now, validUntil, lease.fencingToken());
   }
 
   /** Records that {@code client} checked {@code lease} and found it valid, now. */

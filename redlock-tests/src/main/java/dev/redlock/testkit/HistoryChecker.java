@@ -21,6 +21,11 @@ import java.util.Map;
  *   <li>two successive grants of one resource whose fencing tokens do not increase;
  *   <li>more holders of a semaphore's permits at once than its permits (the largest number any of
  *       them was taken through, {@link History#permitGranted}), each window as above.
+ *   <li>writers not alone, for a read-write lock ({@link Op#READ_GRANT}s and {@link Op#GRANT}s of
+ *       one name): a write lease's window overlapping a read lease's, or a write lease whose token
+ *       is not larger than that of a read lease that ended before it began (and a read lease's not
+ *       larger than that of a write lease that ended before it). Read leases may overlap each
+ *       other; write leases among themselves are judged by the rules above.
  * </ul>
  */
 public final class HistoryChecker {
@@ -35,7 +40,65 @@ public final class HistoryChecker {
     validAfterValidity(events, found);
     tokensInGrantOrder(events, found);
     tooManyPermitHolders(history, events, found);
+    writersAlone(events, found);
     return found;
+  }
+
+  /**
+   * A write lease of a read-write lock overlaps no read lease of it, and the tokens of the two
+   * kinds follow their order: whichever ended first has the smaller token.
+   */
+  private static void writersAlone(List<Event> events, List<String> found) {
+    Map<String, Long> releasedAt = new HashMap<>();
+    for (Event e : events) {
+      if (e.op() == Op.RELEASE) {
+        releasedAt.merge(key(e), e.at(), Math::min);
+      }
+    }
+    Map<String, List<Window>> reads = new HashMap<>();
+    Map<String, List<Window>> writes = new HashMap<>();
+    for (Event grant : events) {
+      if ((grant.op() == Op.GRANT || grant.op() == Op.READ_GRANT)
+          && grant.outcome() == Outcome.OK) {
+        long end =
+            Math.min(grant.validUntil(), releasedAt.getOrDefault(key(grant), Long.MAX_VALUE));
+        (grant.op() == Op.READ_GRANT ? reads : writes)
+            .computeIfAbsent(grant.resource(), r -> new ArrayList<>())
+            .add(new Window(grant, end));
+      }
+    }
+    for (Map.Entry<String, List<Window>> lock : reads.entrySet()) {
+      for (Window write : writes.getOrDefault(lock.getKey(), List.of())) {
+        for (Window read : lock.getValue()) {
+          long writeAt = write.grant().at();
+          long readAt = read.grant().at();
+          if (readAt < write.end() && writeAt < read.end()) {
+            found.add(
+                "writer not alone: "
+                    + write.grant()
+                    + " (until "
+                    + write.end()
+                    + ") overlaps reader "
+                    + read.grant()
+                    + " (until "
+                    + read.end()
+                    + ")");
+          } else if (read.end() <= writeAt && write.grant().token() <= read.grant().token()) {
+            found.add(
+                "write token not above an earlier read's: "
+                    + read.grant()
+                    + " then "
+                    + write.grant());
+          } else if (write.end() <= readAt && read.grant().token() <= write.grant().token()) {
+            found.add(
+                "read token not above an earlier write's: "
+                    + write.grant()
+                    + " then "
+                    + read.grant());
+          }
+        }
+      }
+    }
   }
 
   private record Window(Event grant, long end) {}
@@ -121,7 +184,7 @@ public final class HistoryChecker {
   private static void validAfterValidity(List<Event> events, List<String> found) {
     Map<String, Event> grants = new HashMap<>();
     for (Event e : events) {
-      if (e.op() == Op.GRANT && e.outcome() == Outcome.OK) {
+      if ((e.op() == Op.GRANT || e.op() == Op.READ_GRANT) && e.outcome() == Outcome.OK) {
         grants.put(key(e), e);
       }
     }

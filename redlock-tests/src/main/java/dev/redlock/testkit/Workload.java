@@ -2,6 +2,7 @@ package dev.redlock.testkit;
 
 import dev.redlock.Lease;
 import dev.redlock.LockUnavailableException;
+import dev.redlock.ReadWriteLock;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.RedlockException;
@@ -72,6 +73,7 @@ public final class Workload implements AutoCloseable {
     private boolean callerFaults;
     private boolean multiResource;
     private int permits;
+    private boolean readWrite;
     private UnaryOperator<RedlockConfig.Builder> config = UnaryOperator.identity();
 
     private Builder(FaultyNodes nodes) {
@@ -153,6 +155,18 @@ public final class Workload implements AutoCloseable {
      */
     public Builder semaphore(int permits) {
       this.permits = positive("permits", permits);
+      return this;
+    }
+
+    /**
+     * Read-write locks (default off): every attempt takes a side of one of the {@link #resources}
+     * read-write locks ({@code "workload-rw:<i>"}, {@link Redlock#readWriteLock}), a writer one
+     * time in four, else a reader; odd threads wait ({@code acquire}, so that writers leave their
+     * intent mark), even ones try once. Read grants are recorded as {@link History.Op#READ_GRANT}
+     * and write nothing; writers make the guarded write. The checker then judges writers alone.
+     */
+    public Builder readWrite(boolean readWrite) {
+      this.readWrite = readWrite;
       return this;
     }
 
@@ -273,7 +287,7 @@ public final class Workload implements AutoCloseable {
           dev.redlock.Semaphore semaphore =
               options.permits > 0 ? client.semaphore(SEMAPHORE, options.permits) : null;
           String name = "client" + c + "-thread" + t;
-          boolean waits = options.callerFaults && t % 2 == 1;
+          boolean waits = (options.callerFaults || options.readWrite) && t % 2 == 1;
           running.add(
               pool.submit(
                   () -> {
@@ -283,19 +297,31 @@ public final class Workload implements AutoCloseable {
                           "workload:" + ThreadLocalRandom.current().nextInt(options.resources);
                       java.util.Set<String> set = options.multiResource ? randomSet() : null;
                       long start = System.nanoTime();
+                      boolean reads = false;
                       try {
+                        ReadWriteLock.Side side = null;
+                        if (options.readWrite) {
+                          reads = ThreadLocalRandom.current().nextInt(4) != 0;
+                          ReadWriteLock rw = client.readWriteLock("workload-rw:" + resource);
+                          side = reads ? rw.readLock() : rw.writeLock();
+                        }
                         Optional<Lease> lease =
                             semaphore != null
                                 ? (waits
                                     ? Optional.of(semaphore.acquire(options.ttl, WAIT))
                                     : semaphore.tryAcquire(options.ttl))
-                                : set != null
+                                : side != null
                                     ? (waits
-                                        ? Optional.of(client.acquireAll(set, options.ttl, WAIT))
-                                        : client.tryAcquireAll(set, options.ttl))
-                                    : waits
-                                        ? Optional.of(client.acquire(resource, options.ttl, WAIT))
-                                        : client.tryAcquire(resource, options.ttl);
+                                        ? Optional.of(side.acquire(options.ttl, WAIT))
+                                        : side.tryAcquire(options.ttl))
+                                    : set != null
+                                        ? (waits
+                                            ? Optional.of(client.acquireAll(set, options.ttl, WAIT))
+                                            : client.tryAcquireAll(set, options.ttl))
+                                        : waits
+                                            ? Optional.of(
+                                                client.acquire(resource, options.ttl, WAIT))
+                                            : client.tryAcquire(resource, options.ttl);
                         if (lease.isEmpty()) {
                           busy.incrementAndGet();
                           backOff(1, 3);
@@ -303,7 +329,9 @@ public final class Workload implements AutoCloseable {
                         }
                         grantLatency.add((System.nanoTime() - start) / 1_000);
                         grants.incrementAndGet();
-                        if (!hold(name, lease.get(), semaphore)) {
+                        if (reads) {
+                          holdRead(name, lease.get());
+                        } else if (!hold(name, lease.get(), semaphore)) {
                           refused.incrementAndGet();
                         }
                       } catch (LockUnavailableException e) {
@@ -488,6 +516,26 @@ public final class Workload implements AutoCloseable {
         lease.release();
       } catch (RedlockException e) {
         // a release that did not reach a quorum: the nodes' ttl ends it; the history is unchanged
+      }
+    }
+  }
+
+  /** A reader's critical section: looks, holds (as {@link Builder#hold}), writes nothing. */
+  private void holdRead(String name, Lease lease) {
+    history.grantedRead(name, lease);
+    try {
+      if (lease.isValid()) {
+        history.foundValid(name, lease);
+      }
+      if (!options.hold.isZero()) {
+        LockSupport.parkNanos(options.hold.toNanos());
+      }
+    } finally {
+      history.released(name, lease);
+      try {
+        lease.release();
+      } catch (RedlockException e) {
+        // as in hold
       }
     }
   }

@@ -362,4 +362,42 @@ class WaitersIT {
           .release();
     }
   }
+
+  /**
+   * Readers share: of 3 threads of the service waiting to read behind its own writer, the writer's
+   * release wakes the first, and each reader that gets in wakes the next at once, so all read
+   * within seconds, not one per minute-long pause. Planted: no wake after a reader's win leaves the
+   * second waiting its pause.
+   */
+  @Test
+  void readersWaitingBehindAWriterAllGetInWhenItReleases() throws Exception {
+    var nodes = redis.start(RedisFixture.nodes(3));
+    try (Redlock service = Redlock.create(config(nodes.uris(), MINUTE).build())) {
+      dev.redlock.ReadWriteLock rw = service.readWriteLock("waiters:readers");
+      Lease write = rw.writeLock().tryAcquire(TTL).orElseThrow();
+      List<AtomicReference<Object>> outcomes = new ArrayList<>();
+      for (String name : List.of("r1", "r2", "r3")) {
+        AtomicReference<Object> outcome = new AtomicReference<>();
+        outcomes.add(outcome);
+        Thread t =
+            new Thread(
+                () -> {
+                  try (Lease read = rw.readLock().acquire(TTL, MINUTE.multipliedBy(2))) {
+                    outcome.set(read.isValid() ? "granted" : "invalid");
+                  } catch (Throwable e) {
+                    outcome.set(e);
+                  }
+                },
+                name);
+        started.add(t);
+        t.start();
+        await().atMost(WAKE_BOUND).until(() -> waitingInLine(t));
+      }
+      write.release();
+      await().atMost(WAKE_BOUND).until(() -> outcomes.stream().allMatch(o -> o.get() != null));
+      for (AtomicReference<Object> o : outcomes) {
+        assertEquals("granted", o.get());
+      }
+    }
+  }
 }

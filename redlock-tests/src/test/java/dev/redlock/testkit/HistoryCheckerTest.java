@@ -115,4 +115,61 @@ class HistoryCheckerTest {
     assertEquals(List.of(), HistoryChecker.violations(h));
     assertEquals(3, HistoryChecker.mostPermitHoldersAtOnce(h, "s"));
   }
+
+  // ---- read-write locks: writers alone ------------------------------------------------------
+
+  @Test
+  void readersMayOverlapAndAWriterAfterThemPasses() {
+    History h = new History();
+    h.record("a", "rw", Op.READ_GRANT, Outcome.OK, 100, 1_000, 1);
+    h.record("b", "rw", Op.READ_GRANT, Outcome.OK, 200, 1_000, 2); // readers share
+    h.record("a", "rw", Op.RELEASE, Outcome.OK, 300, 0, 1);
+    h.record("b", "rw", Op.RELEASE, Outcome.OK, 400, 0, 2);
+    h.record("c", "rw", Op.GRANT, Outcome.OK, 500, 1_500, 3); // the writer, after both
+    h.record("c", "rw", Op.RELEASE, Outcome.OK, 600, 0, 3);
+    h.record("a", "rw", Op.READ_GRANT, Outcome.OK, 700, 1_700, 4);
+    assertEquals(List.of(), HistoryChecker.violations(h));
+  }
+
+  @Test
+  void aWriterOverlappingAReaderIsCaughtWithBothEvents() {
+    History h = new History();
+    h.record("a", "rw", Op.READ_GRANT, Outcome.OK, 100, 1_000, 1);
+    h.record("b", "rw", Op.GRANT, Outcome.OK, 500, 1_500, 2); // the reader still valid
+    List<String> v = HistoryChecker.violations(h);
+    assertEquals(1, v.size(), v.toString());
+    assertTrue(
+        v.get(0).startsWith("writer not alone: #2 b GRANT") && v.get(0).contains("#1 a READ_GRANT"),
+        v.get(0));
+  }
+
+  @Test
+  void aReaderComingInWhileAWriterHoldsIsCaught() {
+    History h = new History();
+    h.record("a", "rw", Op.GRANT, Outcome.OK, 100, 1_000, 5);
+    h.record("b", "rw", Op.READ_GRANT, Outcome.OK, 500, 1_500, 6);
+    List<String> v = HistoryChecker.violations(h);
+    assertEquals(1, v.size(), v.toString());
+    assertTrue(v.get(0).startsWith("writer not alone: #1 a GRANT"), v.get(0));
+  }
+
+  @Test
+  void tokensOutOfOrderBetweenReadsAndWritesAreCaught() {
+    History h = new History();
+    h.record("a", "rw", Op.READ_GRANT, Outcome.OK, 100, 400, 7); // expired at 400
+    h.record("b", "rw", Op.GRANT, Outcome.OK, 500, 800, 6); // after it, with a smaller token
+    h.record("c", "rw", Op.READ_GRANT, Outcome.OK, 900, 1_200, 5); // after the write, smaller
+    List<String> v = HistoryChecker.violations(h);
+    assertEquals(2, v.size(), v.toString());
+    assertTrue(v.get(0).startsWith("write token not above an earlier read's: #1 a"), v.get(0));
+    assertTrue(v.get(1).startsWith("read token not above an earlier write's: #2 b"), v.get(1));
+  }
+
+  @Test
+  void aPlainLockOfTheSameNameIsNotJudgedWithTheReaders() {
+    History h = new History();
+    h.record("a", "rw", Op.READ_GRANT, Outcome.OK, 100, 1_000, 1);
+    h.record("b", "other", Op.GRANT, Outcome.OK, 200, 1_000, 2);
+    assertEquals(List.of(), HistoryChecker.violations(h));
+  }
 }

@@ -1,0 +1,107 @@
+package dev.redlock;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * A read-write lock of one name: many readers at once, or one writer alone. Made by {@link
+ * LockService#readWriteLock}; its two sides hand out the same {@link Lease}s as a plain lock
+ * (validity, {@code isValid}/{@code checkValid}, {@code onLost}, renewal, events, metrics, fencing
+ * tokens), taken from the same store with the same rules.
+ *
+ * <pre>{@code
+ * ReadWriteLock prices = redlock.readWriteLock("prices");
+ * try (Lease read = prices.readLock().acquire(Duration.ofSeconds(10), Duration.ofSeconds(5))) {
+ *   quote(read.fencingToken());
+ * }
+ * prices.writeLock().withLock(ttl, maxWait, write -> reprice(write.fencingToken()));
+ * }</pre>
+ *
+ * <p>Rules: a write lease excludes every other lease of the lock, read or write; read leases
+ * exclude only write leases. <b>Fairness: writers first.</b> A writer waiting in {@code acquire} or
+ * {@code withLock} leaves, each time it is refused, a mark that refuses new readers until its next
+ * attempt (one that gives up holds readers off for at most one more retry pause; a writer's {@code
+ * tryAcquire} leaves none), so a stream of readers cannot keep a writer out; the cost is the other
+ * way round: a stream of writers can keep readers out. <b>Fencing:</b> readers and writers draw
+ * from the lock's one counter, so a write lease's token is larger than the token of every lease of
+ * the lock that ended before it began, read or write, and a read lease's token larger than that of
+ * every write lease that ended before it (readers among themselves are not ordered).
+ *
+ * <p>Not reentrant, and no upgrade or downgrade: each acquire is a new lease, so a holder of a read
+ * lease that asks for the write side waits for its own read lease (and, while it waits, keeps other
+ * readers out) until its {@code maxWait} runs out. Release the read lease first.
+ *
+ * <p>The lock's name is apart from plain resource names: a plain lock of {@code "prices"} and this
+ * lock never exclude each other. Names follow the plain rules (not blank, what the store refuses
+ * for a resource is refused here). Thread-safe; cheap to make, holds nothing until a side is
+ * acquired. Not every store has read-write locks: see {@link LockService#readWriteLock}.
+ */
+public interface ReadWriteLock {
+
+  /** The lock's name, as given to {@link LockService#readWriteLock}; every lease's resource. */
+  String name();
+
+  /** The read side: leases shared with other readers, excluded by a writer. */
+  Side readLock();
+
+  /** The write side: a lease that excludes every reader and every other writer. */
+  Side writeLock();
+
+  /**
+   * One side of a {@link ReadWriteLock}: its leases are taken like a plain lock's ({@link
+   * LockService#tryAcquire}, {@link LockService#acquire}, {@link LockService#withLock}), with the
+   * same ttl rules, retries, events and errors.
+   */
+  interface Side {
+    /**
+     * One attempt, without sleeping.
+     *
+     * @param ttl how long the store keeps this lease if it is never released
+     * @return the lease, or empty if the other side (or, for a writer, another writer) holds the
+     *     lock, or, for a reader, a writer waits for it
+     * @throws NullPointerException if {@code ttl} is null
+     * @throws IllegalArgumentException for a bad ttl, as {@link LockService#tryAcquire}
+     * @throws LockUnavailableException if the attempt failed for another reason than contention
+     * @throws RedlockException if the thread was interrupted (the interrupt flag is set again)
+     * @throws IllegalStateException if the service is closed
+     */
+    Optional<Lease> tryAcquire(Duration ttl);
+
+    /**
+     * Acquires this side, retrying after {@code retryDelay} plus jitter until {@code maxWait} is
+     * spent, as {@link LockService#acquire}.
+     *
+     * @param ttl how long the store keeps this lease if it is never released
+     * @param maxWait how long to keep trying; zero means one attempt
+     * @return the lease
+     * @throws LockUnavailableException if the lock was not won in time; it says why
+     * @throws InterruptedException if interrupted while waiting; nothing is held
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException for a bad ttl or a negative {@code maxWait}
+     * @throws IllegalStateException if the service is closed
+     */
+    Lease acquire(Duration ttl, Duration maxWait) throws InterruptedException;
+
+    /**
+     * Acquires this side ({@link #acquire}), runs {@code task} while renewing the lease, and
+     * releases it in every case, as {@link LockService#withLock}.
+     *
+     * @param ttl the lease's time to live, renewed every {@code ttl × renewalFraction}
+     * @param maxWait how long to keep trying to acquire
+     * @param task the work; may throw a checked exception
+     * @param <T> what the task returns
+     * @param <E> what the task may throw
+     * @return what the task returned
+     * @throws E what the task threw, unchanged
+     * @throws LockUnavailableException if the lock was not won within {@code maxWait}; the task did
+     *     not run
+     * @throws InterruptedException if interrupted while waiting to acquire; the task did not run
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException for a bad ttl, a ttl too short to renew, or a negative
+     *     {@code maxWait}
+     * @throws IllegalStateException if the service is closed
+     */
+    <T, E extends Exception> T withLock(Duration ttl, Duration maxWait, LeaseTask<T, E> task)
+        throws E, InterruptedException;
+  }
+}

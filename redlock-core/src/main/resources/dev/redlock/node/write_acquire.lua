@@ -1,0 +1,105 @@
+-- Write lock: the restart guard, then no writer and no live reader, else nothing but a writer
+-- intent mark; then SET PX on the writer key and a fencing token from the lock's one counter, in
+-- one round trip (a script runs alone on its node: no reader can come in between the check and the
+-- write).
+-- KEYS[1] = the lock's writer key ('<keyPrefix>@rw:w:<name>', the writer's owner token, PX ttl),
+-- KEYS[2] = life marker, KEYS[3] = the lock's one fencing counter (shared by reads and writes),
+-- KEYS[4] = the previous version's epoch marker (as acquire.lua: the guard below is its text),
+-- KEYS[5] = the lock's readers: a sorted set of reader owner token -> expiry (node clock, µs),
+--           whose own PEXPIRE is kept at least as long as its latest entry,
+-- KEYS[6] = the lock's writer intent mark (a writer waits: no new reader while it lives).
+-- ARGV: as acquire.lua (ARGV[1] = owner token, ARGV[2] = ttl in ms, ARGV[3] = maxTtl in ms,
+-- ARGV[4] = guard on, ARGV[5..8] = this connection's process, appended per connection),
+-- ARGV[9] = how long a refusal keeps new readers out, ms: until this writer asks again (it waits
+--           that long at most), never longer than its ttl; 0 for a writer that will not ask again.
+-- The keys live under '@rw:', where no resource name may reach (NodeKeys.checkResource): a plain
+-- lock of the same name takes other keys and can never break this lock's rules.
+-- Returns: token * 2 + ahead (> 0) if the lock was taken for writing (ahead as acquire.lua);
+--          0 if a writer holds it or a reader does (a writer intent mark is then left);
+--          -(ms of quarantine left + 1) as acquire.lua.
+
+if redis.replicate_commands then redis.replicate_commands() end
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2]) -- µs; token * 2 stays exact in a double until 2112
+local max_ttl = tonumber(ARGV[3]) * 1000
+
+-- ---- restart guard: begin (the same text as acquire.lua's; ScriptTest checks it) ----
+-- The life marker '<run_id>:<durable>:<epoch µs>' says which process life stamped this dataset
+-- and from when its data is trusted. A dataset this process did not stamp was loaded (a restart
+-- from an RDB or AOF, a copied dump.rdb) or restored from another life: it may lack leases this
+-- node granted, so it is trusted only from now, unless both lives keep every acknowledged write.
+local life = redis.call('GET', KEYS[2])
+local epoch = life and string.find(life, ARGV[5], 1, true) == 1 and tonumber(string.sub(life, 44))
+if epoch then
+  if ARGV[6] == '0' and string.sub(life, 42, 42) == '1' then
+    -- This life stopped promising durability (or this client cannot confirm it): a restart
+    -- after this point is not trusted. Never upgraded back within a life.
+    redis.call('SET', KEYS[2], ARGV[5] .. ':0:' .. string.sub(life, 44))
+  end
+else
+  local started = tonumber(ARGV[7])
+  -- (started is computed from a whole-second uptime: up to 1 s late, hence the second here)
+  if life and string.sub(life, 42, 42) == '1' and ARGV[8] == '1' and started >= 0
+      and now - started + 1000000 < max_ttl then
+    -- Both the life that stamped it and this one keep every acknowledged write (AOF, fsync
+    -- always), this one loaded it from its AOF at start, and this is its first acquire since:
+    -- a restart that lost nothing, so the old epoch still holds. Later in a life, a marker of
+    -- another life can only have been restored: not trusted.
+    epoch = tonumber(string.sub(life, 44))
+  elseif not life and started >= 0 and now - started >= max_ttl
+      and redis.call('EXISTS', KEYS[4]) == 1 then
+    -- Upgrade from the previous version's marker on a process up for longer than maxTtl: any
+    -- lease a restart made it forget has expired; the old marker still counts for a flush.
+    epoch = math.max(tonumber(redis.call('GET', KEYS[4])) or now, started)
+  end
+  epoch = epoch or now
+  redis.call('SET', KEYS[2], ARGV[5] .. ':' .. ARGV[6] .. ':' .. string.format('%.0f', epoch))
+end
+if ARGV[4] == '1' then
+  local left = max_ttl - (now - epoch)
+  if left > 0 then
+    return -(math.floor(left / 1000) + 1)
+  end
+end
+-- ---- restart guard: end ----
+
+-- Writer preference: a writer refused leaves a mark that refuses new readers (read_acquire.lua)
+-- until it asks again, so a stream of readers cannot keep it out; never shortened by another's.
+local function mark_intent()
+  local intent = tonumber(ARGV[9])
+  if intent > 0 and redis.call('PTTL', KEYS[6]) < intent then
+    redis.call('SET', KEYS[6], '1', 'PX', ARGV[9])
+  end
+  return 0
+end
+
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return mark_intent()
+end
+-- A reader's entry counts until its expiry on this node's clock: purge the expired ones, then
+-- any entry left is a live reader.
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', string.format('%.0f', now))
+if redis.call('EXISTS', KEYS[5]) == 1 then
+  return mark_intent()
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+-- In: the writer key itself now keeps readers out; the next writer marks again if it must wait.
+redis.call('DEL', KEYS[6])
+
+-- The token is at least this node's clock, so a counter lost with old data, expired or deleted
+-- cannot make it go back (docs/fencing.md). The counter is kept for maxTtl past the clock: it
+-- guards against the clock stepping back, and then goes away by itself.
+-- The usual case, a counter behind the clock, is one call: SET ... GET writes the clock (as text
+-- without string.format, the cheapest exact way: seconds, then 6 digits of µs) and returns the
+-- counter it replaced. A counter at or ahead of the clock is then written back above itself,
+-- within this same script, so no other command ever sees the clock value in between.
+local counter = tonumber(redis.call('SET', KEYS[3], t[1] .. string.sub('00000' .. t[2], -6),
+  'PX', ARGV[3], 'GET'))
+if counter and counter >= now then
+  local token = counter + 1
+  redis.call('SET', KEYS[3], string.format('%.0f', token),
+    'PX', string.format('%.0f', tonumber(ARGV[3]) + math.ceil((token - now) / 1000)))
+  return token * 2 + 1
+end
+return now * 2
