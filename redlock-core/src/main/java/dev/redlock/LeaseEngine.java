@@ -1116,12 +1116,12 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
    */
   private void releasedHere(Object waitingFor, long fencingToken, boolean othersWait) {
     waiters.released(waitingFor, fencingToken, othersWait);
-    if (waitingFor instanceof String resource && waiters.lineCount() > 0) {
-      Object semaphore = PermitSlots.waitingLineOf(resource);
-      if (semaphore != null) {
-        // A semaphore's waiters are not watched (other clients' permits are not told): ours ask.
-        waiters.released(semaphore, fencingToken, false);
-      }
+    if (waitingFor instanceof String resource
+        && waiters.lineCount() > 0
+        && PermitSlots.isPermit(resource)) {
+      // The lines of the permit's semaphore that may take it (of more permits than its index).
+      // A semaphore's waiters are not watched (other clients' permits are not told): ours ask.
+      waiters.releasedWhere(line -> PermitSlots.serves(resource, line), fencingToken);
     }
   }
 

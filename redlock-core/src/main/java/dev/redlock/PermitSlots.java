@@ -32,17 +32,19 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
   private final WaitingLine line;
 
   /**
-   * What this service's threads waiting for the semaphore {@code name} stand in line under (in
-   * {@link Waiters}): a record never equals a resource's name nor a set's list of names, so the
-   * semaphore's line is apart from the lines of its permits' resources.
+   * What this service's threads waiting for the semaphore {@code name} of {@code permits} permits
+   * stand in line under (in {@link Waiters}): a record never equals a resource's name nor a set's
+   * list of names, so the semaphore's line is apart from the lines of its permits' resources. One
+   * line per number of permits: a waiter that may take permit 4 never waits behind one that may
+   * only take 0 and 1 (a semaphore being grown, in one service).
    */
-  record WaitingLine(String name) {}
+  record WaitingLine(String name, int permits) {}
 
   private PermitSlots(LeaseEngine<H> engine, String name, String[] resources) {
     this.engine = engine;
     this.name = name;
     this.resources = resources;
-    this.line = new WaitingLine(name);
+    this.line = new WaitingLine(name, resources.length);
   }
 
   /**
@@ -90,12 +92,31 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
   }
 
   /**
-   * The line of the semaphore whose permit {@code resource} is, or null if it is no permit's name:
-   * what a release of it wakes ({@link LeaseEngine}).
+   * Whether {@code line} is a line of waiters that a release of the permit {@code resource} may
+   * serve: a semaphore line of that permit's semaphore, of more permits than the permit's index.
+   * False if {@code resource} is no permit's name. What a release of it wakes ({@link
+   * LeaseEngine}).
    */
-  static Object waitingLineOf(String resource) {
-    int mark = resource.indexOf(PERMIT_MARK);
-    return mark > 0 ? new WaitingLine(resource.substring(0, mark)) : null;
+  static boolean serves(String resource, Object line) {
+    if (!(line instanceof WaitingLine waiting) || !resource.startsWith(waiting.name())) {
+      return false;
+    }
+    int mark = waiting.name().length();
+    if (!resource.startsWith(PERMIT_MARK, mark)) {
+      return false;
+    }
+    try {
+      return Integer.parseInt(resource.substring(mark + PERMIT_MARK.length())) < waiting.permits();
+    } catch (NumberFormatException e) {
+      return false;
+    }
+  }
+
+  /**
+   * Whether {@code resource} is named like a permit (has the mark): cheap, before {@link #serves}.
+   */
+  static boolean isPermit(String resource) {
+    return resource.indexOf(PERMIT_MARK) > 0;
   }
 
   @Override
@@ -121,9 +142,10 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
   public Optional<Lease> tryAcquire(Duration ttl) {
     engine.ensureOpen();
     long ttlMillis = engine.checkTtl(ttl);
+    long began = engine.ticker().read();
     Round round;
     try {
-      round = round(ttlMillis);
+      round = round(ttlMillis, false, 0);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new RedlockException(
@@ -138,7 +160,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
     if (round.attempt.reason == Reason.HELD_ELSEWHERE) {
       return Optional.empty();
     }
-    throw failure(round, 1, 0);
+    throw failure(round, 1, engine.ticker().read() - began);
   }
 
   @Override
@@ -183,7 +205,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
           engine.awaitTurn(waiting, unbounded, giveUpAt);
         }
         long releasesSeen = waiters.releases();
-        Round round = round(ttlMillis);
+        Round round = round(ttlMillis, !unbounded, giveUpAt);
         if (round.attempt.lease != null) {
           won = true;
           return round.attempt.lease;
@@ -216,20 +238,46 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
   }
 
   /**
-   * Asks each permit once, from a random one, until one is won. An attempt refused for another
-   * reason than contention ends the round: every permit lives on the same nodes, so the next would
-   * most likely fail the same way, each costing up to a timeout.
+   * Asks each permit once, from a random one, until one is won, or {@code giveUpAt} (on the
+   * engine's ticker; {@code bounded} false: no bound) has passed. A permit refused for another
+   * reason than contention does not end the round unless the nodes that failed, timed out or are
+   * quarantined are enough by themselves to rule out a quorum: every permit lives on the same
+   * nodes, so then the next would fail the same way, each costing up to a timeout; with fewer, a
+   * permit may be blocked by another client's refusals plus a node that is out, and the next one
+   * free. The round then answers the first such failure, or the last refusal.
    */
-  private Round round(long ttlMillis) throws InterruptedException {
+  private Round round(long ttlMillis, boolean bounded, long giveUpAt) throws InterruptedException {
     int permits = resources.length;
     int first = permits == 1 ? 0 : ThreadLocalRandom.current().nextInt(permits);
+    Round failed = null;
     for (int i = 0; ; i++) {
       int slot = first + i < permits ? first + i : first + i - permits;
       LeaseEngine<H>.Attempt attempt = engine.attempt(resources[slot], ttlMillis);
-      if (attempt.lease != null || attempt.reason != Reason.HELD_ELSEWHERE || i == permits - 1) {
-        return new Round(attempt, resources[slot]);
+      Round round = new Round(attempt, resources[slot]);
+      if (attempt.lease != null) {
+        return round;
+      }
+      if (attempt.reason != Reason.HELD_ELSEWHERE && failed == null) {
+        failed = round;
+      }
+      if (i == permits - 1
+          || outageRulesOutAQuorum(attempt)
+          || (bounded && engine.ticker().read() - giveUpAt >= 0)) {
+        return failed != null ? failed : round;
       }
     }
+  }
+
+  /** Whether the nodes that did not answer yes or no (failed, silent, quarantined) bar a quorum. */
+  private boolean outageRulesOutAQuorum(LeaseEngine<H>.Attempt attempt) {
+    int out = 0;
+    for (NodeOutcome outcome : attempt.vote.tally().outcomes()) {
+      if (outcome.status() != NodeOutcome.Status.OK
+          && outcome.status() != NodeOutcome.Status.REFUSED) {
+        out++;
+      }
+    }
+    return out > attempt.vote.tally().size() - engine.quorum();
   }
 
   private LockUnavailableException failure(Round round, int rounds, long waitedNanos) {

@@ -41,10 +41,14 @@ import java.util.Optional;
  * <p><strong>Cost.</strong> An attempt asks the permits one after the other, from a random one (so
  * that clients do not all ask permit 0 first), until one is won: one round trip while permits are
  * free, and {@code permits} round trips when every one is taken. A refusal that is not contention
- * (a quorum out of reach) ends the round at once: the other permits live on the same nodes. {@link
- * #acquire} then waits as the mutex's {@link LockService#acquire} does: the threads of one service
- * waiting for one semaphore stand in one line, only the first asks again (after the retry pause),
- * and a permit this service releases wakes it at once.
+ * ends the round only when the nodes that failed, timed out or are quarantined bar a quorum by
+ * themselves (the other permits live on the same nodes); a permit blocked by another client's
+ * refusals plus a node that is out does not, and the round goes on. With a silent node each refused
+ * permit may wait a {@code nodeTimeout} for its roll-back, so a full semaphore's round takes up to
+ * {@code permits × nodeTimeout} (hence {@link #MAX_PERMITS}); {@link #acquire} asks no permit past
+ * its {@code maxWait}. {@link #acquire} then waits as the mutex's {@link LockService#acquire} does:
+ * the threads of one service waiting for one semaphore stand in one line, only the first asks again
+ * (after the retry pause), and a permit this service releases wakes it at once.
  *
  * <p><strong>Names.</strong> Names are used exactly as given. A semaphore's name must not contain
  * {@value #PERMIT_MARK} (so two semaphores never share a permit), and a mutex should not be given a
@@ -52,8 +56,11 @@ import java.util.Optional;
  * than {@code permits}).
  */
 public interface Semaphore {
-  /** The most permits one semaphore may have: a full semaphore costs one round trip per permit. */
-  int MAX_PERMITS = 1024;
+  /**
+   * The most permits one semaphore may have: a full semaphore costs one round trip per permit, and
+   * with a silent node up to a {@code nodeTimeout} each (64 × 50 ms at the defaults).
+   */
+  int MAX_PERMITS = 64;
 
   /** What stands between a semaphore's name and a permit's number in the permit's resource. */
   String PERMIT_MARK = "@permit:";
@@ -80,8 +87,8 @@ public interface Semaphore {
    * @throws NullPointerException if {@code ttl} is null
    * @throws IllegalArgumentException for a bad ttl, as {@link LockService#tryAcquire}
    * @throws LockUnavailableException if a permit's attempt failed for another reason than
-   *     contention (the round stops there); its {@link LockUnavailableException#resource()} is the
-   *     semaphore's name, its message names the permit
+   *     contention and none was won (the first such failure); its {@link
+   *     LockUnavailableException#resource()} is the semaphore's name, its message names the permit
    * @throws RedlockException if interrupted (the interrupt flag is set again; nothing is held)
    * @throws IllegalStateException if the service is closed
    */

@@ -226,6 +226,19 @@ final class Waiters {
   }
 
   /**
+   * This service released something that every line whose key {@code serves} may use (a semaphore's
+   * permit): the first of each asks at once.
+   */
+  void releasedWhere(java.util.function.Predicate<Object> serves, long fencingToken) {
+    lines.forEach(
+        (key, line) -> {
+          if (serves.test(key)) {
+            released(key, fencingToken, false);
+          }
+        });
+  }
+
+  /**
    * Node {@code node} told that the lease of {@code fencingToken} released {@code resource} there.
    * Once a quorum of nodes told of the same release, the first in line asks at once (sooner, most
    * of the nodes would still hold it); notices of this service's own release are not news, its

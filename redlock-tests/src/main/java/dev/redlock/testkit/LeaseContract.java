@@ -1276,10 +1276,10 @@ public abstract class LeaseContract {
     LockService a = client();
     assertRule(() -> a.semaphore(" ", 2), "name must not be blank");
     assertRule(() -> a.semaphore("jobs@permit:1", 2), "name must not contain '@permit:'");
-    assertRule(() -> a.semaphore(resource("s"), 0), "permits must be between 1 and 1024, was 0");
+    assertRule(() -> a.semaphore(resource("s"), 0), "permits must be between 1 and 64, was 0");
     assertRule(
         () -> a.semaphore(resource("s"), Semaphore.MAX_PERMITS + 1),
-        "permits must be between 1 and 1024, was 1025");
+        "permits must be between 1 and 64, was 65");
     // A name every store refuses: too long for a table's key, and with the nodes' reserved mark.
     assertRule(
         () -> a.semaphore("@" + "x".repeat(300), 2), "name must make permit resources the store");
