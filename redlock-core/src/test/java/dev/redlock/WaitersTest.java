@@ -102,6 +102,10 @@ class WaitersTest {
     waiters.noticed("r", 0, 9);
     waiters.noticed("r", 1, 9);
     assertFalse(line.takeReleased(), "the nodes' word on our own release is not news");
+    waiters.releasing("r", 11); // about to release lease 11: the nodes may tell before it returns
+    waiters.noticed("r", 0, 11);
+    waiters.noticed("r", 1, 11);
+    assertFalse(line.takeReleased(), "notices of a release being sent are not news either");
     waiters.released("r", 10, true); // other clients wait: the lock is theirs, ours is not woken
     assertFalse(line.takeReleased());
     waiters.noticed("r", 0, 10);

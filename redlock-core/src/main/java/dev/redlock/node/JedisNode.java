@@ -82,8 +82,7 @@ final class JedisNode implements LockNode {
             uri.toString(),
             address,
             uri.clientConfig(connectTimeout, NOTICES_CLIENT_NAME, tls).build(),
-            keys.keyPrefix(),
-            drains);
+            keys.keyPrefix());
     this.channels = new Channel[connections];
     for (int i = 0; i < connections; i++) {
       channels[i] = new Channel();

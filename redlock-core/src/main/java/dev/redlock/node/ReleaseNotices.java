@@ -3,12 +3,9 @@ package dev.redlock.node;
 import dev.redlock.internal.IoThreads;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
@@ -28,11 +25,16 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * notice is only a hint, never a grant, so a lost, late or forged one costs an attempt or a pause,
  * nothing else.
  *
- * <p>The connection and its reader thread (named {@code redlock-io-notices-<node>}) are made when
- * the first resource is watched and live until {@link #close}, or until the connection breaks with
- * nothing watched; a broken one is made again after {@link #RECONNECT_PAUSE_NANOS} while anything
- * is watched. Meanwhile waiters poll, as they do without notices. Subscribing and unsubscribing are
- * written by an I/O thread, never the caller's: a frozen node must not hold up a waiter.
+ * <p>Two threads of its own per node, made when the first resource is watched: a reader ({@code
+ * redlock-io-notices-<node>}) that connects and reads notices, and a writer ({@code
+ * redlock-io-notices-w-<node>}) that writes SUBSCRIBE and UNSUBSCRIBE and a PING every {@link
+ * #PING_NANOS}. No caller ever writes or waits on a lock that a write holds: {@link #watch}, {@link
+ * #unwatch} and {@link #isSubscribed} only change or read shared state, so a frozen node (whose
+ * socket stops taking bytes) holds up nobody but the writer. A write stuck for {@link
+ * #STUCK_NANOS}, or a connection that answered no PING for as long, is cut, and the reader connects
+ * again after {@link #RECONNECT_PAUSE_NANOS} while anything is watched; meanwhile waiters poll, as
+ * they do without notices. Both threads end with {@link #close}, or when the connection ends with
+ * nothing watched.
  */
 final class ReleaseNotices {
   private static final Logger log = LoggerFactory.getLogger(ReleaseNotices.class);
@@ -40,163 +42,231 @@ final class ReleaseNotices {
   /** How long a broken subscriber connection rests before it is made again. */
   static final long RECONNECT_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
+  /** How often the writer PINGs a quiet connection, so a half-open one is found out. */
+  static final long PING_NANOS = TimeUnit.SECONDS.toNanos(5);
+
+  /** A write, or a PING's answer, this late means the node or the path is gone: cut it. */
+  static final long STUCK_NANOS = 2 * PING_NANOS;
+
   private final String name;
   private final HostAndPort address;
   private final JedisClientConfig config;
   private final String keyPrefix;
-  private final Executor io;
 
   /** Watched resources, each with how many lines watch it (a line may go and come back). */
   private final ConcurrentHashMap<String, Integer> wanted = new ConcurrentHashMap<>();
 
-  private final AtomicBoolean flushQueued = new AtomicBoolean();
+  /** What the current connection was sent SUBSCRIBE for: the writer's, read by anyone. */
+  private final Set<String> subscribed = ConcurrentHashMap.newKeySet();
+
+  /** Something to write: a change of {@link #wanted}, or a new connection. */
+  private final AtomicBoolean dirty = new AtomicBoolean();
+
   private volatile LockNode.Notices listener;
   private volatile boolean closed;
-  private volatile SubscriberConnection connection; // volatile: close() ends it without the lock
+  private volatile SubscriberConnection connection; // volatile: close() cuts it without a lock
+  private volatile long writingSince; // System.nanoTime() when the writer's write began, 0 if none
+  private volatile long lastReadAt; // when the reader last read anything
+  private volatile long pingedAt; // when the writer last sent a PING unanswered since, 0 if none
+  private volatile boolean refusedLogged;
+  private volatile boolean downLogged;
 
-  // Guarded by this:
+  // Guarded by this (never held while writing, reading or connecting):
   private Thread reader;
-  private final Set<String> subscribed = new HashSet<>();
-  private boolean refusedLogged;
+  private Thread writer;
 
-  ReleaseNotices(
-      String name, HostAndPort address, JedisClientConfig config, String keyPrefix, Executor io) {
+  ReleaseNotices(String name, HostAndPort address, JedisClientConfig config, String keyPrefix) {
     this.name = name;
     this.address = address;
     this.config = config;
     this.keyPrefix = keyPrefix;
-    this.io = io;
   }
 
   /** Starts telling {@code to} of releases of {@code resource}'s lock on this node. */
   void watch(String resource, LockNode.Notices to) {
     listener = to;
     wanted.merge(resource, 1, Integer::sum);
+    changed();
     synchronized (this) {
-      if (closed) {
+      if (closed || reader != null) {
         return;
       }
-      if (reader == null) {
-        reader = new Thread(this::run, IoThreads.NAME_PREFIX + "notices-" + name);
-        reader.setDaemon(true);
-        reader.start();
-        return; // it subscribes to everything wanted once connected
-      }
+      reader = new Thread(this::read, IoThreads.NAME_PREFIX + "notices-" + name);
+      writer = new Thread(this::write, IoThreads.NAME_PREFIX + "notices-w-" + name);
+      reader.setDaemon(true);
+      writer.setDaemon(true);
+      reader.start();
+      writer.start();
     }
-    queueFlush();
   }
 
   /** Stops watching {@code resource} (once per {@link #watch}). */
   void unwatch(String resource) {
     wanted.computeIfPresent(resource, (r, lines) -> lines == 1 ? null : lines - 1);
-    queueFlush();
+    changed();
   }
 
   /** Whether a SUBSCRIBE to {@code resource}'s channel was written on the current connection. */
-  synchronized boolean isSubscribed(String resource) {
+  boolean isSubscribed(String resource) {
     return connection != null && subscribed.contains(resource);
   }
 
-  /** Ends the connection and its reader thread; watching afterwards does nothing. Idempotent. */
+  /** Ends the connection and both threads; watching afterwards does nothing. Idempotent. */
   void close() {
     closed = true;
-    SubscriberConnection c = connection;
+    cut(connection); // the reader's blocked read ends, and a blocked write
+    Thread r;
+    Thread w;
+    synchronized (this) {
+      r = reader;
+      w = writer;
+    }
+    if (r != null) {
+      LockSupport.unpark(r); // resting before a reconnect
+    }
+    if (w != null) {
+      LockSupport.unpark(w);
+    }
+  }
+
+  /** Tells the writer there is something to write, and cuts a write stuck on a frozen node. */
+  private void changed() {
+    dirty.set(true);
+    long since = writingSince;
+    if (since != 0 && System.nanoTime() - since > STUCK_NANOS) {
+      cut(connection);
+    }
+    Thread w = writer;
+    if (w != null) {
+      LockSupport.unpark(w);
+    }
+  }
+
+  /** Closes the socket at once, without flushing what a frozen node would never take. */
+  private static void cut(SubscriberConnection c) {
     if (c != null) {
-      c.close(); // the reader's blocked read ends, and so does the thread
-    }
-    Thread t;
-    synchronized (this) {
-      t = reader;
-    }
-    if (t != null) {
-      LockSupport.unpark(t); // resting before a reconnect
+      try {
+        c.forceDisconnect();
+      } catch (java.io.IOException | RuntimeException e) {
+        // closing anyway
+      }
     }
   }
 
-  private void queueFlush() {
-    if (connection == null || !flushQueued.compareAndSet(false, true)) {
-      return; // not connected: the reader subscribes to everything wanted when it connects
-    }
-    try {
-      io.execute(this::flush);
-    } catch (RejectedExecutionException e) {
-      flushQueued.set(false); // closing
-    }
-  }
-
-  private void flush() {
-    flushQueued.set(false);
-    synchronized (this) {
+  /** The writer thread: writes what changed, PINGs a quiet connection, cuts a silent one. */
+  private void write() {
+    while (!closed) {
       SubscriberConnection c = connection;
-      if (c != null && !closed) {
-        sendChanges(c);
+      if (c != null) {
+        long now = System.nanoTime();
+        long pinged = pingedAt;
+        if (pinged != 0 && lastReadAt - pinged < 0 && now - pinged > STUCK_NANOS) {
+          if (!downLogged) {
+            downLogged = true;
+            log.warn(
+                "release notices from {} went silent (no answer to PING); reconnecting, and waiters"
+                    + " poll meanwhile",
+                name);
+          }
+          cut(c); // half-open: the reader would wait for hours
+        } else if (dirty.getAndSet(false)) {
+          writeChanges(c);
+        } else if (now - lastReadAt > PING_NANOS && (pinged == 0 || lastReadAt - pinged >= 0)) {
+          pingedAt = now;
+          writing(c, c::sendPing);
+        }
+      }
+      synchronized (this) {
+        if (reader == null) {
+          writer = null; // the reader ended with nothing watched: so do we
+          return;
+        }
+      }
+      if (connection == null || !dirty.get()) {
+        LockSupport.parkNanos(this, PING_NANOS); // a change, a connection or close() unparks
       }
     }
   }
 
   /** Subscribes to what is wanted and not subscribed, and the other way round; one write. */
-  private void sendChanges(SubscriberConnection c) {
+  private void writeChanges(SubscriberConnection c) {
     List<String> subscribe = new ArrayList<>();
+    List<String> unsubscribe = new ArrayList<>();
     for (String resource : wanted.keySet()) {
       if (subscribed.add(resource)) {
         subscribe.add(keyPrefix + resource);
       }
     }
-    List<String> unsubscribe = new ArrayList<>();
-    for (var it = subscribed.iterator(); it.hasNext(); ) {
-      String resource = it.next();
+    for (String resource : subscribed) {
       if (!wanted.containsKey(resource)) {
-        it.remove();
+        subscribed.remove(resource);
         unsubscribe.add(keyPrefix + resource);
       }
     }
+    writing(
+        c,
+        () -> {
+          if (!subscribe.isEmpty()) {
+            c.send(Protocol.Command.SUBSCRIBE, subscribe);
+          }
+          if (!unsubscribe.isEmpty()) {
+            c.send(Protocol.Command.UNSUBSCRIBE, unsubscribe);
+          }
+        });
+  }
+
+  private void writing(SubscriberConnection c, Runnable write) {
+    writingSince = System.nanoTime() | 1; // never 0 while writing
     try {
-      if (!subscribe.isEmpty()) {
-        c.send(Protocol.Command.SUBSCRIBE, subscribe);
-      }
-      if (!unsubscribe.isEmpty()) {
-        c.send(Protocol.Command.UNSUBSCRIBE, unsubscribe);
-      }
+      write.run();
       c.flushNow();
     } catch (RuntimeException e) {
-      c.close(); // the reader finds out, and connects again while anything is watched
+      cut(c); // the reader finds out, and connects again while anything is watched
+    } finally {
+      writingSince = 0;
     }
   }
 
   /** The reader thread: connects, reads notices until the connection ends, and again if wanted. */
-  private void run() {
+  private void read() {
     for (; ; ) {
       SubscriberConnection c = null;
       try {
-        c = new SubscriberConnection(address, config);
-        c.setSoTimeout(0); // a subscriber waits for notices as long as it takes; close() ends it
-        synchronized (this) {
-          if (closed) {
-            return;
-          }
-          connection = c;
-          subscribed.clear();
-          sendChanges(c);
+        if (closed) {
+          return;
         }
+        c = new SubscriberConnection(address, config);
+        c.setSoTimeout(0); // a subscriber waits for notices as long as it takes; cut() ends it
+        if (closed) {
+          return;
+        }
+        subscribed.clear();
+        lastReadAt = System.nanoTime();
+        pingedAt = 0;
+        connection = c;
+        if (closed) {
+          return; // close() may have missed it
+        }
+        changed(); // subscribe to everything wanted on this connection
+        downLogged = false;
         read(c);
       } catch (RuntimeException e) {
         if (!closed) {
           log.debug("release notices from {} stopped; waiters poll meanwhile", name, e);
         }
       } finally {
-        synchronized (this) {
-          if (connection == c) {
-            connection = null;
-          }
-          subscribed.clear();
+        if (connection == c) {
+          connection = null;
         }
-        if (c != null) {
-          c.close();
-        }
+        cut(c);
       }
       synchronized (this) {
         if (closed || wanted.isEmpty()) {
-          reader = null; // a later watch starts another
+          reader = null; // a later watch starts another pair
+          Thread w = writer;
+          if (w != null) {
+            LockSupport.unpark(w);
+          }
           return;
         }
       }
@@ -210,9 +280,11 @@ final class ReleaseNotices {
       try {
         reply = c.getUnflushedObject();
       } catch (JedisDataException e) {
+        lastReadAt = System.nanoTime();
         refused(e); // a SUBSCRIBE refused (an ACL without channels): the stream is still in step
         continue;
       }
+      lastReadAt = System.nanoTime();
       if (reply instanceof List<?> message
           && message.size() == 3
           && message.get(0) instanceof byte[] kind
@@ -243,12 +315,10 @@ final class ReleaseNotices {
   }
 
   private void refused(JedisDataException e) {
-    synchronized (this) {
-      if (refusedLogged) {
-        return;
-      }
-      refusedLogged = true;
+    if (refusedLogged) {
+      return;
     }
+    refusedLogged = true;
     log.warn(
         "{} refused to subscribe to release notices ({}); waiters poll instead. Grant the"
             + " channels of the lock keys (ACL &<keyPrefix>*) to be told of releases.",
@@ -266,6 +336,10 @@ final class ReleaseNotices {
       CommandArguments args = new CommandArguments(command);
       channels.forEach(args::add);
       sendCommand(args);
+    }
+
+    void sendPing() {
+      sendCommand(new CommandArguments(Protocol.Command.PING)); // answered, subscribed: [pong, ""]
     }
 
     void flushNow() {

@@ -16,6 +16,7 @@ if (tonumber(redis.call('GET', KEYS[2])) or 0) < fence then
 end
 local deleted = redis.call('DEL', KEYS[1])
 if deleted == 1 then
-  redis.pcall('PUBLISH', KEYS[1], string.format('%.0f', fence)) -- waiters ask again at once
+  -- The same word on every node (-1: no lease's token), so waiters count a quorum of it and ask.
+  redis.pcall('PUBLISH', KEYS[1], '-1')
 end
 return deleted

@@ -29,10 +29,14 @@ redis.call('DEL', KEYS[1])
 if fence > 0 then
   -- pcall: a user whose ACL grants no channels still releases; its waiters poll.
   local told = redis.pcall('PUBLISH', KEYS[1], ARGV[2])
-  if type(told) == 'number' then
-    -- 1 + 2 x the subscribers told (the releasing client's own among them if it waits too): the
-    -- client learns whether other clients wait, and then leaves the lock to them.
-    return 1 + 2 * told
+  if type(told) == 'number' and told > 0 then
+    -- 1 + 2 x the channel's own subscribers (the releasing client's among them if it waits too;
+    -- not pattern subscribers, as PUBLISH counts them): the client learns whether other clients
+    -- wait, and then leaves the lock to them.
+    local numsub = redis.pcall('PUBSUB', 'NUMSUB', KEYS[1])
+    if type(numsub) == 'table' and type(numsub[2]) == 'number' then
+      return 1 + 2 * numsub[2]
+    end
   end
 end
 return 1

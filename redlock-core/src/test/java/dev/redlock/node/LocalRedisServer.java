@@ -166,6 +166,26 @@ final class LocalRedisServer implements AutoCloseable {
     return new Jedis(new HostAndPort("127.0.0.1", port), config.build());
   }
 
+  /** Freezes the server (SIGSTOP): it keeps its sockets open and reads nothing. */
+  void freeze() throws Exception {
+    signal("-STOP");
+  }
+
+  /** Lets a frozen server run again (SIGCONT). */
+  void thaw() throws Exception {
+    signal("-CONT");
+  }
+
+  private void signal(String signal) throws Exception {
+    Process kill =
+        new ProcessBuilder(required("kill"), signal, Long.toString(process.pid()))
+            .redirectErrorStream(true)
+            .start();
+    if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+      throw new IllegalStateException("kill " + signal + " " + process.pid() + " failed");
+    }
+  }
+
   @Override
   public void close() {
     process.destroy(); // this test's own process, by its handle (PID)
