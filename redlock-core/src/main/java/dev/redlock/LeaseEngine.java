@@ -123,14 +123,21 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
    * labels.
    */
   private Optional<Lease> tryOnce(String resource, List<String> resources, long ttlMillis) {
+    return tryOnce(resource, resources, null, ttlMillis);
+  }
+
+  /** {@link #tryOnce(String, List, long)} on {@code side} of a read-write lock (null: none). */
+  private Optional<Lease> tryOnce(
+      String resource, List<String> resources, RwSide side, long ttlMillis) {
     Attempt attempt;
     try {
-      attempt = attempt(resource, resources, null, ttlMillis, 0);
+      attempt = attempt(resource, resources, side, ttlMillis, 0); // one attempt: no intent mark
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new RedlockException(
           "interrupted while acquiring "
               + (resources == null ? "'" + resource + "'" : resource)
+              + (side == null ? "" : side == RwSide.READ ? " for reading" : " for writing")
               + "; nothing is held (what was sent is rolled back)",
           e);
     }
@@ -819,26 +826,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     public Optional<Lease> tryAcquire(Duration ttl) {
       ensureOpen();
       long ttlMillis = checkTtl(ttl);
-      Attempt attempt;
-      try {
-        attempt = attempt(name, null, side, ttlMillis, 0); // one attempt: keeps no reader out
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new RedlockException(
-            "interrupted while acquiring '"
-                + name
-                + "' for "
-                + (side == RwSide.READ ? "reading" : "writing")
-                + "; nothing is held (what was sent is rolled back)",
-            e);
-      }
-      if (attempt.lease != null) {
-        return Optional.of(attempt.lease);
-      }
-      if (attempt.reason == Reason.HELD_ELSEWHERE) {
-        return Optional.empty();
-      }
-      throw attempt.failure(name, 1, 0);
+      return tryOnce(name, null, side, ttlMillis); // one attempt: keeps no reader out
     }
 
     @Override

@@ -23,20 +23,34 @@ final class OurScripts {
 
   private OurScripts() {}
 
+  /**
+   * The script as the library runs it: its {@code --@include fragment.lua} lines (the restart
+   * guard) replaced by the fragment's text, as the library's own loader does.
+   */
   private static Lua load(String name) {
+    StringBuilder source = new StringBuilder();
+    for (String line : read(name).split("(?<=\\n)")) {
+      source.append(line.startsWith("--@include ") ? read(line.substring(11).strip()) : line);
+    }
+    byte[] bytes = source.toString().getBytes(StandardCharsets.UTF_8);
+    try {
+      return new Lua(
+          source.toString(),
+          HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(bytes)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-1 is required of every JVM", e);
+    }
+  }
+
+  private static String read(String name) {
     String path = "/dev/redlock/node/" + name;
     try (InputStream in = Redlock.class.getResourceAsStream(path)) {
       if (in == null) {
         throw new IllegalStateException("script missing from the library's jar: " + path);
       }
-      byte[] bytes = in.readAllBytes();
-      return new Lua(
-          new String(bytes, StandardCharsets.UTF_8),
-          HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(bytes)));
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-1 is required of every JVM", e);
     }
   }
 }

@@ -85,15 +85,39 @@ public final class Script {
     this.sha1 = sha1(source);
   }
 
+  /**
+   * The line a script holds where a fragment's text goes ({@code --@include restart_guard.lua}):
+   * the restart guard is one text, kept once, that every acquiring script runs.
+   */
+  static final String INCLUDE = "--@include ";
+
   static Script load(String resource) {
+    return new Script(text(resource, true));
+  }
+
+  /** The resource's text, with each include line replaced by its fragment's (one level). */
+  private static String text(String resource, boolean includes) {
+    String text;
     try (InputStream in = Script.class.getResourceAsStream(resource)) {
       if (in == null) {
         throw new IllegalStateException("script resource missing from the jar: " + resource);
       }
-      return new Script(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+      text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read script " + resource, e);
     }
+    if (!includes) {
+      return text;
+    }
+    StringBuilder out = new StringBuilder(text.length() * 2);
+    for (String line : text.split("(?<=\n)")) {
+      if (line.startsWith(INCLUDE)) {
+        out.append(text(line.substring(INCLUDE.length()).strip(), false));
+      } else {
+        out.append(line);
+      }
+    }
+    return out.toString();
   }
 
   private static String sha1(String text) {
