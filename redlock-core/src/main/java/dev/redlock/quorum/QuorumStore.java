@@ -612,7 +612,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     List<LockNode> nodes = fanOut.nodes();
     int told = 0;
     for (int i = 0; i < nodes.size(); i++) {
-      long reply = votes.definite(i) ? votes.value(i) : 0;
+      long reply = votes.value(i); // 0 unless the node answered OK
       long others = (reply - 1) / 2 - (reply > 1 && nodes.get(i).watches(held.resource()) ? 1 : 0);
       if (others > 0) {
         told++;

@@ -41,10 +41,11 @@ class ScriptTest {
   }
 
   /**
-   * The guard is one text (restart_guard.lua) that the acquiring scripts include when they load,
-   * and what the nodes run is byte for byte what they ran when each script held its own copy: the
-   * SHA-1s are those of the copies (so a node's script cache, and any audit of the scripts, sees
-   * nothing new). Planted: an include left unreplaced, or a guard edited, changes a SHA-1.
+   * The guard is one text (restart_guard.lua), and so is the fencing token's tail
+   * (fencing_token.lua), that the acquiring scripts include when they load, and what the nodes run
+   * is byte for byte what they ran when each script held its own copy: the SHA-1s are those of the
+   * copies (so a node's script cache, and any audit of the scripts, sees nothing new). Planted: an
+   * include left unreplaced, or a guard edited, changes a SHA-1.
    */
   @Test
   void theRestartGuardIsOneTextIncludedByEveryAcquiringScript() {
