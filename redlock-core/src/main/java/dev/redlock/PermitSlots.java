@@ -8,6 +8,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * A {@link Semaphore} as {@code permits} mutexes: permit {@code i} is the engine's lease of the
@@ -57,6 +58,19 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
    */
   static <H extends LeaseStore.Held> PermitSlots<H> create(
       LeaseEngine<H> engine, String name, int permits) {
+    return new PermitSlots<>(engine, name, resources(name, permits, engine::checkResource));
+  }
+
+  /**
+   * The resources of the permits of the semaphore {@code name} of {@code permits} permits, {@code
+   * name@permit:0} first, once the arguments pass the semaphore's rules; {@code checkResource} is
+   * the store's check of a resource name. One set of rules and messages for the semaphore and for
+   * {@link RedlockAdmin#semaphoreStatus}.
+   *
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException as {@link #create}
+   */
+  static String[] resources(String name, int permits, Consumer<String> checkResource) {
     Objects.requireNonNull(name, "name must not be null");
     if (name.isBlank()) {
       throw new IllegalArgumentException("name must not be blank, was '" + name + "'");
@@ -79,7 +93,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
     }
     String longest = resources[permits - 1];
     try {
-      engine.checkResource(longest);
+      checkResource.accept(longest);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
           "name must make permit resources the store accepts ('"
@@ -88,7 +102,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
               + e.getMessage(),
           e);
     }
-    return new PermitSlots<>(engine, name, resources);
+    return resources;
   }
 
   /**

@@ -14,6 +14,7 @@ import org.slf4j.LoggerFactory;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.Pipeline;
 import redis.clients.jedis.Response;
+import redis.clients.jedis.resps.Tuple;
 
 /**
  * Looks at, and as a last resort breaks, the locks on a set of nodes, and vouches for new nodes:
@@ -129,6 +130,109 @@ public final class RedlockAdmin implements AutoCloseable {
   }
 
   /**
+   * Reads every node's view of the permits of the semaphore {@code name} of {@code permits}
+   * permits: permit {@code i} is the plain lock of {@code name@permit:i}, read as {@link #status}
+   * reads a resource. A permit is broken with {@link #forceRelease} of its resource ({@link
+   * LockStatus#resource()}). A node that cannot be read gets an entry with its error; this never
+   * throws for a node failure.
+   *
+   * @param name the semaphore's name, as given to {@link LockService#semaphore}
+   * @param permits how many permits to look at, as given to {@link LockService#semaphore}: 1 to
+   *     {@link Semaphore#MAX_PERMITS}
+   * @throws IllegalArgumentException for what {@link LockService#semaphore} refuses, with its
+   *     message: a blank name, a name holding {@value Semaphore#PERMIT_MARK}, {@code permits} out
+   *     of 1..{@link Semaphore#MAX_PERMITS}, a name whose permits' resources the nodes refuse
+   */
+  public SemaphoreStatus semaphoreStatus(String name, int permits) {
+    String[] resources = PermitSlots.resources(name, permits, NodeKeys::checkResource);
+    List<LockStatus> statuses = new ArrayList<>(resources.length);
+    for (String resource : resources) {
+      statuses.add(status(resource));
+    }
+    return new SemaphoreStatus(name, statuses);
+  }
+
+  /**
+   * Reads every node's view of the read-write lock {@code name}: its writer key, its live readers
+   * (entries whose expiry, on the node's clock, is after the node's {@code TIME} read in the same
+   * pipeline), its writer intent mark, its one fencing counter and the node's quarantine. A node
+   * that cannot be read gets an entry with its error; this never throws for a node failure.
+   *
+   * @param name the lock's name, as given to {@link LockService#readWriteLock}
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException for what {@link LockService#readWriteLock} refuses, with its
+   *     message: a blank name, or one the nodes refuse as a resource name
+   */
+  public ReadWriteStatus readWriteStatus(String name) {
+    String[] rw = readWriteKeys(name);
+    List<ReadWriteStatus.Node> views = new ArrayList<>();
+    for (NodeUri uri : config.nodeUris()) {
+      views.add(readReadWrite(uri, rw));
+    }
+    return new ReadWriteStatus(name, config.quorum(), views);
+  }
+
+  /** The lock's writer key, readers, intent mark and fencing counter, after the name's checks. */
+  private String[] readWriteKeys(String name) {
+    LeaseEngine.checkReadWriteName(name, NodeKeys::checkResource);
+    String[] rw = NodeKeys.readWriteKeys(config.keyPrefix(), name);
+    // The counter is the writer key's, as the acquiring scripts are given it (fenceKeyOfLock).
+    String fence = keys.fenceKey(rw[0].substring(config.keyPrefix().length()));
+    return new String[] {rw[0], rw[1], rw[2], fence};
+  }
+
+  private ReadWriteStatus.Node readReadWrite(NodeUri uri, String[] rw) {
+    try (Jedis jedis = connect(uri)) {
+      String runId = runId(jedis.info("server"));
+      Pipeline p = jedis.pipelined();
+      Response<String> writer = p.get(rw[0]);
+      Response<Long> writerPttl = p.pttl(rw[0]);
+      Response<List<Tuple>> readers = p.zrangeWithScores(rw[1], 0, -1);
+      Response<Long> intentPttl = p.pttl(rw[2]);
+      Response<String> counter = p.get(rw[3]);
+      Response<String> life = p.get(keys.lifeKey());
+      Response<List<String>> time = p.time();
+      p.sync();
+      long nowMicros =
+          Long.parseLong(time.get().get(0)) * 1_000_000 + Long.parseLong(time.get().get(1));
+      List<String> live = new ArrayList<>();
+      long longest = 0;
+      for (Tuple reader : readers.get()) {
+        long expiry = (long) reader.getScore();
+        if (expiry > nowMicros) { // as the scripts count them: an entry at or before TIME is dead
+          live.add(TokenHash.of(reader.getElement()));
+          longest = Math.max(longest, expiry - nowMicros);
+        }
+      }
+      live.sort(null);
+      boolean held = writer.get() != null;
+      return new ReadWriteStatus.Node(
+          uri.toString(),
+          null,
+          held,
+          held ? Duration.ofMillis(Math.max(0, writerPttl.get())) : Duration.ZERO,
+          held ? TokenHash.of(writer.get()) : null,
+          live,
+          Duration.ofNanos(longest * 1000),
+          Duration.ofMillis(Math.max(0, intentPttl.get())),
+          counter.get() == null ? 0 : Long.parseLong(counter.get()),
+          quarantine(life.get(), runId, nowMicros));
+    } catch (RuntimeException e) {
+      return new ReadWriteStatus.Node(
+          uri.toString(),
+          describe(e),
+          false,
+          Duration.ZERO,
+          null,
+          List.of(),
+          Duration.ZERO,
+          Duration.ZERO,
+          0,
+          Duration.ZERO);
+    }
+  }
+
+  /**
    * What the acquire script would decide from the life marker: a marker this process did not stamp
    * starts a full quarantine at the next acquisition (unless both lives were durable, which only
    * the acquiring client can confirm), one it stamped counts from its epoch.
@@ -196,6 +300,66 @@ public final class RedlockAdmin implements AutoCloseable {
         operator,
         Instant.now(),
         before.owner(),
+        results);
+    return results;
+  }
+
+  /**
+   * Breaks the read-write lock {@code name} on every node, whoever holds it: in one script per node
+   * (force_release_read_write.lua) its writer key, its readers and its writer intent mark are
+   * deleted, and its one fencing counter is raised as {@link #forceRelease} raises a lock's (to the
+   * largest counter any node showed and past the node's clock by {@code maxTtl}), so the next lease
+   * of either side gets a larger token than every lease broken. The holders are not told; if one
+   * still runs, it may now overlap the next holder, so use it only when they are known to be gone
+   * (a fenced store still refuses their writes). Logged at WARN on {@code dev.redlock.audit} with
+   * who and when, the writer and the readers removed.
+   *
+   * @param name the lock's name, as given to {@link LockService#readWriteLock}
+   * @param operator who breaks the lock, for the audit line (for instance {@code user@host})
+   * @return per node: what was deleted ({@code writer deleted|absent, N live readers removed,
+   *     intent mark deleted|absent}), or the error
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException for what {@link LockService#readWriteLock} refuses, with its
+   *     message
+   */
+  public List<String> forceReleaseReadWrite(String name, String operator) {
+    Objects.requireNonNull(operator, "operator must not be null");
+    String[] rw = readWriteKeys(name);
+    ReadWriteStatus before = readWriteStatus(name);
+    // As forceRelease: the nodes that gave the holders their tokens may be the ones that cannot be
+    // read, so the script raises every node past its clock by maxTtl as well.
+    long fence = 0;
+    for (ReadWriteStatus.Node node : before.nodes()) {
+      fence = Math.max(fence, node.fencingCounter());
+    }
+    List<String> results = new ArrayList<>();
+    for (NodeUri uri : config.nodeUris()) {
+      try (Jedis jedis = connect(uri)) {
+        List<?> r =
+            (List<?>)
+                jedis.eval(
+                    Script.FORCE_RELEASE_READ_WRITE.source(),
+                    List.of(rw[0], rw[3], rw[1], rw[2]),
+                    List.of(Long.toString(fence), keys.maxTtlMillisText()));
+        results.add(
+            uri
+                + " writer "
+                + (Long.valueOf(1).equals(r.get(0)) ? "deleted" : "absent")
+                + ", "
+                + r.get(1)
+                + " live reader(s) removed, intent mark "
+                + (Long.valueOf(1).equals(r.get(2)) ? "deleted" : "absent"));
+      } catch (RuntimeException e) {
+        results.add(uri + " " + describe(e));
+      }
+    }
+    audit.warn(
+        "force-release read-write lock='{}' by={} at={} writer={} readers={} nodes={}",
+        name,
+        operator,
+        Instant.now(),
+        before.writer(),
+        before.readers(),
         results);
     return results;
   }

@@ -52,6 +52,8 @@ class NullSafetyTest {
           // record components documented "null when …"
           "LockStatus.Node.<init>#1", // error: null when the node was read
           "LockStatus.Node.<init>#4", // owner hash: null when free
+          "ReadWriteStatus.Node.<init>#1", // error: null when the node was read
+          "ReadWriteStatus.Node.<init>#4", // writer hash: null when no writer
           "NewNodeCheck.<init>#6", // markerBefore: null when there was none
           "NewNodeCheck.<init>#7", // markerWritten: null when nothing was written
           "LeaseStore.Vote.<init>#0"); // held: null when no node said yes

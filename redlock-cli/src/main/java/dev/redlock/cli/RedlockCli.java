@@ -43,6 +43,8 @@ import picocli.CommandLine.Command;
       "  redlock run --ttl 30s --wait 10s settlement -- ./settle.sh 2026-11-30",
       "  redlock status settlement",
       "  redlock release --force settlement",
+      "  redlock status --permits 3 exports",
+      "  redlock status --read-write prices",
       "  redlock quarantine --node redis://10.0.0.2:6379",
       "  redlock init-nodes --node redis://10.0.0.4:6379",
       "",

@@ -72,6 +72,12 @@ public final class Script {
   public static final Script FORCE_RELEASE = load("force_release.lua");
 
   /**
+   * The administrator's break of a read-write lock: its writer key, readers and intent mark
+   * deleted, its one counter raised as {@link #FORCE_RELEASE} raises a lock's (see the script).
+   */
+  public static final Script FORCE_RELEASE_READ_WRITE = load("force_release_read_write.lua");
+
+  /**
    * The administrator's vouch for a new node: checks it holds nothing of the key prefix and stamps
    * its life marker trusted, in one step (see vouch_new_node.lua).
    */

@@ -60,6 +60,30 @@ class ScriptTest {
     }
   }
 
+  /**
+   * The break of a read-write lock raises its counter with the break of a lock's own text
+   * (force_fence.lua, included by both, its keys where force_release.lua has them), and
+   * force_release.lua is byte for byte what it was before the text became one file. Planted: an
+   * edit of the raise in one script alone, or an include left unreplaced, fails this.
+   */
+  @Test
+  void bothForceReleasesRaiseTheCounterWithTheSameText() {
+    assertEquals("9085d96350720fb88f00658bd01bcb79de0c3f23", Script.FORCE_RELEASE.sha1());
+    String raise = raiseOf(Script.FORCE_RELEASE.source());
+    assertTrue(raise.contains("now + tonumber(ARGV[2]) * 1000"), raise);
+    assertTrue(raise.contains("redis.call('SET', KEYS[2]"), raise);
+    assertEquals(raise, raiseOf(Script.FORCE_RELEASE_READ_WRITE.source()));
+    assertTrue(!Script.FORCE_RELEASE_READ_WRITE.source().contains(Script.INCLUDE));
+  }
+
+  /** From the clock read to the end of the counter's raise. */
+  private static String raiseOf(String source) {
+    int begin = source.indexOf("local t = redis.call('TIME')");
+    int end = source.indexOf("\nend\n", begin);
+    assertTrue(begin >= 0 && end > begin, "raise missing");
+    return source.substring(begin, end);
+  }
+
   private static String guardOf(String source) {
     int begin = source.indexOf("-- ---- restart guard: begin");
     int end = source.indexOf("-- ---- restart guard: end ----");
