@@ -468,13 +468,11 @@ final class SharedConnection {
    * The socket was silent until the reader's deadline. A node that has sent nothing for a whole
    * node timeout while a request waited is taken for frozen or cut off: the connection breaks, and
    * what is in flight fails. One late reply alone does not break it (the node is alive, only busy:
-   * the replies behind it are still read), nor does a reader's own short deadline, nor a reader
-   * that was itself kept off the CPU past its read's timeout while the reply came in (bytes are
-   * waiting: the node spoke; a starved client is not a frozen node).
+   * the replies behind it are still read), nor does a reader's own short deadline.
    */
   private void silentUntil() {
     Request oldest = inFlight.peek();
-    if (oldest == null || bytesWaiting()) {
+    if (oldest == null) {
       return;
     }
     if (System.nanoTime() - Math.max(lastBytesAt, oldest.sentAt) >= nodeTimeoutNanos) {
