@@ -503,13 +503,14 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
       throw new InterruptedException(); // interrupted already: send nothing we would roll back
     }
     store.awaitConnected(); // a new client's first connections, before the attempt's clock starts
-    ensureOpen(); // closed meanwhile: close() would never release what this attempt took
-    String token = tokens.next();
     attemptTurns.acquire(); // interrupted here: nothing was sent
     long start;
     long validUntil;
     LeaseStore.Vote<H> vote;
+    String token;
     try {
+      ensureOpen(); // closed meanwhile: close() would never release what this attempt took
+      token = tokens.next();
       start = ticker.read();
       emitAttempt(LockEvent.Kind.ATTEMPT, resource, 0, 0, null, null);
       validUntil = Validity.validUntil(start, ttlMillis, settings.clockDriftFactor());
