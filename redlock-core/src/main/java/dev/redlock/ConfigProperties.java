@@ -60,6 +60,9 @@ final class ConfigProperties {
           Row.shared(
               "redlock.retryJitter",
               (b, v) -> b.retryJitter(DurationText.parse("redlock.retryJitter", v))),
+          Row.shared(
+              "redlock.maxAttemptsInFlight",
+              (b, v) -> b.maxAttemptsInFlight(integer("redlock.maxAttemptsInFlight", v))),
           Row.redis(
               "redlock.maxConnectionsPerNode",
               (b, v) -> b.maxConnectionsPerNode(integer("redlock.maxConnectionsPerNode", v))),

@@ -48,6 +48,14 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   private final List<RedlockListener> listeners;
 
   /**
+   * Turns for attempts on the store ({@link LockSettings#maxAttemptsInFlight}), first come first
+   * served: a burst of callers waits here, before the clock of its attempts starts, rather than on
+   * the nodes, where a request queued behind too many others outlasts the timeout and loses its
+   * vote. Fair, so that no caller waits behind later ones; held for the round only.
+   */
+  private final java.util.concurrent.Semaphore attemptTurns; // not ours: a count of turns
+
+  /**
    * @param name what to call this service in messages ("Redlock")
    * @param watchdog the timers; closed with the engine
    */
@@ -60,6 +68,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     this.watchdog = watchdog;
     this.roundNanos = settings.timeout().toNanos();
     this.listeners = settings.listeners();
+    this.attemptTurns = new java.util.concurrent.Semaphore(settings.maxAttemptsInFlight(), true);
     this.waiters =
         new Waiters(
             new Waiters.Watcher() {
@@ -495,19 +504,28 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
       throw new InterruptedException(); // interrupted already: send nothing we would roll back
     }
     store.awaitConnected(); // a new client's first connections, before the attempt's clock starts
-    ensureOpen(); // closed meanwhile: close() would never release what this attempt took
-    String token = tokens.next();
-    long start = ticker.read();
-    emitAttempt(LockEvent.Kind.ATTEMPT, resource, 0, 0, null, null);
-    long validUntil = Validity.validUntil(start, ttlMillis, settings.clockDriftFactor());
-    LeaseStore.Vote<H> vote =
-        side == RwSide.READ
-            ? store.takeRead(resource, token, ttlMillis, start)
-            : side == RwSide.WRITE
-                ? store.takeWrite(resource, token, ttlMillis, intentMillis, start)
-                : resources == null
-                    ? store.take(resource, token, ttlMillis, start)
-                    : store.takeAll(resources, token, ttlMillis, start);
+    attemptTurns.acquire(); // interrupted here: nothing was sent
+    long start;
+    long validUntil;
+    LeaseStore.Vote<H> vote;
+    String token;
+    try {
+      ensureOpen(); // closed meanwhile: close() would never release what this attempt took
+      token = tokens.next();
+      start = ticker.read();
+      emitAttempt(LockEvent.Kind.ATTEMPT, resource, 0, 0, null, null);
+      validUntil = Validity.validUntil(start, ttlMillis, settings.clockDriftFactor());
+      vote =
+          side == RwSide.READ
+              ? store.takeRead(resource, token, ttlMillis, start)
+              : side == RwSide.WRITE
+                  ? store.takeWrite(resource, token, ttlMillis, intentMillis, start)
+                  : resources == null
+                      ? store.take(resource, token, ttlMillis, start)
+                      : store.takeAll(resources, token, ttlMillis, start);
+    } finally {
+      attemptTurns.release(); // the round is over: what is left to do (a rollback) waits for no one
+    }
     long now = ticker.read();
     H taken = vote.held();
     if (taken != null && vote.yes() >= store.quorum() && now - validUntil < 0) {

@@ -18,7 +18,9 @@ import java.util.Optional;
 public interface LockService extends AutoCloseable {
 
   /**
-   * One attempt, without sleeping.
+   * One attempt, without sleeping. When the service already has {@link
+   * LockSettings#maxAttemptsInFlight} attempts on the store, it first waits its turn (in arrival
+   * order, before its attempt starts).
    *
    * @return the lease, or empty if the lock is held elsewhere
    * @throws LockUnavailableException if the attempt failed for another reason than contention

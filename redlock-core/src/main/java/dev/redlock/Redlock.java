@@ -136,7 +136,9 @@ public final class Redlock implements LockService {
   /**
    * Makes one attempt to acquire the lock, without sleeping. Returns within about {@code
    * nodeTimeout} (twice that when it must roll back a straggling node); the first attempt of a new
-   * Redlock may first wait for its connections, at most {@code connectTimeout}.
+   * Redlock may first wait for its connections, at most {@code connectTimeout}, and an attempt
+   * beyond {@code maxAttemptsInFlight} of this client's waits its turn first (before its clock
+   * starts: the wait costs no validity).
    *
    * @param resource the name of the thing to lock; the Redis key is {@code keyPrefix + resource}
    * @param ttl how long the nodes keep the lock if it is never released

@@ -70,10 +70,10 @@ public final class RedlockConfig {
    * each key's default and rule): {@code redlock.nodes} (comma separated, required), {@code
    * redlock.quorum}, {@code redlock.keyPrefix}, {@code redlock.clockDriftFactor}, {@code
    * redlock.nodeTimeout}, {@code redlock.retryDelay}, {@code redlock.retryJitter}, {@code
-   * redlock.maxConnectionsPerNode}, {@code redlock.connectTimeout}, {@code
-   * redlock.renewalFraction}, {@code redlock.maxHold}, {@code redlock.taskInterruption} ({@code
-   * ON_LEASE_LOSS} or {@code NEVER}), {@code redlock.maxTtl}, {@code
-   * redlock.trustFsyncedAofRestarts} and {@code redlock.auditLog} ({@code true} adds {@link
+   * redlock.maxAttemptsInFlight}, {@code redlock.maxConnectionsPerNode}, {@code
+   * redlock.connectTimeout}, {@code redlock.renewalFraction}, {@code redlock.maxHold}, {@code
+   * redlock.taskInterruption} ({@code ON_LEASE_LOSS} or {@code NEVER}), {@code redlock.maxTtl},
+   * {@code redlock.trustFsyncedAofRestarts} and {@code redlock.auditLog} ({@code true} adds {@link
    * RedlockListener#auditLog()}). Durations are written {@code 50ms}, {@code 2s}, {@code 1m},
    * {@code 1h} or ISO-8601 ({@code PT0.05S}). Keys outside {@code redlock.} are ignored; an unknown
    * key inside it is an error, so a typo cannot silently fall back to a default.
@@ -188,6 +188,8 @@ public final class RedlockConfig {
         + settings.retryDelay()
         + ", retryJitter="
         + settings.retryJitter()
+        + ", maxAttemptsInFlight="
+        + settings.maxAttemptsInFlight()
         + ", maxConnectionsPerNode="
         + maxConnectionsPerNode
         + ", connectTimeout="
@@ -352,6 +354,20 @@ public final class RedlockConfig {
      */
     public Builder retryJitter(Duration jitter) {
       settings.retryJitter(jitter);
+      return this;
+    }
+
+    /**
+     * Sets how many acquisition attempts this client may have on the nodes at once (default 64);
+     * more wait their turn, in arrival order, before their attempt (and its validity clock) starts,
+     * so that a burst of threads queues here rather than on the nodes, where requests waiting
+     * longer than {@code nodeTimeout} would lose their votes. See {@link
+     * LockSettings.Builder#maxAttemptsInFlight}.
+     *
+     * @throws IllegalArgumentException if it is below 1 or above 65,536
+     */
+    public Builder maxAttemptsInFlight(int attempts) {
+      settings.maxAttemptsInFlight(attempts);
       return this;
     }
 

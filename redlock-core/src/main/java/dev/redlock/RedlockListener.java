@@ -12,8 +12,10 @@ package dev.redlock;
  * before the last renewal's extension, for instance), and from more than one thread at once: a
  * listener must be thread-safe; order by {@link LockEvent}'s content, not by arrival. Keep it short
  * and never block, nor take a lock from it: it runs on the lock path, and the thread that runs an
- * attempt's events may be the first of a line of threads waiting for that resource. A listener that
- * throws is logged and does not disturb the lock or the other listeners.
+ * attempt's events may be the first of a line of threads waiting for that resource, and an {@link
+ * LockEvent.Kind#ATTEMPT} event runs while its attempt holds one of the service's turns ({@link
+ * LockSettings#maxAttemptsInFlight}). A listener that throws is logged and does not disturb the
+ * lock or the other listeners.
  */
 @FunctionalInterface
 public interface RedlockListener {

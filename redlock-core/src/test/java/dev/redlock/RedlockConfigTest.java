@@ -34,6 +34,7 @@ class RedlockConfigTest {
     assertEquals(Duration.ofMillis(50), config.settings().timeout());
     assertEquals(Duration.ofMillis(200), config.settings().retryDelay());
     assertEquals(Duration.ofMillis(100), config.settings().retryJitter());
+    assertEquals(64, config.settings().maxAttemptsInFlight());
     assertEquals(4, config.maxConnectionsPerNode());
     assertEquals(THREE, config.nodes());
   }
@@ -161,6 +162,14 @@ class RedlockConfigTest {
     rejects(NullPointerException.class, "retryJitter", () -> b.retryJitter(null));
     rejects(
         IllegalArgumentException.class,
+        "maxAttemptsInFlight must be >= 1 and <= 65536, was 0",
+        () -> b.maxAttemptsInFlight(0));
+    rejects(
+        IllegalArgumentException.class,
+        "maxAttemptsInFlight must be >= 1 and <= 65536, was 65537",
+        () -> b.maxAttemptsInFlight(65_537));
+    rejects(
+        IllegalArgumentException.class,
         "maxConnectionsPerNode must be between 1 and 64, was 0",
         () -> b.maxConnectionsPerNode(0));
     rejects(NullPointerException.class, "keyPrefix must not be null", () -> b.keyPrefix(null));
@@ -180,6 +189,7 @@ class RedlockConfigTest {
     p.setProperty("redlock.nodeTimeout", "75ms");
     p.setProperty("redlock.retryDelay", "PT0.5S");
     p.setProperty("redlock.retryJitter", "1s");
+    p.setProperty("redlock.maxAttemptsInFlight", "16");
     p.setProperty("redlock.maxConnectionsPerNode", "8");
     p.setProperty("redlock.trustFsyncedAofRestarts", " TRUE ");
     p.setProperty("other.key", "ignored");
@@ -192,6 +202,7 @@ class RedlockConfigTest {
     assertEquals(Duration.ofMillis(75), config.settings().timeout());
     assertEquals(Duration.ofMillis(500), config.settings().retryDelay());
     assertEquals(Duration.ofSeconds(1), config.settings().retryJitter());
+    assertEquals(16, config.settings().maxAttemptsInFlight());
     assertEquals(8, config.maxConnectionsPerNode());
   }
 
@@ -268,6 +279,7 @@ class RedlockConfigTest {
             "redlock.clockDriftFactor",
             "redlock.retryDelay",
             "redlock.retryJitter",
+            "redlock.maxAttemptsInFlight",
             "redlock.renewalFraction",
             "redlock.maxHold",
             "redlock.taskInterruption",

@@ -62,7 +62,13 @@ public class RedlockProperties {
   /** Random extra pause added to each retry, at least 0 (default 100ms). */
   private String retryJitter;
 
-  /** Size of each node's connection pool, at least 1 (default 64). */
+  /**
+   * Acquisition attempts of this service on the nodes at once, 1 to 65536 (default 64); more wait
+   * their turn before their attempt starts.
+   */
+  private String maxAttemptsInFlight;
+
+  /** Connections to each node, shared by every caller, 1 to 64 (default 4). */
   private String maxConnectionsPerNode;
 
   /** Bound on each step of making one connection to a node, 1ms to 1m (default 2s). */
@@ -165,6 +171,7 @@ public class RedlockProperties {
     settings.put("redlock.nodeTimeout", nodeTimeout);
     settings.put("redlock.retryDelay", retryDelay);
     settings.put("redlock.retryJitter", retryJitter);
+    settings.put("redlock.maxAttemptsInFlight", maxAttemptsInFlight);
     settings.put("redlock.maxConnectionsPerNode", maxConnectionsPerNode);
     settings.put("redlock.connectTimeout", connectTimeout);
     settings.put("redlock.renewalFraction", renewalFraction);
@@ -257,6 +264,14 @@ public class RedlockProperties {
   }
 
   /** The retry jitter, as written. */
+  public String getMaxAttemptsInFlight() {
+    return maxAttemptsInFlight;
+  }
+
+  public void setMaxAttemptsInFlight(String maxAttemptsInFlight) {
+    this.maxAttemptsInFlight = maxAttemptsInFlight;
+  }
+
   public String getRetryJitter() {
     return retryJitter;
   }
