@@ -562,6 +562,24 @@ final class DoctorCommand extends CliCommand {
               + " +info +config|get on ~"
               + config.keyPrefix()
               + "*");
+      return;
+    }
+    // Read-write locks keep their readers in a sorted set: a user without its commands takes
+    // plain locks, semaphores and sets, but every read-write acquisition fails as an error.
+    String readers =
+        "redis.call('ZADD', KEYS[1], 1, 'x') redis.call('ZSCORE', KEYS[1], 'x') "
+            + "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', 0) redis.call('ZREM', KEYS[1], 'x') "
+            + "redis.call('DEL', KEYS[1]) return 1";
+    try {
+      jedis.eval(readers, 1, key + "-readers");
+      add(Verdict.OK, node, "permissions (read-write locks)", "sorted-set commands allowed", null);
+    } catch (JedisDataException e) {
+      add(
+          Verdict.WARN,
+          node,
+          "permissions (read-write locks)",
+          e.getMessage() + "; every read-write lock acquisition would fail on this node",
+          "if you use read-write locks, grant the user +zadd +zscore +zrem +zremrangebyscore");
     }
   }
 

@@ -758,6 +758,22 @@ class RedlockCliIT {
   }
 
   @Test
+  void doctorWarnsThatAUserWithoutSortedSetCommandsCannotTakeReadWriteLocks() {
+    Result r = doctorAs("nozset", "-zadd");
+    String line = check(r, nodes.node(1).uri(), "permissions (read-write locks)");
+    assertLine(
+        line,
+        "warn  ",
+        r,
+        "every read-write lock acquisition would fail",
+        "fix: if you use read-write locks, grant the user +zadd");
+    assertTrue(
+        check(r, nodes.node(1).uri(), "permissions").startsWith("ok    "),
+        "plain locks are still allowed: " + r);
+    assertEquals(0, r.status(), "a warning is not a failure: " + r);
+  }
+
+  @Test
   void doctorFailsANodeThatRefusesInfoBecauseItsVoteWouldNeverCount() {
     Result r = doctorAs("noinfo", "-info");
     assertEquals(ExitCodes.CHECK_FAILED, r.status(), r.toString());
