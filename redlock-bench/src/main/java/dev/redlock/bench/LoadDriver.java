@@ -52,6 +52,10 @@ public final class LoadDriver {
   private final boolean quick;
   private final Path out;
   private final List<String> givenNodes;
+
+  /** Where node-redlock and ioredis are installed ({@code --node-redlock}); null: no such row. */
+  private Path nodeRedlock;
+
   private final Report report = new Report();
 
   LoadDriver(Length length, Path out) {
@@ -77,15 +81,19 @@ public final class LoadDriver {
     Length length = Length.FULL;
     Path out = Path.of("docs");
     List<String> nodes = List.of();
+    Path nodeRedlock = null;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--quick" -> length = Length.QUICK;
         case "--smoke" -> length = Length.SMOKE;
         case "--out" -> out = Path.of(args[++i]);
         case "--nodes" -> nodes = List.of(args[++i].split("\\s*,\\s*"));
+        case "--node-redlock" -> nodeRedlock = Path.of(args[++i]);
         default -> {
           System.err.println(
-              "usage: LoadDriver [--quick | --smoke] [--out DIR] [--nodes redis://h1:p1,...,redis://h5:p5]");
+              "usage: LoadDriver [--quick | --smoke] [--out DIR] [--nodes redis://h1:p1,...,redis://h5:p5]"
+                  + " [--node-redlock DIR (holding node_modules with redlock@5.0.0-beta.2 and"
+                  + " ioredis@5)]");
           System.exit(2);
         }
       }
@@ -95,7 +103,9 @@ public final class LoadDriver {
           "--nodes needs at least five redis:// URIs (plain, no credentials), was " + nodes.size());
       System.exit(2);
     }
-    new LoadDriver(length, out, nodes).run();
+    LoadDriver driver = new LoadDriver(length, out, nodes);
+    driver.nodeRedlock = nodeRedlock;
+    driver.run();
   }
 
   void run() throws Exception {
@@ -203,6 +213,9 @@ public final class LoadDriver {
     impls.add(new RawFloors.PipelinedWithOurScripts(hosts));
     impls.add(new Ours(uris));
     impls.add(new RedissonRedLockUnderTest(uris));
+    if (nodeRedlock != null && sameResource && n != 3) {
+      impls.add(new NodeRedlockUnderTest(nodeRedlock, uris));
+    }
     measureInterleaved(scenario, n, impls, sameResource);
   }
 
@@ -232,6 +245,13 @@ public final class LoadDriver {
           Histogram h =
               histograms.computeIfAbsent(
                   impl.name(), k -> new Histogram(TimeUnit.SECONDS.toNanos(10), 3));
+          if (impl instanceof NodeRedlockUnderTest node) { // times its own cycles, in its process
+            long[] nanos = node.batch("bench:same:" + n + ":" + which, cycles);
+            for (int i = 0; round > 0 && i < nanos.length; i++) {
+              h.recordValue(nanos[i]);
+            }
+            continue;
+          }
           long bytesBefore = allocatedBytes();
           for (int i = 0; i < cycles; i++) {
             String key =
@@ -257,7 +277,13 @@ public final class LoadDriver {
     histograms.forEach(
         (name, h) ->
             report.latency(
-                scenario, n, name, h, allocation.get(name)[0] / (double) allocation.get(name)[1]));
+                scenario,
+                n,
+                name,
+                h,
+                allocation.containsKey(name)
+                    ? allocation.get(name)[0] / (double) allocation.get(name)[1]
+                    : Double.NaN));
     System.out.printf(Locale.ROOT, "%s N=%d done%n", scenario, n);
   }
 
