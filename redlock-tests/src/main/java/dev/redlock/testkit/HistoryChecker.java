@@ -20,7 +20,7 @@ import java.util.Map;
  *   <li>a lease found valid after its validity had ended;
  *   <li>two successive grants of one resource whose fencing tokens do not increase;
  *   <li>more holders of a semaphore's permits at once than its permits (the largest number any of
- *       them was taken through, {@link History#permitGranted}), each window as above.
+ *       them was recorded with, {@link History#permitGranted}), each window as above.
  *   <li>writers not alone, for a read-write lock ({@link Op#READ_GRANT}s and {@link Op#GRANT}s of
  *       one name): a write lease's window overlapping a read lease's, or a write lease whose token
  *       is not larger than that of a read lease that ended before it began (and a read lease's not

@@ -1247,7 +1247,7 @@ public abstract class LeaseContract {
                   () -> {
                     for (int i = 0; i < rounds; i++) {
                       try (Lease permit = semaphore.acquire(LONG_TTL, maxWait)) {
-                        history.permitGranted(who, semaphore, permit);
+                        history.permitGranted(who, name, 2, permit);
                         most.accumulateAndGet(inside.incrementAndGet(), Math::max);
                         assertTrue(permit.isValid());
                         history.foundValid(who, permit);

@@ -74,6 +74,7 @@ public final class Workload implements AutoCloseable {
     private boolean multiResource;
     private int permits;
     private boolean readWrite;
+    private boolean mixed;
     private UnaryOperator<RedlockConfig.Builder> config = UnaryOperator.identity();
 
     private Builder(FaultyNodes nodes) {
@@ -170,6 +171,22 @@ public final class Workload implements AutoCloseable {
       return this;
     }
 
+    /**
+     * A mixed workload (default off): each attempt picks one of the four shapes at random — a lock
+     * of one resource, a set of 2 or 3 of them ({@link Redlock#tryAcquireAll}), a permit of the
+     * semaphore of {@code permits} permits ({@link #SEMAPHORE}), a side of one of two read-write
+     * locks (a writer one time in four) — and odd threads wait for it ({@code acquire}) where even
+     * ones try once. Each grant is recorded as in that shape's own mode, so one history holds every
+     * shape and the checker judges them together: at most one holder per resource (single locks and
+     * sets share the resources), at most {@code permits} holders of the semaphore, writers alone.
+     * Give the holders a {@link #hold} so that permits and reads are held side by side.
+     */
+    public Builder mixed(int permits) {
+      this.permits = positive("permits", permits);
+      this.mixed = true;
+      return this;
+    }
+
     /** Whether the register refuses stale tokens (default true). */
     public Builder fencing(boolean fencing) {
       this.fencing = fencing;
@@ -215,6 +232,8 @@ public final class Workload implements AutoCloseable {
    * What a run did.
    *
    * @param grants leases granted
+   * @param grantsByShape the grants by what they were: {@code lock}, {@code set}, {@code permit},
+   *     {@code read}, {@code write} (the shapes the run asked for)
    * @param busy attempts that found the lock held elsewhere (contention, not failure)
    * @param unavailable attempts that failed for another reason, by reason
    * @param refusedWrites guarded writes the register refused (a stale token stopped)
@@ -227,6 +246,7 @@ public final class Workload implements AutoCloseable {
    */
   public record Result(
       int grants,
+      Map<String, Integer> grantsByShape,
       int busy,
       Map<LockUnavailableException.Reason, Integer> unavailable,
       int refusedWrites,
@@ -267,6 +287,10 @@ public final class Workload implements AutoCloseable {
   public Result runFor(Duration duration) throws InterruptedException {
     long end = System.nanoTime() + duration.toNanos();
     AtomicInteger grants = new AtomicInteger();
+    Map<Shape, AtomicInteger> byShape = new EnumMap<>(Shape.class);
+    for (Shape shape : Shape.values()) {
+      byShape.put(shape, new AtomicInteger());
+    }
     AtomicInteger busy = new AtomicInteger();
     AtomicInteger refused = new AtomicInteger();
     AtomicInteger interrupted = new AtomicInteger();
@@ -287,41 +311,17 @@ public final class Workload implements AutoCloseable {
           dev.redlock.Semaphore semaphore =
               options.permits > 0 ? client.semaphore(SEMAPHORE, options.permits) : null;
           String name = "client" + c + "-thread" + t;
-          boolean waits = (options.callerFaults || options.readWrite) && t % 2 == 1;
+          boolean waits =
+              (options.callerFaults || options.readWrite || options.mixed) && t % 2 == 1;
           running.add(
               pool.submit(
                   () -> {
                     workers.add(Thread.currentThread());
                     while (System.nanoTime() < end) {
-                      String resource =
-                          "workload:" + ThreadLocalRandom.current().nextInt(options.resources);
-                      java.util.Set<String> set = options.multiResource ? randomSet() : null;
+                      Shape shape = nextShape();
                       long start = System.nanoTime();
-                      boolean reads = false;
                       try {
-                        ReadWriteLock.Side side = null;
-                        if (options.readWrite) {
-                          reads = ThreadLocalRandom.current().nextInt(4) != 0;
-                          ReadWriteLock rw = client.readWriteLock("workload-rw:" + resource);
-                          side = reads ? rw.readLock() : rw.writeLock();
-                        }
-                        Optional<Lease> lease =
-                            semaphore != null
-                                ? (waits
-                                    ? Optional.of(semaphore.acquire(options.ttl, WAIT))
-                                    : semaphore.tryAcquire(options.ttl))
-                                : side != null
-                                    ? (waits
-                                        ? Optional.of(side.acquire(options.ttl, WAIT))
-                                        : side.tryAcquire(options.ttl))
-                                    : set != null
-                                        ? (waits
-                                            ? Optional.of(client.acquireAll(set, options.ttl, WAIT))
-                                            : client.tryAcquireAll(set, options.ttl))
-                                        : waits
-                                            ? Optional.of(
-                                                client.acquire(resource, options.ttl, WAIT))
-                                            : client.tryAcquire(resource, options.ttl);
+                        Optional<Lease> lease = attempt(client, semaphore, shape, waits);
                         if (lease.isEmpty()) {
                           busy.incrementAndGet();
                           backOff(1, 3);
@@ -329,9 +329,10 @@ public final class Workload implements AutoCloseable {
                         }
                         grantLatency.add((System.nanoTime() - start) / 1_000);
                         grants.incrementAndGet();
-                        if (reads) {
+                        byShape.get(shape).incrementAndGet();
+                        if (shape == Shape.READ) {
                           holdRead(name, lease.get());
-                        } else if (!hold(name, lease.get(), semaphore)) {
+                        } else if (!hold(name, lease.get(), shape == Shape.PERMIT)) {
                           refused.incrementAndGet();
                         }
                       } catch (LockUnavailableException e) {
@@ -382,8 +383,16 @@ public final class Workload implements AutoCloseable {
     Collections.sort(grantSorted);
     List<Long> failureSorted = new ArrayList<>(failureLatency);
     Collections.sort(failureSorted);
+    Map<String, Integer> grantsByShape = new java.util.LinkedHashMap<>();
+    byShape.forEach(
+        (shape, count) -> {
+          if (count.get() > 0) {
+            grantsByShape.put(shape.name().toLowerCase(java.util.Locale.ROOT), count.get());
+          }
+        });
     return new Result(
         grants.get(),
+        Collections.unmodifiableMap(grantsByShape),
         busy.get(),
         Map.copyOf(unavailable),
         refused.get(),
@@ -395,7 +404,80 @@ public final class Workload implements AutoCloseable {
         history);
   }
 
-  /** How long a waiting workload thread waits for the lock, with caller faults on. */
+  /** What one attempt asks for. */
+  private enum Shape {
+    /** A lock of one resource. */
+    LOCK,
+    /** A set of 2 or 3 resources at once. */
+    SET,
+    /** A permit of the semaphore. */
+    PERMIT,
+    /** The read side of a read-write lock. */
+    READ,
+    /** The write side of a read-write lock. */
+    WRITE
+  }
+
+  /** The shape of the next attempt, as the builder's options say. */
+  private Shape nextShape() {
+    ThreadLocalRandom random = ThreadLocalRandom.current();
+    boolean twoResources = options.resources >= 2;
+    if (options.mixed) {
+      return switch (random.nextInt(4)) {
+        case 0 -> Shape.LOCK;
+        case 1 -> twoResources ? Shape.SET : Shape.LOCK;
+        case 2 -> Shape.PERMIT;
+        default -> random.nextInt(4) == 0 ? Shape.WRITE : Shape.READ;
+      };
+    }
+    if (options.permits > 0) {
+      return Shape.PERMIT;
+    }
+    if (options.readWrite) {
+      return random.nextInt(4) == 0 ? Shape.WRITE : Shape.READ;
+    }
+    return options.multiResource && twoResources && random.nextBoolean() ? Shape.SET : Shape.LOCK;
+  }
+
+  /**
+   * One attempt of {@code shape} by {@code client}: a wait of {@link #WAIT} ({@code acquire}) when
+   * {@code waits}, else one try; empty when the lock was held elsewhere.
+   */
+  private Optional<Lease> attempt(
+      Redlock client, dev.redlock.Semaphore semaphore, Shape shape, boolean waits)
+      throws InterruptedException {
+    String resource = "workload:" + ThreadLocalRandom.current().nextInt(options.resources);
+    Duration ttl = options.ttl;
+    switch (shape) {
+      case PERMIT:
+        return waits ? Optional.of(semaphore.acquire(ttl, WAIT)) : semaphore.tryAcquire(ttl);
+      case READ:
+      case WRITE:
+        // Mixed: two read-write locks, however many resources, so that readers and writers of
+        // one lock meet as often as in a read-write workload of two (a planted writer that does
+        // not look at the readers must be caught).
+        String name =
+            options.mixed
+                ? "workload:" + ThreadLocalRandom.current().nextInt(Math.min(2, options.resources))
+                : resource;
+        ReadWriteLock rw = client.readWriteLock("workload-rw:" + name);
+        ReadWriteLock.Side side = shape == Shape.READ ? rw.readLock() : rw.writeLock();
+        return waits ? Optional.of(side.acquire(ttl, WAIT)) : side.tryAcquire(ttl);
+      case SET:
+        java.util.Set<String> set = randomSet();
+        return waits
+            ? Optional.of(client.acquireAll(set, ttl, WAIT))
+            : client.tryAcquireAll(set, ttl);
+      default:
+        return waits
+            ? Optional.of(client.acquire(resource, ttl, WAIT))
+            : client.tryAcquire(resource, ttl);
+    }
+  }
+
+  /**
+   * How long a waiting workload thread waits for the lock (odd threads, in the modes that wait).
+   */
   private static final Duration WAIT = Duration.ofMillis(30);
 
   /** Interrupts a random worker every 5–40 ms until {@code end}. */
@@ -465,15 +547,9 @@ public final class Workload implements AutoCloseable {
     return inUse;
   }
 
-  /**
-   * Half the time (with {@link Builder#multiResource}) a set of 2 or 3 distinct resources, in a
-   * random order; else null (one resource).
-   */
+  /** A set of 2 or 3 distinct resources (of at least 2), in a random order. */
   private java.util.Set<String> randomSet() {
     ThreadLocalRandom random = ThreadLocalRandom.current();
-    if (options.resources < 2 || random.nextBoolean()) {
-      return null;
-    }
     int size = Math.min(options.resources, 2 + random.nextInt(2));
     List<String> all = new ArrayList<>();
     for (int i = 0; i < options.resources; i++) {
@@ -485,12 +561,12 @@ public final class Workload implements AutoCloseable {
 
   /**
    * The holder's critical section: a guarded write to each resource the lease locks (a permit's own
-   * resource, for a permit of {@code semaphore}, else null); returns false when a guarded write was
-   * refused.
+   * resource, for a {@code permit} of the semaphore, recorded with the permits this workload asked
+   * for); returns false when a guarded write was refused.
    */
-  private boolean hold(String name, Lease lease, dev.redlock.Semaphore semaphore) {
-    if (semaphore != null) {
-      history.permitGranted(name, semaphore, lease);
+  private boolean hold(String name, Lease lease, boolean permit) {
+    if (permit) {
+      history.permitGranted(name, SEMAPHORE, options.permits, lease);
     } else {
       history.granted(name, lease);
     }
