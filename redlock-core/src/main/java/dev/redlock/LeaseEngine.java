@@ -51,9 +51,22 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
    * Turns for attempts on the store ({@link LockSettings#maxAttemptsInFlight}), first come first
    * served: a burst of callers waits here, before the clock of its attempts starts, rather than on
    * the nodes, where a request queued behind too many others outlasts the timeout and loses its
-   * vote. Fair, so that no caller waits behind later ones; held for the round only.
+   * vote. Fair, so that no caller waits behind later ones. Held from the attempt's open check to
+   * its verdict (the lease in {@link #held}, or what was taken too late given back), so that {@link
+   * #close()}, by taking every turn, waits for the attempts in flight to leave nothing it would not
+   * release.
    */
   private final java.util.concurrent.Semaphore attemptTurns; // not ours: a count of turns
+
+  /**
+   * Set while this thread holds one of {@link #attemptTurns}: an attempt made from inside its own
+   * attempt (a listener's ATTEMPT event calling {@code tryAcquire} on this service) runs in the
+   * turn it already has, since waiting for a second one could wait for itself forever.
+   */
+  private final ThreadLocal<Boolean> inTurn = new ThreadLocal<>();
+
+  /** An attempt that may wait for its turn as long as the attempts ahead of it take. */
+  private static final boolean ANY_WAIT_FOR_A_TURN = false;
 
   /**
    * @param name what to call this service in messages ("Redlock")
@@ -141,7 +154,8 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
       String resource, List<String> resources, RwSide side, long ttlMillis) {
     Attempt attempt;
     try {
-      attempt = attempt(resource, resources, side, ttlMillis, 0); // one attempt: no intent mark
+      // One attempt (no intent mark), after its turn however long the attempts ahead take.
+      attempt = attempt(resource, resources, side, ttlMillis, 0, ANY_WAIT_FOR_A_TURN, 0);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new RedlockException(
@@ -221,15 +235,28 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     Object waitingFor = side == null ? Waiters.what(resource, resources) : side.line(resource);
     Waiters.Line line = waiters.anyWaiting(waitingFor) ? waiters.join(waitingFor) : null;
     boolean won = false;
+    Attempt previous = null;
     try {
       for (int attempts = 1; ; attempts++) {
         if (line != null) {
           awaitTurn(line, unbounded, giveUpAt);
         }
         long releasesSeen = waiters.releases();
+        // The first attempt waits for its turn as tryAcquire does; a later one only until
+        // maxWait is spent, so that turns never stretch the wait past maxWait plus one attempt.
         Attempt attempt =
             attempt(
-                resource, resources, side, ttlMillis, intentMillis(ttlMillis, unbounded, giveUpAt));
+                resource,
+                resources,
+                side,
+                ttlMillis,
+                intentMillis(ttlMillis, unbounded, giveUpAt),
+                previous != null && !unbounded,
+                giveUpAt);
+        if (attempt == null) { // no turn before maxWait was spent: the last attempt's failure
+          throw previous.failure(resource, attempts - 1, ticker.read() - began);
+        }
+        previous = attempt;
         if (attempt.lease != null) {
           won = true;
           return attempt.lease;
@@ -471,7 +498,16 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
    * alone: won only with a quorum and validity left, else given back and the reason named.
    */
   Attempt attempt(String resource, long ttlMillis) throws InterruptedException {
-    return attempt(resource, null, null, ttlMillis, 0);
+    return attempt(resource, null, null, ttlMillis, 0, ANY_WAIT_FOR_A_TURN, 0);
+  }
+
+  /**
+   * {@link #attempt(String, long)}, made only if its turn comes before {@code turnBy} (the engine's
+   * ticker) when {@code turnBounded}; null if it did not (nothing was sent).
+   */
+  Attempt attempt(String resource, long ttlMillis, boolean turnBounded, long turnBy)
+      throws InterruptedException {
+    return attempt(resource, null, null, ttlMillis, 0, turnBounded, turnBy);
   }
 
   /**
@@ -486,6 +522,18 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     return Math.min(ttlMillis, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
   }
 
+  /**
+   * A refused writer's intent mark, {@code intentMillis} (0: none), lengthened by how long this
+   * attempt waited for its turn, since its next attempt may wait as long again: a mark that ran out
+   * while the writer waited would let readers back in ahead of it. At most the ttl.
+   */
+  private static long intent(long intentMillis, long askedAt, long start, long ttlMillis) {
+    if (intentMillis <= 0) {
+      return 0;
+    }
+    return Math.min(ttlMillis, intentMillis + TimeUnit.NANOSECONDS.toMillis(start - askedAt));
+  }
+
   /** The longest retry pause: the delay and all of its jitter. */
   private long pauseNanosAtMost() {
     return settings.retryDelay().toNanos() + settings.retryJitter().toNanos();
@@ -495,23 +543,42 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
    * {@link #attempt(String, long)}; with {@code resources} (sorted, at least two) the attempt takes
    * them all at once ({@link LeaseStore#takeAll}), and {@code resource} is their label; with {@code
    * side} it takes that side of the read-write lock {@code resource} ({@link LeaseStore#takeRead},
-   * {@link LeaseStore#takeWrite}).
+   * {@link LeaseStore#takeWrite}). With {@code turnBounded}, made only if its turn comes before
+   * {@code turnBy} (the engine's ticker), else null with nothing sent.
    */
   private Attempt attempt(
-      String resource, List<String> resources, RwSide side, long ttlMillis, long intentMillis)
+      String resource,
+      List<String> resources,
+      RwSide side,
+      long ttlMillis,
+      long intentMillis,
+      boolean turnBounded,
+      long turnBy)
       throws InterruptedException {
     if (Thread.interrupted()) {
       throw new InterruptedException(); // interrupted already: send nothing we would roll back
     }
     store.awaitConnected(); // a new client's first connections, before the attempt's clock starts
-    attemptTurns.acquire(); // interrupted here: nothing was sent
+    boolean nested = inTurn.get() != null;
+    long askedAt = intentMillis > 0 ? ticker.read() : 0;
+    if (!nested) {
+      if (!turnBounded) {
+        attemptTurns.acquire(); // interrupted here: nothing was sent
+      } else if (!attemptTurns.tryAcquire(
+          Math.max(0, turnBy - ticker.read()), TimeUnit.NANOSECONDS)) {
+        return null; // no turn in time: nothing was sent
+      }
+      inTurn.set(Boolean.TRUE);
+    }
     long start;
     long validUntil;
     LeaseStore.Vote<H> vote;
-    String token;
+    long now;
+    H taken;
+    ManagedLease<H> lease = null;
     try {
       ensureOpen(); // closed meanwhile: close() would never release what this attempt took
-      token = tokens.next();
+      String token = tokens.next();
       start = ticker.read();
       emitAttempt(LockEvent.Kind.ATTEMPT, resource, 0, 0, null, null);
       validUntil = Validity.validUntil(start, ttlMillis, settings.clockDriftFactor());
@@ -519,20 +586,32 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
           side == RwSide.READ
               ? store.takeRead(resource, token, ttlMillis, start)
               : side == RwSide.WRITE
-                  ? store.takeWrite(resource, token, ttlMillis, intentMillis, start)
+                  ? store.takeWrite(
+                      resource,
+                      token,
+                      ttlMillis,
+                      intent(intentMillis, askedAt, start, ttlMillis),
+                      start)
                   : resources == null
                       ? store.take(resource, token, ttlMillis, start)
                       : store.takeAll(resources, token, ttlMillis, start);
+      now = ticker.read();
+      taken = vote.held();
+      if (taken != null && vote.yes() >= store.quorum() && now - validUntil < 0) {
+        lease =
+            new ManagedLease<>(
+                this, taken, Waiters.what(resource, resources), side, ttlMillis, start, validUntil);
+        held.add(lease); // within the turn: close() either waits for this or finds it here
+      } else if (taken != null) {
+        store.giveBack(taken); // taken too late: no validity left to hand out
+      }
     } finally {
-      attemptTurns.release(); // the round is over: what is left to do (a rollback) waits for no one
+      if (!nested) {
+        inTurn.remove();
+        attemptTurns.release();
+      }
     }
-    long now = ticker.read();
-    H taken = vote.held();
-    if (taken != null && vote.yes() >= store.quorum() && now - validUntil < 0) {
-      ManagedLease<H> lease =
-          new ManagedLease<>(
-              this, taken, Waiters.what(resource, resources), side, ttlMillis, start, validUntil);
-      held.add(lease);
+    if (lease != null) {
       emitLease(
           LockEvent.Kind.ACQUIRED,
           lease,
@@ -553,8 +632,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
       }
       return new Attempt(lease, null, vote, now - start, validUntil - now);
     }
-    if (taken != null) {
-      store.giveBack(taken); // taken too late: no validity left to hand out
+    if (taken != null) { // given back above: free again, so the first in line may ask
       if (side == null) {
         releasedHere(Waiters.what(resource, resources), 0, false); // free again: the first may ask
       } else {
@@ -1089,13 +1167,38 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
         }
       }
     }
-    List<H> releasing = new ArrayList<>();
-    for (ManagedLease<H> lease : new ArrayList<>(held)) {
-      if (lease.beginRelease()) {
-        held.remove(lease);
-        emitLease(LockEvent.Kind.RELEASED, lease, 0, 0, 0, null, null);
-        releasing.add(lease.held());
+    // Every turn, so that the attempts in flight have come to their verdict: a lease they won is
+    // in held (released below), a late one given back. Bounded: an attempt ends within a few
+    // node timeouts (its vote, a roll-back, a fence raise); this thread's own turn, if it closes
+    // from inside an attempt (a listener), is not waited for.
+    int turns = settings.maxAttemptsInFlight() - (inTurn.get() != null ? 1 : 0);
+    boolean allTurns = false;
+    try {
+      allTurns =
+          attemptTurns.tryAcquire(
+              turns,
+              3 * settings.timeout().toMillis() + ASYNC_CLOSE_MARGIN_MILLIS,
+              TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    List<ManagedLease<H>> left = new ArrayList<>();
+    try {
+      for (ManagedLease<H> lease : new ArrayList<>(held)) {
+        if (lease.beginRelease()) {
+          held.remove(lease);
+          left.add(lease);
+        }
       }
+    } finally {
+      if (allTurns) {
+        attemptTurns.release(turns); // the callers waiting for one find the service closed
+      }
+    }
+    List<H> releasing = new ArrayList<>();
+    for (ManagedLease<H> lease : left) { // listeners run with no turn held
+      emitLease(LockEvent.Kind.RELEASED, lease, 0, 0, 0, null, null);
+      releasing.add(lease.held());
     }
     store.giveBackAll(releasing);
     store.close();

@@ -159,7 +159,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
     long began = engine.ticker().read();
     Round round;
     try {
-      round = round(ttlMillis, false, 0);
+      round = round(ttlMillis, false, 0, false);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new RedlockException(
@@ -213,13 +213,18 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
     Waiters waiters = engine.waiters();
     Waiters.Line waiting = waiters.anyWaiting(line) ? waiters.join(line) : null;
     boolean won = false;
+    Round previous = null;
     try {
       for (int rounds = 1; ; rounds++) {
         if (waiting != null) {
           engine.awaitTurn(waiting, unbounded, giveUpAt);
         }
         long releasesSeen = waiters.releases();
-        Round round = round(ttlMillis, !unbounded, giveUpAt);
+        Round round = round(ttlMillis, !unbounded, giveUpAt, previous != null);
+        if (round == null) { // no turn before maxWait was spent: the last round's failure
+          throw failure(previous, rounds - 1, ticker.read() - began);
+        }
+        previous = round;
         if (round.attempt.lease != null) {
           won = true;
           return round.attempt.lease;
@@ -259,15 +264,28 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
    * nodes, so then the next would fail the same way, each costing up to a timeout; with fewer, a
    * permit may be blocked by another client's refusals plus a node that is out, and the next one
    * free. The round then answers the first such failure, or the last refusal.
+   *
+   * <p>Each attempt waits for its turn ({@code maxAttemptsInFlight}): the first of a round that is
+   * not the caller's first ({@code again}) and every later one only until {@code giveUpAt} (when
+   * {@code bounded}), so that turns never stretch an {@code acquire} past its maxWait plus one
+   * attempt. A round whose attempt found no turn in time ends there: with the answer so far, or
+   * null if it had none.
    */
-  private Round round(long ttlMillis, boolean bounded, long giveUpAt) throws InterruptedException {
+  private Round round(long ttlMillis, boolean bounded, long giveUpAt, boolean again)
+      throws InterruptedException {
     int permits = resources.length;
     int first = permits == 1 ? 0 : ThreadLocalRandom.current().nextInt(permits);
     Round failed = null;
+    Round last = null;
     for (int i = 0; ; i++) {
       int slot = first + i < permits ? first + i : first + i - permits;
-      LeaseEngine<H>.Attempt attempt = engine.attempt(resources[slot], ttlMillis);
+      LeaseEngine<H>.Attempt attempt =
+          engine.attempt(resources[slot], ttlMillis, bounded && (again || i > 0), giveUpAt);
+      if (attempt == null) {
+        return failed != null ? failed : last;
+      }
       Round round = new Round(attempt, resources[slot]);
+      last = round;
       if (attempt.lease != null) {
         return round;
       }

@@ -2,6 +2,7 @@ package dev.redlock.it;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
@@ -36,15 +37,31 @@ class AttemptTurnsIT {
   static final Duration TTL = Duration.ofSeconds(10);
   static final Duration NO_HANG = Duration.ofSeconds(30);
 
-  /** Holds every attempt at its start (its ATTEMPT event) until {@link #open} is counted down. */
+  /**
+   * Holds every attempt (or those of one resource) at its start (its ATTEMPT event) until {@link
+   * #open} is counted down.
+   */
   static final class Gatekeeper implements dev.redlock.RedlockListener {
     final List<String> started = new CopyOnWriteArrayList<>();
     final CountDownLatch open = new CountDownLatch(1);
+    final String only;
+
+    Gatekeeper() {
+      this(null);
+    }
+
+    /** Holds only the attempts on {@code only}; the others are counted and go on. */
+    Gatekeeper(String only) {
+      this.only = only;
+    }
 
     @Override
     public void onEvent(LockEvent event) {
       if (event.kind() == LockEvent.Kind.ATTEMPT) {
         started.add(event.resource());
+        if (only != null && !only.equals(event.resource())) {
+          return;
+        }
         try {
           if (!open.await(NO_HANG.toMillis(), TimeUnit.MILLISECONDS)) {
             throw new AssertionError("the test never let the attempts go on");
@@ -90,23 +107,38 @@ class AttemptTurnsIT {
     Redlock redlock = redis.client(config().maxAttemptsInFlight(2).listener(gate).build());
     List<Thread> callers = new ArrayList<>();
     List<Lease> won = new CopyOnWriteArrayList<>();
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 2; i++) {
       String resource = "turns:" + i;
       callers.add(
           caller("caller-" + i, () -> redlock.tryAcquire(resource, TTL).ifPresent(won::add)));
     }
-    // Two attempts start; the other three park for a turn, having sent nothing.
+    await("2 attempts in flight").atMost(NO_HANG).until(() -> gate.started.size() == 2);
+    // Every shape waits for the same turns: a set, a permit, a read side.
+    callers.add(
+        caller(
+            "caller-set",
+            () ->
+                redlock
+                    .tryAcquireAll(java.util.Set.of("turns:set-a", "turns:set-b"), TTL)
+                    .ifPresent(won::add)));
+    callers.add(
+        caller(
+            "caller-permit",
+            () -> redlock.semaphore("turns:sem", 2).tryAcquire(TTL).ifPresent(won::add)));
+    callers.add(
+        caller(
+            "caller-read",
+            () ->
+                redlock.readWriteLock("turns:rw").readLock().tryAcquire(TTL).ifPresent(won::add)));
+    // The other three park for a turn, having sent nothing.
     await("2 attempts in flight and 3 callers parked for a turn")
         .atMost(NO_HANG)
-        .until(
-            () ->
-                gate.started.size() == 2
-                    && callers.stream().filter(AttemptTurnsIT::waitsForATurn).count() == 3);
-    assertEquals(2, gate.started.size(), "attempts in flight with maxAttemptsInFlight 2");
-    for (String resource : List.of("turns:0", "turns:1", "turns:2", "turns:3", "turns:4")) {
-      if (!gate.started.contains(resource)) {
-        assertEquals(0, redis.nodesWithKey(redis.config().build().keyPrefix() + resource));
-      }
+        .until(() -> callers.stream().filter(AttemptTurnsIT::waitsForATurn).count() == 3);
+    assertEquals(List.of("turns:0", "turns:1"), gate.started.stream().sorted().toList());
+    String prefix = redis.config().build().keyPrefix();
+    for (String parked :
+        List.of("turns:set-a", "turns:set-b", "turns:sem@permit:0", "turns:sem@permit:1")) {
+      assertEquals(0, redis.nodesWithKey(prefix + parked), "a parked caller wrote " + parked);
     }
     gate.open.countDown();
     for (Thread caller : callers) {
@@ -183,9 +215,148 @@ class AttemptTurnsIT {
     assertEquals(null, holderFailure.get(), "the attempt in flight");
     assertTrue(first.get().isPresent(), "the attempt in flight went on");
     first.get().get().release();
-    // The interrupted callers gave no turn away and took none: the one turn is free again.
-    Optional<Lease> again = redlock.tryAcquire("turns:waiting", TTL);
+    // The interrupted callers gave no turn away and took none: the one turn is free again (a
+    // turn they kept would park this attempt: bounded, so that it fails rather than hangs).
+    Optional<Lease> again =
+        assertTimeoutPreemptively(NO_HANG, () -> redlock.tryAcquire("turns:waiting", TTL));
     assertTrue(again.isPresent(), "a new attempt has its turn");
     again.get().release();
+  }
+
+  /**
+   * A listener's ATTEMPT event that calls {@code tryAcquire} on the same service, with one turn:
+   * the nested attempt runs in the turn its thread has (waiting for a second turn would wait for
+   * itself forever). Planted (docs/testing.md): no re-entry → both attempts hang and the bounded
+   * wait fails.
+   */
+  @Test
+  void anAttemptMadeFromAListenerInsideAnAttemptRunsInItsTurn() throws Exception {
+    List<Lease> nested = new CopyOnWriteArrayList<>();
+    AtomicReference<Redlock> self = new AtomicReference<>();
+    Redlock redlock =
+        redis.client(
+            config()
+                .maxAttemptsInFlight(1)
+                .listener(
+                    event -> {
+                      if (event.kind() == LockEvent.Kind.ATTEMPT
+                          && event.resource().equals("turns:outer")) {
+                        self.get().tryAcquire("turns:nested", TTL).ifPresent(nested::add);
+                      }
+                    })
+                .build());
+    self.set(redlock);
+    Optional<Lease> outer =
+        assertTimeoutPreemptively(NO_HANG, () -> redlock.tryAcquire("turns:outer", TTL));
+    assertTrue(outer.isPresent(), "the outer attempt");
+    assertEquals(1, nested.size(), "the nested attempt");
+    nested.get(0).release();
+    outer.get().release();
+    // Both turns' bookkeeping is back: the one turn is free.
+    Optional<Lease> after =
+        assertTimeoutPreemptively(NO_HANG, () -> redlock.tryAcquire("turns:after", TTL));
+    assertTrue(after.isPresent());
+    after.get().release();
+  }
+
+  /**
+   * {@code acquire} keeps its maxWait when the turns are taken: its first attempt (refused: the
+   * lock is held elsewhere) had its turn, then the one turn is held by another caller's attempt;
+   * the next attempt waits for a turn only until maxWait is spent, and {@code acquire} gives up
+   * with the refusal while that attempt is still held. Planted (docs/testing.md): later attempts
+   * waiting for their turn without a bound → {@code acquire} ends only when the gate opens.
+   */
+  @Test
+  void acquireGivesUpAtMaxWaitWhileEveryTurnIsTaken() throws Exception {
+    Gatekeeper gate = new Gatekeeper("turns:blocker");
+    Redlock redlock = redis.client(config().maxAttemptsInFlight(1).listener(gate).build());
+    Redlock other = redis.client(config().build());
+    Lease elsewhere = other.acquire("turns:busy", TTL, NO_HANG);
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    Thread acquiring =
+        caller(
+            "acquiring",
+            () -> {
+              try {
+                redlock.acquire("turns:busy", TTL, Duration.ofSeconds(2));
+              } catch (Exception e) {
+                failure.set(e);
+              }
+            });
+    await("the first attempt had its turn").atMost(NO_HANG).until(() -> gate.started.size() >= 1);
+    Thread blocker = caller("blocker", () -> redlock.tryAcquire("turns:blocker", TTL));
+    await("the blocker holds the one turn")
+        .atMost(NO_HANG)
+        .until(() -> gate.started.contains("turns:blocker"));
+    acquiring.join(NO_HANG.toMillis());
+    assertEquals(1, gate.open.getCount(), "acquire returned while the turn was still held");
+    assertTrue(
+        failure.get() instanceof dev.redlock.LockUnavailableException, "acquire: " + failure.get());
+    assertEquals(
+        dev.redlock.LockUnavailableException.Reason.HELD_ELSEWHERE,
+        ((dev.redlock.LockUnavailableException) failure.get()).reason());
+    gate.open.countDown();
+    blocker.join(NO_HANG.toMillis());
+    elsewhere.release();
+  }
+
+  /**
+   * Releases and extends never wait for a turn: with the one turn held by an attempt, a lease taken
+   * before is extended and released. Planted (docs/testing.md): a turn taken for a release → the
+   * release waits for the gate and the bounded wait fails.
+   */
+  @Test
+  void extendsAndReleasesDoNotWaitForATurn() throws Exception {
+    Gatekeeper gate = new Gatekeeper("turns:blocker");
+    Redlock redlock = redis.client(config().maxAttemptsInFlight(1).listener(gate).build());
+    Lease mine = redlock.acquire("turns:mine", TTL, NO_HANG);
+    Thread blocker = caller("blocker", () -> redlock.tryAcquire("turns:blocker", TTL));
+    await().atMost(NO_HANG).until(() -> gate.started.contains("turns:blocker"));
+    assertTrue(assertTimeoutPreemptively(NO_HANG, () -> mine.extend(TTL.multipliedBy(2))));
+    assertTimeoutPreemptively(NO_HANG, mine::release);
+    assertEquals(1, gate.open.getCount(), "done while the turn was held");
+    assertEquals(0, redis.nodesWithKey(redis.config().build().keyPrefix() + "turns:mine"));
+    gate.open.countDown();
+    blocker.join(NO_HANG.toMillis());
+  }
+
+  /**
+   * {@code close()} while an attempt is in flight waits for its verdict (bounded): the lease it
+   * wins is released by close, nothing is left on the nodes. Planted (docs/testing.md): close not
+   * waiting for the turns → the attempt runs on a closed store and its caller gets no lease.
+   */
+  @Test
+  void closeWaitsForTheAttemptInFlightAndReleasesWhatItWon() throws Exception {
+    Gatekeeper gate = new Gatekeeper("turns:closing");
+    Redlock redlock = redis.client(config().maxAttemptsInFlight(1).listener(gate).build());
+    AtomicReference<Optional<Lease>> won = new AtomicReference<>();
+    Thread attempting =
+        caller("attempting", () -> won.set(redlock.tryAcquire("turns:closing", TTL)));
+    await().atMost(NO_HANG).until(() -> gate.started.contains("turns:closing"));
+    Thread closing = caller("closing", redlock::close);
+    await("close waits for the turn in flight")
+        .atMost(NO_HANG)
+        .until(() -> waitsForATurnTimed(closing));
+    gate.open.countDown();
+    attempting.join(NO_HANG.toMillis());
+    closing.join(NO_HANG.toMillis());
+    assertTrue(won.get() != null && won.get().isPresent(), "the attempt in flight won");
+    assertEquals(
+        0,
+        redis.nodesWithKey(redis.config().build().keyPrefix() + "turns:closing"),
+        "close released the lease the attempt in flight won");
+  }
+
+  /** Parked, with a bound, for turns (close takes every turn with a bound). */
+  static boolean waitsForATurnTimed(Thread thread) {
+    if (thread.getState() != Thread.State.TIMED_WAITING) {
+      return false;
+    }
+    for (StackTraceElement frame : thread.getStackTrace()) {
+      if (frame.getClassName().equals("java.util.concurrent.Semaphore")) {
+        return true;
+      }
+    }
+    return false;
   }
 }
