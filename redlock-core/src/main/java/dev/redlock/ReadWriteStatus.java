@@ -25,12 +25,15 @@ public record ReadWriteStatus(String name, int quorum, List<Node> nodes) {
     WRITE_HELD,
     /**
      * A quorum of nodes has live readers (not necessarily the same ones): a writer cannot be
-     * granted now. {@link #readers()} are the read leases a quorum holds.
+     * granted now. {@link #readers()} are the read leases a quorum holds, which may be none: the
+     * readers of different nodes may each be on a minority (valid nowhere, yet blocking).
      */
     READ_HELD,
     /**
      * A quorum of nodes answered with neither a writer nor a live reader: a writer could win now (a
-     * reader too, unless a writer's intent mark keeps it out: {@link #writerWaiting()}).
+     * reader too, unless a writer's intent mark keeps it out: {@link #writerWaiting()}), as far as
+     * the keys go: a node sitting out its quarantine after a restart answers here as free but votes
+     * for no one, so with too few others a writer still cannot win.
      */
     FREE,
     /**

@@ -160,7 +160,10 @@ public final class Redlock implements LockService {
   /**
    * Acquires the lock, retrying after {@code retryDelay} plus a random jitter until it is won or
    * {@code maxWait} is spent. It returns or throws within {@code maxWait} plus one attempt (and,
-   * for a new Redlock's first attempt, its wait for the first connections: see {@link #create}).
+   * for a new Redlock's first attempt, its wait for the first connections: see {@link #create};
+   * and, with more than {@code maxAttemptsInFlight} of this client's attempts on the nodes, the
+   * first attempt's wait for its turn, as {@link #tryAcquire}'s: a later attempt that has no turn
+   * by {@code maxWait} is not made).
    *
    * @param resource the name of the thing to lock
    * @param ttl how long the nodes keep the lock if it is never released

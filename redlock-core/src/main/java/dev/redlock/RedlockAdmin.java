@@ -149,7 +149,38 @@ public final class RedlockAdmin implements AutoCloseable {
     for (String resource : resources) {
       statuses.add(status(resource));
     }
-    return new SemaphoreStatus(name, statuses);
+    return new SemaphoreStatus(name, statuses, heldBeyond(name, permits));
+  }
+
+  /**
+   * The permits from {@code permits} up to {@link Semaphore#MAX_PERMITS} whose lock key a node that
+   * answers holds: a status asked with fewer permits than the clients use would otherwise
+   * undercount, and a break of "every permit" leave those running. A node that cannot be read adds
+   * nothing (its error is in the permits' statuses).
+   */
+  private List<Integer> heldBeyond(String name, int permits) {
+    java.util.TreeSet<Integer> held = new java.util.TreeSet<>();
+    if (permits >= Semaphore.MAX_PERMITS) {
+      return List.of();
+    }
+    for (NodeUri uri : config.nodeUris()) {
+      try (Jedis jedis = connect(uri)) {
+        Pipeline p = jedis.pipelined();
+        List<Response<Boolean>> exists = new ArrayList<>();
+        for (int i = permits; i < Semaphore.MAX_PERMITS; i++) {
+          exists.add(p.exists(config.keyPrefix() + name + Semaphore.PERMIT_MARK + i));
+        }
+        p.sync();
+        for (int i = 0; i < exists.size(); i++) {
+          if (exists.get(i).get()) {
+            held.add(permits + i);
+          }
+        }
+      } catch (RuntimeException e) {
+        // unreadable: the permits' own statuses carry the node's error
+      }
+    }
+    return List.copyOf(held);
   }
 
   /**

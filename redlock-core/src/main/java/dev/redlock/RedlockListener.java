@@ -14,8 +14,9 @@ package dev.redlock;
  * and never block, nor take a lock from it: it runs on the lock path, and the thread that runs an
  * attempt's events may be the first of a line of threads waiting for that resource, and an {@link
  * LockEvent.Kind#ATTEMPT} event runs while its attempt holds one of the service's turns ({@link
- * LockSettings#maxAttemptsInFlight}). A listener that throws is logged and does not disturb the
- * lock or the other listeners.
+ * LockSettings#maxAttemptsInFlight}): blocking there holds up the other callers, though an attempt
+ * made from it runs in that turn rather than waiting for another. A listener that throws is logged
+ * and does not disturb the lock or the other listeners.
  */
 @FunctionalInterface
 public interface RedlockListener {

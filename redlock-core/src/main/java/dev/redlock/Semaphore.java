@@ -46,9 +46,11 @@ import java.util.Optional;
  * refusals plus a node that is out does not, and the round goes on. With a silent node each refused
  * permit may wait a {@code nodeTimeout} for its roll-back, so a full semaphore's round takes up to
  * {@code permits × nodeTimeout} (hence {@link #MAX_PERMITS}); {@link #acquire} asks no permit past
- * its {@code maxWait}. {@link #acquire} then waits as the mutex's {@link LockService#acquire} does:
- * the threads of one service waiting for one semaphore stand in one line, only the first asks again
- * (after the retry pause), and a permit this service releases wakes it at once.
+ * its {@code maxWait} (after its first, which may first wait for its turn: {@link
+ * LockSettings#maxAttemptsInFlight}). {@link #acquire} then waits as the mutex's {@link
+ * LockService#acquire} does: the threads of one service waiting for one semaphore stand in one
+ * line, only the first asks again (after the retry pause), and a permit this service releases wakes
+ * it at once.
  *
  * <p><strong>Names.</strong> Names are used exactly as given. A semaphore's name must not contain
  * {@value #PERMIT_MARK} (so two semaphores never share a permit), and a mutex should not be given a

@@ -11,11 +11,22 @@ import java.util.Objects;
  *
  * @param name the semaphore's name, as given to {@link LockService#semaphore}
  * @param permits each permit's status, permit 0 first: as many as the number of permits asked about
+ * @param heldBeyond the permits at or past the number asked about, up to {@link
+ *     Semaphore#MAX_PERMITS}, whose lock key some node holds, in order: clients that take this
+ *     semaphore with more permits than were asked about (its real bound is theirs). They are not in
+ *     {@link #permits()} nor counted by {@link #held()}; ask again with the number the clients use.
+ *     Empty when none.
  */
-public record SemaphoreStatus(String name, List<LockStatus> permits) {
+public record SemaphoreStatus(String name, List<LockStatus> permits, List<Integer> heldBeyond) {
   public SemaphoreStatus {
     Objects.requireNonNull(name, "name must not be null");
     permits = List.copyOf(Objects.requireNonNull(permits, "permits must not be null"));
+    heldBeyond = List.copyOf(Objects.requireNonNull(heldBeyond, "heldBeyond must not be null"));
+  }
+
+  /** A status with nothing held beyond the permits asked about. */
+  public SemaphoreStatus(String name, List<LockStatus> permits) {
+    this(name, permits, List.of());
   }
 
   /**

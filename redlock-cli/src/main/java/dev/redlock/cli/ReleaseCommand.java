@@ -153,6 +153,9 @@ final class ReleaseCommand extends CliCommand {
     if (permits != null) {
       SemaphoreStatus before = admin.semaphoreStatus(resource, permits);
       cli.out.println(resource + ": " + before.held() + " of " + permits + " permits held");
+      if (!before.heldBeyond().isEmpty()) {
+        cli.err.println(StatusCommand.beyond(before) + " (those are not broken)");
+      }
       List<String> locks = new ArrayList<>();
       for (int i = 0; i < permits; i++) {
         if (permit == null || permit == i) {

@@ -174,6 +174,20 @@ final class StatusCommand extends CliCommand {
             + " permits held"
             + (undecided == 0 ? "" : " (" + undecided + " undecided)"));
     s.permits().forEach(this::print);
+    if (!s.heldBeyond().isEmpty()) {
+      cli.out.println("  " + beyond(s));
+    }
+  }
+
+  /** The warning for permits held past the number asked about (shared with release). */
+  static String beyond(SemaphoreStatus s) {
+    return "WARNING: permit(s) "
+        + s.heldBeyond().stream()
+            .map(String::valueOf)
+            .collect(java.util.stream.Collectors.joining(", "))
+        + " held too: its clients use more than --permits "
+        + s.permits().size()
+        + "; ask with the number they use";
   }
 
   private void print(ReadWriteStatus s) {
@@ -265,6 +279,8 @@ final class StatusCommand extends CliCommand {
         .append(s.permits().size())
         .append(",\"held\":")
         .append(s.held())
+        .append(",\"heldBeyond\":")
+        .append(s.heldBeyond())
         .append(",\"permitStatus\":[");
     for (int i = 0; i < s.permits().size(); i++) {
       appendJson(j.append(i == 0 ? "" : ","), s.permits().get(i));

@@ -36,6 +36,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import redis.clients.jedis.Jedis;
 
@@ -361,6 +362,41 @@ class RedlockCliIT {
     }
   }
 
+  /**
+   * Asked with fewer permits than its clients use, status and release say which permits beyond are
+   * held (status would otherwise undercount, and "every permit" leave those running). Planted
+   * (docs/testing.md): no look past the permits asked about → no warning, fails.
+   */
+  @Test
+  void aSemaphoreAskedWithTooFewPermitsWarnsOfThePermitsHeldBeyond() throws Exception {
+    try (Redlock holder = client()) {
+      Semaphore wide = holder.semaphore("cli:sem-wide", 4);
+      List<Lease> leases = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        leases.add(wide.acquire(Duration.ofSeconds(30), NO_HANG));
+      }
+      Result r = redlock("status", "--permits", "2", "cli:sem-wide");
+      assertEquals(0, r.status(), r.toString());
+      assertTrue(r.out().startsWith("cli:sem-wide: 2 of 2 permits held\n"), r.toString());
+      assertTrue(
+          r.out()
+              .contains("WARNING: permit(s) 2, 3 held too: its clients use more than --permits 2"),
+          r.toString());
+      Result json = redlock("status", "--permits", "2", "--json", "cli:sem-wide");
+      assertTrue(json.out().contains("\"heldBeyond\":[2, 3]"), json.toString());
+      Result none = redlock("status", "--permits", "4", "cli:sem-wide");
+      assertFalse(none.out().contains("WARNING"), none.toString());
+
+      Result broken = redlock("release", "--force", "--yes", "--permits", "2", "cli:sem-wide");
+      assertEquals(0, broken.status(), broken.toString());
+      assertTrue(broken.err().contains("permit(s) 2, 3 held too"), broken.toString());
+      assertTrue(broken.err().contains("(those are not broken)"), broken.toString());
+      assertEquals(LockStatus.Verdict.HELD, verdict(wide.permitResource(2)));
+      assertEquals(LockStatus.Verdict.HELD, verdict(wide.permitResource(3)));
+      leases.forEach(Lease::release);
+    }
+  }
+
   @Test
   void statusOfAReadWriteLockShowsItsReadersAWaitingWriterAndThenTheWriter() throws Exception {
     try (Redlock holder = client()) {
@@ -420,21 +456,29 @@ class RedlockCliIT {
 
   /**
    * A broken read-write lock's next lease has a larger token than every lease broken, even when the
-   * node that gave them their tokens cannot vote for the next one: node 0's clock runs 20 s ahead
-   * of the others (its counter, planted, leads theirs), so the broken leases' tokens come from it,
-   * and the lagging counters of nodes 1 and 2 are within a ttl of them (not raised at the grant, as
-   * docs/fencing.md allows). Only the break's raise keeps the next writer, granted by nodes 1 and 2
-   * alone, above them. Planted: force_release_read_write.lua without its raise fails this
-   * (docs/testing.md).
+   * node that gave them their tokens cannot vote for the next one: node 0's counter, planted, leads
+   * the others', so the broken leases' tokens come from it, and the lagging counters of nodes 1 and
+   * 2 are within a ttl of them (not raised at the grant, as docs/fencing.md allows). Only the
+   * break's raise keeps the next writer, granted by nodes 1 and 2 alone, above them. Each of the
+   * raise's two terms is needed by one case: {@code counter} — node 0 leads by 90 s, more than
+   * maxTtl (60 s; counters run up to maxTtl ahead after an earlier break, docs/fencing.md), and is
+   * frozen after the break, so only the largest counter the break read keeps the next token above;
+   * {@code clock} — node 0 leads by 20 s and is frozen before the break, so its counter is never
+   * read and only the clock term (now + maxTtl on nodes 1 and 2) keeps it above. Planted
+   * (docs/testing.md): force_release_read_write.lua without its raise, or force_fence.lua with
+   * either term alone, fails a case.
    */
   @ParameterizedTest
-  @ValueSource(strings = {"writer", "readers"})
-  void releaseForceOfAReadWriteLockGivesTheNextWriterALargerToken(String broken) throws Exception {
-    String name = "cli:rw-break-" + broken;
+  @CsvSource({"writer,counter", "readers,counter", "writer,clock", "readers,clock"})
+  void releaseForceOfAReadWriteLockGivesTheNextWriterALargerToken(String broken, String term)
+      throws Exception {
+    String name = "cli:rw-break-" + broken + "-" + term;
     RedisNode ahead = nodes.node(0);
+    boolean counterTerm = term.equals("counter");
+    long leadMicros = counterTerm ? 90_000_000 : 20_000_000;
     try (Jedis jedis = on(ahead)) {
       jedis.psetex(
-          "redlock:@fence:@rw:w:" + name, 60_000, Long.toString(nodeMicros(ahead) + 20_000_000));
+          "redlock:@fence:@rw:w:" + name, 120_000, Long.toString(nodeMicros(ahead) + leadMicros));
     }
     try (Redlock holder = client()) {
       ReadWriteLock rw = holder.readWriteLock(name);
@@ -446,23 +490,31 @@ class RedlockCliIT {
         leases.add(rw.readLock().acquire(Duration.ofSeconds(30), NO_HANG));
       }
       long brokenToken = leases.stream().mapToLong(Lease::fencingToken).max().orElseThrow();
-      Result r = redlock("release", "--force", "--yes", "--read-write", name);
-      assertEquals(0, r.status(), r.toString());
-      assertTrue(
-          r.out()
-              .contains(
-                  broken.equals("writer")
-                      ? "writer deleted, 0 live reader(s) removed"
-                      : "writer absent, 2 live reader(s) removed"),
-          r.toString());
-      assertEquals(ReadWriteStatus.Verdict.FREE, admin().readWriteStatus(name).verdict());
-      for (Lease lease : leases) {
-        assertFalse(lease.isValid() && lease.extend(Duration.ofSeconds(5)), "broken: " + lease);
+      assertTrue(brokenToken > nodeMicros(nodes.node(1)) + leadMicros / 2, "token from node 0");
+      if (!counterTerm) {
+        ahead.pause(); // its counter is never read: ARGV[1] comes from nodes 1 and 2 alone
       }
-      ahead.pause();
-      try (Lease next = rw.writeLock().acquire(Duration.ofSeconds(5), NO_HANG)) {
+      try {
+        Result r = redlock("release", "--force", "--yes", "--read-write", name);
         assertTrue(
-            next.fencingToken() > brokenToken, next.fencingToken() + " after " + brokenToken);
+            r.out()
+                .contains(
+                    broken.equals("writer")
+                        ? "writer deleted, 0 live reader(s) removed"
+                        : "writer absent, 2 live reader(s) removed"),
+            r.toString());
+        if (counterTerm) {
+          assertEquals(0, r.status(), r.toString());
+          assertEquals(ReadWriteStatus.Verdict.FREE, admin().readWriteStatus(name).verdict());
+          ahead.pause();
+        }
+        for (Lease lease : leases) {
+          assertFalse(lease.isValid() && lease.extend(Duration.ofSeconds(5)), "broken: " + lease);
+        }
+        try (Lease next = rw.writeLock().acquire(Duration.ofSeconds(5), NO_HANG)) {
+          assertTrue(
+              next.fencingToken() > brokenToken, next.fencingToken() + " after " + brokenToken);
+        }
       } finally {
         ahead.resume();
       }

@@ -63,7 +63,9 @@ class AttemptTurnsIT {
           return;
         }
         try {
-          if (!open.await(NO_HANG.toMillis(), TimeUnit.MILLISECONDS)) {
+          // Longer than any bound a test waits with, so a test that waits for something held up
+          // behind the gate fails before the gate gives up on it.
+          if (!open.await(NO_HANG.multipliedBy(3).toMillis(), TimeUnit.MILLISECONDS)) {
             throw new AssertionError("the test never let the attempts go on");
           }
         } catch (InterruptedException e) {
@@ -334,9 +336,10 @@ class AttemptTurnsIT {
         caller("attempting", () -> won.set(redlock.tryAcquire("turns:closing", TTL)));
     await().atMost(NO_HANG).until(() -> gate.started.contains("turns:closing"));
     Thread closing = caller("closing", redlock::close);
+    // Closing has begun: parked for the turns (or, were it not to wait, already done).
     await("close waits for the turn in flight")
         .atMost(NO_HANG)
-        .until(() -> waitsForATurnTimed(closing));
+        .until(() -> waitsForATurnTimed(closing) || !closing.isAlive());
     gate.open.countDown();
     attempting.join(NO_HANG.toMillis());
     closing.join(NO_HANG.toMillis());

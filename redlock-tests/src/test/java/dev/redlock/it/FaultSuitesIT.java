@@ -608,6 +608,9 @@ class FaultSuitesIT {
           Set.of("lock", "set", "permit", "read", "write"),
           result.grantsByShape().keySet(),
           "every shape was granted: " + result.grantsByShape());
+      // The bound was reached, so a third holder could have been seen: with 10 ms holds and ~300
+      // permits over 45 s, both permits are held at once many times a run.
+      assertEquals(2, most, "both permits held at once at some point");
       assertTrue(applied > 10);
       assertTrue(result.interrupted() > 100, "interrupts: " + result.interrupted());
     }
