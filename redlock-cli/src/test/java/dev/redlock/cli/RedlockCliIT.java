@@ -459,14 +459,15 @@ class RedlockCliIT {
    * node that gave them their tokens cannot vote for the next one: node 0's counter, planted, leads
    * the others', so the broken leases' tokens come from it, and the lagging counters of nodes 1 and
    * 2 are within a ttl of them (not raised at the grant, as docs/fencing.md allows). Only the
-   * break's raise keeps the next writer, granted by nodes 1 and 2 alone, above them. Each of the
-   * raise's two terms is needed by one case: {@code counter} — node 0 leads by 90 s, more than
-   * maxTtl (60 s; counters run up to maxTtl ahead after an earlier break, docs/fencing.md), and is
-   * frozen after the break, so only the largest counter the break read keeps the next token above;
-   * {@code clock} — node 0 leads by 20 s and is frozen before the break, so its counter is never
-   * read and only the clock term (now + maxTtl on nodes 1 and 2) keeps it above. Planted
-   * (docs/testing.md): force_release_read_write.lua without its raise, or force_fence.lua with
-   * either term alone, fails a case.
+   * break's raise keeps the next writer, granted by nodes 1 and 2 alone, above them. {@code clock}:
+   * node 0 leads by 20 s and is frozen before the break, so its counter is never read and only the
+   * clock term (now + maxTtl on nodes 1 and 2) keeps the next token above. {@code counter}: node 0
+   * leads by 90 s, past maxTtl (60 s), which the clock term cannot cover, and is frozen after the
+   * break; the grant itself raised the counters that lagged by a ttl or more (QuorumStore.fence),
+   * and the break's largest-counter term would cover it too. Planted (docs/testing.md):
+   * force_release_read_write.lua without its raise, or force_fence.lua without its clock term,
+   * fails the clock cases; without its largest-counter term every case passes, as the grant's raise
+   * says it must.
    */
   @ParameterizedTest
   @CsvSource({"writer,counter", "readers,counter", "writer,clock", "readers,clock"})
