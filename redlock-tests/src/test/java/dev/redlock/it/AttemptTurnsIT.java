@@ -350,6 +350,45 @@ class AttemptTurnsIT {
         "close released the lease the attempt in flight won");
   }
 
+  /**
+   * The wait for a turn costs no validity: a caller parked for the one turn longer than its whole
+   * ttl is still granted once the turn comes, with validity left. Planted (docs/testing.md): the
+   * attempt's clock started before the turn → the attempt is judged too late (VALIDITY_EXPIRED) and
+   * fails.
+   */
+  @Test
+  void aWaitForATurnCostsNoValidity() throws Exception {
+    Gatekeeper gate = new Gatekeeper("turns:long");
+    Redlock redlock = redis.client(config().maxAttemptsInFlight(1).listener(gate).build());
+    Duration ttl = Duration.ofSeconds(3);
+    Thread blocker = caller("blocker", () -> redlock.tryAcquire("turns:long", TTL));
+    await().atMost(NO_HANG).until(() -> gate.started.contains("turns:long"));
+    AtomicReference<Object> outcome = new AtomicReference<>();
+    Thread waiting =
+        caller(
+            "waiting",
+            () -> {
+              try {
+                outcome.set(redlock.tryAcquire("turns:patient", ttl));
+              } catch (RuntimeException e) {
+                outcome.set(e);
+              }
+            });
+    // Held for a turn longer than its ttl (the fault this test injects), and still parked then.
+    await("parked past its ttl")
+        .pollDelay(ttl.plusMillis(500))
+        .atMost(NO_HANG)
+        .until(() -> waitsForATurn(waiting));
+    gate.open.countDown();
+    waiting.join(NO_HANG.toMillis());
+    blocker.join(NO_HANG.toMillis());
+    assertTrue(
+        outcome.get() instanceof Optional<?> o && o.isPresent(), "granted: " + outcome.get());
+    Lease lease = (Lease) ((Optional<?>) outcome.get()).get();
+    assertTrue(lease.isValid(), "validity left after a wait longer than the ttl");
+    lease.release();
+  }
+
   /** Parked, with a bound, for turns (close takes every turn with a bound). */
   static boolean waitsForATurnTimed(Thread thread) {
     if (thread.getState() != Thread.State.TIMED_WAITING) {
