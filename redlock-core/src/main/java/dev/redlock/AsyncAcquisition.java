@@ -44,6 +44,9 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
   // Attempts made; handed between attempt threads by the executor and the timer (ordered).
   private int attempts;
 
+  /** The last attempt made, whose failure a retry that found no turn by maxWait reports. */
+  private LeaseEngine<H>.Attempt last;
+
   private AsyncAcquisition(
       LeaseEngine<H> engine,
       String resource,
@@ -117,7 +120,8 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
     }
     LeaseEngine<H>.Attempt attempt;
     try {
-      attempt = engine.attempt(resource, ttlMillis);
+      // A retry waits for its turn only until maxWait is spent, as the blocking acquire's do.
+      attempt = engine.attempt(resource, ttlMillis, last != null && !unbounded, giveUpAt);
     } catch (InterruptedException e) {
       // Stopped while the nodes were asked: rolled back (what was sent is released).
       fail(
@@ -139,7 +143,12 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
         Thread.interrupted(); // a stop's interrupt must not reach the pool's next task
       }
     }
+    if (attempt == null) { // no turn before maxWait was spent: the last attempt's failure
+      fail(last.failure(resource, attempts, engine.ticker().read() - began));
+      return;
+    }
     attempts++;
+    last = attempt;
     if (attempt.lease != null) {
       deliver(attempt.lease);
       return;

@@ -155,7 +155,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     Attempt attempt;
     try {
       // One attempt (no intent mark), after its turn however long the attempts ahead take.
-      attempt = attempt(resource, resources, side, ttlMillis, 0, ANY_WAIT_FOR_A_TURN, 0);
+      attempt = attempt(resource, resources, side, ttlMillis, NO_INTENT, ANY_WAIT_FOR_A_TURN, 0);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new RedlockException(
@@ -250,7 +250,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
                 resources,
                 side,
                 ttlMillis,
-                intentMillis(ttlMillis, unbounded, giveUpAt),
+                unbounded ? Intent.UNTIL_NEXT_ASK : Intent.UNTIL_NEXT_ASK_OR_GIVE_UP,
                 previous != null && !unbounded,
                 giveUpAt);
         if (attempt == null) { // no turn before maxWait was spent: the last attempt's failure
@@ -498,7 +498,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
    * alone: won only with a quorum and validity left, else given back and the reason named.
    */
   Attempt attempt(String resource, long ttlMillis) throws InterruptedException {
-    return attempt(resource, null, null, ttlMillis, 0, ANY_WAIT_FOR_A_TURN, 0);
+    return attempt(resource, null, null, ttlMillis, NO_INTENT, ANY_WAIT_FOR_A_TURN, 0);
   }
 
   /**
@@ -507,31 +507,41 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
    */
   Attempt attempt(String resource, long ttlMillis, boolean turnBounded, long turnBy)
       throws InterruptedException {
-    return attempt(resource, null, null, ttlMillis, 0, turnBounded, turnBy);
+    return attempt(resource, null, null, ttlMillis, NO_INTENT, turnBounded, turnBy);
   }
+
+  /** Whether, and for how long, a refused writer's attempt leaves its intent mark. */
+  enum Intent {
+    /** No mark: a writer that will not ask again. */
+    NONE,
+    /** Until its next attempt: it waits with no deadline. */
+    UNTIL_NEXT_ASK,
+    /** Until its next attempt, or its give-up time if that comes first. */
+    UNTIL_NEXT_ASK_OR_GIVE_UP
+  }
+
+  private static final Intent NO_INTENT = Intent.NONE;
 
   /**
    * How long a writer's refused attempt keeps new readers out: until its next attempt, which comes
-   * within a retry pause (and a round) unless it gives up at {@code giveUpAt} first; at most its
-   * ttl.
+   * within a retry pause (and a round), worked out when this attempt starts (after its turn); with
+   * {@link Intent#UNTIL_NEXT_ASK_OR_GIVE_UP}, not past the give-up time {@code giveUpAt} (and a
+   * round), and then its next attempt's turn is bounded by that time too; with {@link
+   * Intent#UNTIL_NEXT_ASK}, its next attempt may wait for a turn as long as this one did ({@code
+   * start - askedAt}), so the mark covers that too, lest readers come back in ahead of it. At most
+   * its ttl; 0 for {@link Intent#NONE}.
    */
-  private long intentMillis(long ttlMillis, boolean unbounded, long giveUpAt) {
-    long next = pauseNanosAtMost() + 2 * roundNanos;
-    long left =
-        unbounded ? next : Math.min(next, Math.max(0, giveUpAt - ticker.read()) + roundNanos);
-    return Math.min(ttlMillis, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
-  }
-
-  /**
-   * A refused writer's intent mark, {@code intentMillis} (0: none), lengthened by how long this
-   * attempt waited for its turn, since its next attempt may wait as long again: a mark that ran out
-   * while the writer waited would let readers back in ahead of it. At most the ttl.
-   */
-  private static long intent(long intentMillis, long askedAt, long start, long ttlMillis) {
-    if (intentMillis <= 0) {
+  private long intentMillis(
+      Intent intent, long ttlMillis, long giveUpAt, long askedAt, long start) {
+    if (intent == Intent.NONE) {
       return 0;
     }
-    return Math.min(ttlMillis, intentMillis + TimeUnit.NANOSECONDS.toMillis(start - askedAt));
+    long next = pauseNanosAtMost() + 2 * roundNanos;
+    long left =
+        intent == Intent.UNTIL_NEXT_ASK
+            ? next + (start - askedAt)
+            : Math.min(next, Math.max(0, giveUpAt - start) + roundNanos);
+    return Math.min(ttlMillis, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
   }
 
   /** The longest retry pause: the delay and all of its jitter. */
@@ -543,15 +553,16 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
    * {@link #attempt(String, long)}; with {@code resources} (sorted, at least two) the attempt takes
    * them all at once ({@link LeaseStore#takeAll}), and {@code resource} is their label; with {@code
    * side} it takes that side of the read-write lock {@code resource} ({@link LeaseStore#takeRead},
-   * {@link LeaseStore#takeWrite}). With {@code turnBounded}, made only if its turn comes before
-   * {@code turnBy} (the engine's ticker), else null with nothing sent.
+   * {@link LeaseStore#takeWrite}, leaving the {@code intent} mark if refused, worked out from
+   * {@code turnBy} as the caller's give-up time). With {@code turnBounded}, made only if its turn
+   * comes before {@code turnBy} (the engine's ticker), else null with nothing sent.
    */
   private Attempt attempt(
       String resource,
       List<String> resources,
       RwSide side,
       long ttlMillis,
-      long intentMillis,
+      Intent intent,
       boolean turnBounded,
       long turnBy)
       throws InterruptedException {
@@ -560,7 +571,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     }
     store.awaitConnected(); // a new client's first connections, before the attempt's clock starts
     boolean nested = inTurn.get() != null;
-    long askedAt = intentMillis > 0 ? ticker.read() : 0;
+    long askedAt = intent == Intent.UNTIL_NEXT_ASK ? ticker.read() : 0;
     if (!nested) {
       if (!turnBounded) {
         attemptTurns.acquire(); // interrupted here: nothing was sent
@@ -576,6 +587,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     long now;
     H taken;
     ManagedLease<H> lease = null;
+    boolean closedWhileWinning = false;
     try {
       ensureOpen(); // closed meanwhile: close() would never release what this attempt took
       String token = tokens.next();
@@ -590,7 +602,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
                       resource,
                       token,
                       ttlMillis,
-                      intent(intentMillis, askedAt, start, ttlMillis),
+                      intentMillis(intent, ttlMillis, turnBy, askedAt, start),
                       start)
                   : resources == null
                       ? store.take(resource, token, ttlMillis, start)
@@ -602,6 +614,14 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
             new ManagedLease<>(
                 this, taken, Waiters.what(resource, resources), side, ttlMillis, start, validUntil);
         held.add(lease); // within the turn: close() either waits for this or finds it here
+        if (closed.get() && lease.beginRelease()) {
+          // close() began meanwhile and did not wait for this turn (its bound ran out): of the
+          // two, whoever marks the lease released gives it back, so it is never left behind.
+          held.remove(lease);
+          store.giveBack(taken);
+          lease = null;
+          closedWhileWinning = true;
+        }
       } else if (taken != null) {
         store.giveBack(taken); // taken too late: no validity left to hand out
       }
@@ -610,6 +630,9 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
         inTurn.remove();
         attemptTurns.release();
       }
+    }
+    if (closedWhileWinning) {
+      throw new IllegalStateException(closedMessage() + " while the attempt was won (given back)");
     }
     if (lease != null) {
       emitLease(
@@ -1172,16 +1195,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     // node timeouts (its vote, a roll-back, a fence raise); this thread's own turn, if it closes
     // from inside an attempt (a listener), is not waited for.
     int turns = settings.maxAttemptsInFlight() - (inTurn.get() != null ? 1 : 0);
-    boolean allTurns = false;
-    try {
-      allTurns =
-          attemptTurns.tryAcquire(
-              turns,
-              3 * settings.timeout().toMillis() + ASYNC_CLOSE_MARGIN_MILLIS,
-              TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    boolean allTurns = turns > 0 && takeTurnsForClose(turns);
     List<ManagedLease<H>> left = new ArrayList<>();
     try {
       for (ManagedLease<H> lease : new ArrayList<>(held)) {
@@ -1204,6 +1218,34 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     store.close();
     watchdog.close();
     log.debug("closed; released {} lease(s) still held", releasing.size());
+  }
+
+  /**
+   * Takes {@code turns} turns for {@link #close()}, waiting at most 3 × nodeTimeout + 1 s, through
+   * interrupts (a close from an interrupted thread, a cancelled task's try-with-resources, must
+   * still wait; the flag is set again after). An attempt that outlasts the bound gives back what it
+   * wins itself (see {@link #attempt}).
+   */
+  private boolean takeTurnsForClose(int turns) {
+    long deadline =
+        System.nanoTime()
+            + TimeUnit.MILLISECONDS.toNanos(
+                3 * settings.timeout().toMillis() + ASYNC_CLOSE_MARGIN_MILLIS);
+    boolean interrupted = false;
+    try {
+      for (; ; ) {
+        try {
+          return attemptTurns.tryAcquire(
+              turns, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 
   // ---- semaphores (PermitSlots) ----------------------------------------------------------

@@ -15,8 +15,9 @@ package dev.redlock;
  * attempt's events may be the first of a line of threads waiting for that resource, and an {@link
  * LockEvent.Kind#ATTEMPT} event runs while its attempt holds one of the service's turns ({@link
  * LockSettings#maxAttemptsInFlight}): blocking there holds up the other callers, though an attempt
- * made from it runs in that turn rather than waiting for another. A listener that throws is logged
- * and does not disturb the lock or the other listeners.
+ * made from it runs in that turn rather than waiting for another (its time counts against the
+ * validity of the attempt that runs the event, whose clock has started). A listener that throws is
+ * logged and does not disturb the lock or the other listeners.
  */
 @FunctionalInterface
 public interface RedlockListener {

@@ -185,7 +185,7 @@ final class StatusCommand extends CliCommand {
         + s.heldBeyond().stream()
             .map(String::valueOf)
             .collect(java.util.stream.Collectors.joining(", "))
-        + " held too: its clients use more than --permits "
+        + " held on a node too: clients may use more than --permits "
         + s.permits().size()
         + "; ask with the number they use";
   }

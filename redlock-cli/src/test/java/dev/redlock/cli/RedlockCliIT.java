@@ -380,7 +380,8 @@ class RedlockCliIT {
       assertTrue(r.out().startsWith("cli:sem-wide: 2 of 2 permits held\n"), r.toString());
       assertTrue(
           r.out()
-              .contains("WARNING: permit(s) 2, 3 held too: its clients use more than --permits 2"),
+              .contains(
+                  "WARNING: permit(s) 2, 3 held on a node too: clients may use more than --permits 2"),
           r.toString());
       Result json = redlock("status", "--permits", "2", "--json", "cli:sem-wide");
       assertTrue(json.out().contains("\"heldBeyond\":[2, 3]"), json.toString());
@@ -389,7 +390,7 @@ class RedlockCliIT {
 
       Result broken = redlock("release", "--force", "--yes", "--permits", "2", "cli:sem-wide");
       assertEquals(0, broken.status(), broken.toString());
-      assertTrue(broken.err().contains("permit(s) 2, 3 held too"), broken.toString());
+      assertTrue(broken.err().contains("permit(s) 2, 3 held on a node too"), broken.toString());
       assertTrue(broken.err().contains("(those are not broken)"), broken.toString());
       assertEquals(LockStatus.Verdict.HELD, verdict(wide.permitResource(2)));
       assertEquals(LockStatus.Verdict.HELD, verdict(wide.permitResource(3)));

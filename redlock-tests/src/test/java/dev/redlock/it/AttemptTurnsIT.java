@@ -2,6 +2,7 @@ package dev.redlock.it;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -20,6 +21,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code maxAttemptsInFlight} (issue 15): a service has at most that many attempts on the nodes at
@@ -43,6 +46,7 @@ class AttemptTurnsIT {
    */
   static final class Gatekeeper implements dev.redlock.RedlockListener {
     final List<String> started = new CopyOnWriteArrayList<>();
+    final java.util.Map<String, Long> startedAt = new java.util.concurrent.ConcurrentHashMap<>();
     final CountDownLatch open = new CountDownLatch(1);
     final String only;
 
@@ -58,6 +62,7 @@ class AttemptTurnsIT {
     @Override
     public void onEvent(LockEvent event) {
       if (event.kind() == LockEvent.Kind.ATTEMPT) {
+        startedAt.putIfAbsent(event.resource(), System.nanoTime());
         started.add(event.resource());
         if (only != null && !only.equals(event.resource())) {
           return;
@@ -265,22 +270,33 @@ class AttemptTurnsIT {
    * {@code acquire} keeps its maxWait when the turns are taken: its first attempt (refused: the
    * lock is held elsewhere) had its turn, then the one turn is held by another caller's attempt;
    * the next attempt waits for a turn only until maxWait is spent, and {@code acquire} gives up
-   * with the refusal while that attempt is still held. Planted (docs/testing.md): later attempts
-   * waiting for their turn without a bound → {@code acquire} ends only when the gate opens.
+   * with the refusal while that attempt is still held; {@code acquireAsync}'s future too. Planted
+   * (docs/testing.md): later attempts waiting for their turn without a bound → {@code acquire} ends
+   * only when the gate opens (blocking or async, each its own planted run).
    */
-  @Test
-  void acquireGivesUpAtMaxWaitWhileEveryTurnIsTaken() throws Exception {
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void acquireGivesUpAtMaxWaitWhileEveryTurnIsTaken(boolean async) throws Exception {
     Gatekeeper gate = new Gatekeeper("turns:blocker");
     Redlock redlock = redis.client(config().maxAttemptsInFlight(1).listener(gate).build());
     Redlock other = redis.client(config().build());
     Lease elsewhere = other.acquire("turns:busy", TTL, NO_HANG);
+    Duration maxWait = Duration.ofSeconds(5);
     AtomicReference<Throwable> failure = new AtomicReference<>();
+    long[] began = new long[1];
     Thread acquiring =
         caller(
             "acquiring",
             () -> {
               try {
-                redlock.acquire("turns:busy", TTL, Duration.ofSeconds(2));
+                began[0] = System.nanoTime();
+                if (async) {
+                  redlock.acquireAsync("turns:busy", TTL, maxWait).toCompletableFuture().join();
+                } else {
+                  redlock.acquire("turns:busy", TTL, maxWait);
+                }
+              } catch (java.util.concurrent.CompletionException e) {
+                failure.set(e.getCause());
               } catch (Exception e) {
                 failure.set(e);
               }
@@ -290,8 +306,11 @@ class AttemptTurnsIT {
     await("the blocker holds the one turn")
         .atMost(NO_HANG)
         .until(() -> gate.started.contains("turns:blocker"));
+    assertTrue(
+        gate.startedAt.get("turns:blocker") - began[0] < maxWait.toNanos(),
+        "the blocker took the turn before acquire's maxWait was spent (else this run shows nothing)");
     acquiring.join(NO_HANG.toMillis());
-    assertEquals(1, gate.open.getCount(), "acquire returned while the turn was still held");
+    assertFalse(acquiring.isAlive(), "acquire returned while the turn was still held");
     assertTrue(
         failure.get() instanceof dev.redlock.LockUnavailableException, "acquire: " + failure.get());
     assertEquals(
@@ -323,19 +342,44 @@ class AttemptTurnsIT {
   }
 
   /**
-   * {@code close()} while an attempt is in flight waits for its verdict (bounded): the lease it
-   * wins is released by close, nothing is left on the nodes. Planted (docs/testing.md): close not
-   * waiting for the turns → the attempt runs on a closed store and its caller gets no lease.
+   * {@code close()} while an attempt is in flight waits for its verdict (bounded, and through an
+   * interrupt of the closing thread, whose flag stays set): the attempt wins on the nodes, finds
+   * the service closed, gives back what it won and throws, and nothing is left on the nodes.
+   * Planted (docs/testing.md): close not taking the turns, or giving up its wait at an interrupt →
+   * the store is closed under the attempt, which fails for another reason.
    */
-  @Test
-  void closeWaitsForTheAttemptInFlightAndReleasesWhatItWon() throws Exception {
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void closeWaitsForTheAttemptInFlightWhichGivesBackWhatItWon(boolean interruptedCloser)
+      throws Exception {
     Gatekeeper gate = new Gatekeeper("turns:closing");
     Redlock redlock = redis.client(config().maxAttemptsInFlight(1).listener(gate).build());
-    AtomicReference<Optional<Lease>> won = new AtomicReference<>();
+    AtomicReference<Throwable> outcome = new AtomicReference<>();
     Thread attempting =
-        caller("attempting", () -> won.set(redlock.tryAcquire("turns:closing", TTL)));
+        caller(
+            "attempting",
+            () -> {
+              try {
+                outcome.set(
+                    new AssertionError(
+                        "granted on a closing service: "
+                            + redlock.tryAcquire("turns:closing", TTL)));
+              } catch (RuntimeException e) {
+                outcome.set(e);
+              }
+            });
     await().atMost(NO_HANG).until(() -> gate.started.contains("turns:closing"));
-    Thread closing = caller("closing", redlock::close);
+    AtomicReference<Boolean> flagAfterClose = new AtomicReference<>();
+    Thread closing =
+        caller(
+            "closing",
+            () -> {
+              if (interruptedCloser) {
+                Thread.currentThread().interrupt();
+              }
+              redlock.close();
+              flagAfterClose.set(Thread.currentThread().isInterrupted());
+            });
     // Closing has begun: parked for the turns (or, were it not to wait, already done).
     await("close waits for the turn in flight")
         .atMost(NO_HANG)
@@ -343,11 +387,15 @@ class AttemptTurnsIT {
     gate.open.countDown();
     attempting.join(NO_HANG.toMillis());
     closing.join(NO_HANG.toMillis());
-    assertTrue(won.get() != null && won.get().isPresent(), "the attempt in flight won");
+    assertTrue(
+        outcome.get() instanceof IllegalStateException
+            && outcome.get().getMessage().contains("while the attempt was won (given back)"),
+        "the attempt in flight: " + outcome.get());
     assertEquals(
         0,
         redis.nodesWithKey(redis.config().build().keyPrefix() + "turns:closing"),
-        "close released the lease the attempt in flight won");
+        "what the attempt in flight won was given back");
+    assertEquals(interruptedCloser, flagAfterClose.get(), "the closer's interrupt flag");
   }
 
   /**
@@ -364,12 +412,15 @@ class AttemptTurnsIT {
     Thread blocker = caller("blocker", () -> redlock.tryAcquire("turns:long", TTL));
     await().atMost(NO_HANG).until(() -> gate.started.contains("turns:long"));
     AtomicReference<Object> outcome = new AtomicReference<>();
+    AtomicReference<Boolean> validAtGrant = new AtomicReference<>();
     Thread waiting =
         caller(
             "waiting",
             () -> {
               try {
-                outcome.set(redlock.tryAcquire("turns:patient", ttl));
+                Optional<Lease> lease = redlock.tryAcquire("turns:patient", ttl);
+                validAtGrant.set(lease.isPresent() && lease.get().isValid());
+                outcome.set(lease);
               } catch (RuntimeException e) {
                 outcome.set(e);
               }
@@ -384,9 +435,9 @@ class AttemptTurnsIT {
     blocker.join(NO_HANG.toMillis());
     assertTrue(
         outcome.get() instanceof Optional<?> o && o.isPresent(), "granted: " + outcome.get());
-    Lease lease = (Lease) ((Optional<?>) outcome.get()).get();
-    assertTrue(lease.isValid(), "validity left after a wait longer than the ttl");
-    lease.release();
+    assertEquals(
+        Boolean.TRUE, validAtGrant.get(), "validity left after a wait longer than the ttl");
+    ((Lease) ((Optional<?>) outcome.get()).get()).release();
   }
 
   /** Parked, with a bound, for turns (close takes every turn with a bound). */
