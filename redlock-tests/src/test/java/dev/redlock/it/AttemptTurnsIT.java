@@ -310,7 +310,7 @@ class AttemptTurnsIT {
         gate.startedAt.get("turns:blocker") - began[0] < maxWait.toNanos(),
         "the blocker took the turn before acquire's maxWait was spent (else this run shows nothing)");
     acquiring.join(NO_HANG.toMillis());
-    assertFalse(acquiring.isAlive(), "acquire returned while the turn was still held");
+    assertFalse(acquiring.isAlive(), "acquire must return while the turn is still held");
     assertTrue(
         failure.get() instanceof dev.redlock.LockUnavailableException, "acquire: " + failure.get());
     assertEquals(
