@@ -267,6 +267,71 @@ class AttemptTurnsIT {
   }
 
   /**
+   * {@code close()} called from a listener's ATTEMPT event, with one turn (its own) and a caller
+   * parked for it, does not wait for turns nobody can give back: it returns at once rather than at
+   * its bound (3 × nodeTimeout + 1 s, here 37 s). Planted (docs/testing.md): close asking for its
+   * zero turns behind the parked caller → it waits out the bound, and the 30 s wait here fails.
+   */
+  @Test
+  void closeFromAnAttemptListenerDoesNotWaitForItsOwnTurn() throws Exception {
+    CountDownLatch inside = new CountDownLatch(1);
+    CountDownLatch parked = new CountDownLatch(1);
+    AtomicReference<Boolean> closed = new AtomicReference<>();
+    AtomicReference<Redlock> self = new AtomicReference<>();
+    Redlock redlock =
+        redis.client(
+            config()
+                .nodeTimeout(Duration.ofSeconds(12))
+                .maxAttemptsInFlight(1)
+                .listener(
+                    event -> {
+                      if (event.kind() == LockEvent.Kind.ATTEMPT
+                          && event.resource().equals("turns:closer")) {
+                        inside.countDown();
+                        try {
+                          if (parked.await(NO_HANG.toMillis(), TimeUnit.MILLISECONDS)) {
+                            self.get().close();
+                            closed.set(true);
+                          }
+                        } catch (InterruptedException e) {
+                          Thread.currentThread().interrupt();
+                        }
+                      }
+                    })
+                .build());
+    self.set(redlock);
+    Thread closer =
+        caller(
+            "closer",
+            () -> {
+              try {
+                redlock.tryAcquire("turns:closer", Duration.ofSeconds(20));
+              } catch (RuntimeException e) {
+                // closed under its own attempt (its vote is not sent): not what this test checks
+              }
+            });
+    assertTrue(inside.await(NO_HANG.toMillis(), TimeUnit.MILLISECONDS), "the closer has the turn");
+    Thread waiting =
+        caller(
+            "waiting",
+            () -> {
+              try {
+                redlock.tryAcquire("turns:parked", Duration.ofSeconds(20));
+              } catch (IllegalStateException e) {
+                // closed: expected
+              }
+            });
+    await("a caller parked for the one turn").atMost(NO_HANG).until(() -> waitsForATurn(waiting));
+    parked.countDown();
+    await("close returned from inside the attempt")
+        .atMost(NO_HANG)
+        .until(() -> Boolean.TRUE.equals(closed.get()));
+    closer.join(NO_HANG.toMillis());
+    waiting.join(NO_HANG.toMillis());
+    assertFalse(waiting.isAlive(), "the parked caller found the service closed");
+  }
+
+  /**
    * {@code acquire} keeps its maxWait when the turns are taken: its first attempt (refused: the
    * lock is held elsewhere) had its turn, then the one turn is held by another caller's attempt;
    * the next attempt waits for a turn only until maxWait is spent, and {@code acquire} gives up
