@@ -155,7 +155,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     Attempt attempt;
     try {
       // One attempt (no intent mark), after its turn however long the attempts ahead take.
-      attempt = attempt(resource, resources, side, ttlMillis, NO_INTENT, ANY_WAIT_FOR_A_TURN, 0);
+      attempt = attempt(resource, resources, side, ttlMillis, Intent.NONE, ANY_WAIT_FOR_A_TURN, 0);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new RedlockException(
@@ -498,7 +498,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
    * alone: won only with a quorum and validity left, else given back and the reason named.
    */
   Attempt attempt(String resource, long ttlMillis) throws InterruptedException {
-    return attempt(resource, null, null, ttlMillis, NO_INTENT, ANY_WAIT_FOR_A_TURN, 0);
+    return attempt(resource, null, null, ttlMillis, Intent.NONE, ANY_WAIT_FOR_A_TURN, 0);
   }
 
   /**
@@ -507,7 +507,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
    */
   Attempt attempt(String resource, long ttlMillis, boolean turnBounded, long turnBy)
       throws InterruptedException {
-    return attempt(resource, null, null, ttlMillis, NO_INTENT, turnBounded, turnBy);
+    return attempt(resource, null, null, ttlMillis, Intent.NONE, turnBounded, turnBy);
   }
 
   /** Whether, and for how long, a refused writer's attempt leaves its intent mark. */
@@ -519,8 +519,6 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     /** Until its next attempt, or its give-up time if that comes first. */
     UNTIL_NEXT_ASK_OR_GIVE_UP
   }
-
-  private static final Intent NO_INTENT = Intent.NONE;
 
   /**
    * How long a writer's refused attempt keeps new readers out: until its next attempt, which comes

@@ -159,16 +159,18 @@ public final class RedlockAdmin implements AutoCloseable {
    * nothing (its error is in the permits' statuses).
    */
   private List<Integer> heldBeyond(String name, int permits) {
-    java.util.TreeSet<Integer> held = new java.util.TreeSet<>();
     if (permits >= Semaphore.MAX_PERMITS) {
       return List.of();
     }
+    // Every permit's resource, named as the semaphore names them (the name was checked already).
+    String[] all = PermitSlots.resources(name, Semaphore.MAX_PERMITS, resource -> {});
+    java.util.TreeSet<Integer> held = new java.util.TreeSet<>();
     for (NodeUri uri : config.nodeUris()) {
       try (Jedis jedis = connect(uri)) {
         Pipeline p = jedis.pipelined();
         List<Response<Boolean>> exists = new ArrayList<>();
         for (int i = permits; i < Semaphore.MAX_PERMITS; i++) {
-          exists.add(p.exists(config.keyPrefix() + name + Semaphore.PERMIT_MARK + i));
+          exists.add(p.exists(config.keyPrefix() + all[i]));
         }
         p.sync();
         for (int i = 0; i < exists.size(); i++) {

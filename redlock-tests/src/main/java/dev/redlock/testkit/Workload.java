@@ -286,7 +286,6 @@ public final class Workload implements AutoCloseable {
    */
   public Result runFor(Duration duration) throws InterruptedException {
     long end = System.nanoTime() + duration.toNanos();
-    AtomicInteger grants = new AtomicInteger();
     Map<Shape, AtomicInteger> byShape = new EnumMap<>(Shape.class);
     for (Shape shape : Shape.values()) {
       byShape.put(shape, new AtomicInteger());
@@ -328,7 +327,6 @@ public final class Workload implements AutoCloseable {
                           continue;
                         }
                         grantLatency.add((System.nanoTime() - start) / 1_000);
-                        grants.incrementAndGet();
                         byShape.get(shape).incrementAndGet();
                         if (shape == Shape.READ) {
                           holdRead(name, lease.get());
@@ -391,7 +389,7 @@ public final class Workload implements AutoCloseable {
           }
         });
     return new Result(
-        grants.get(),
+        byShape.values().stream().mapToInt(AtomicInteger::get).sum(),
         Collections.unmodifiableMap(grantsByShape),
         busy.get(),
         Map.copyOf(unavailable),

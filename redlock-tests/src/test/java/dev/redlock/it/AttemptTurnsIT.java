@@ -97,7 +97,16 @@ class AttemptTurnsIT {
 
   /** Parked for a turn: waiting, with the engine's wait for one on its stack. */
   static boolean waitsForATurn(Thread thread) {
-    if (thread.getState() != Thread.State.WAITING) {
+    return parkedOnTurns(thread, Thread.State.WAITING);
+  }
+
+  /** Parked, with a bound, for turns (close takes every turn with a bound). */
+  static boolean waitsForATurnTimed(Thread thread) {
+    return parkedOnTurns(thread, Thread.State.TIMED_WAITING);
+  }
+
+  static boolean parkedOnTurns(Thread thread, Thread.State state) {
+    if (thread.getState() != state) {
       return false;
     }
     for (StackTraceElement frame : thread.getStackTrace()) {
@@ -503,18 +512,5 @@ class AttemptTurnsIT {
     assertEquals(
         Boolean.TRUE, validAtGrant.get(), "validity left after a wait longer than the ttl");
     ((Lease) ((Optional<?>) outcome.get()).get()).release();
-  }
-
-  /** Parked, with a bound, for turns (close takes every turn with a bound). */
-  static boolean waitsForATurnTimed(Thread thread) {
-    if (thread.getState() != Thread.State.TIMED_WAITING) {
-      return false;
-    }
-    for (StackTraceElement frame : thread.getStackTrace()) {
-      if (frame.getClassName().equals("java.util.concurrent.Semaphore")) {
-        return true;
-      }
-    }
-    return false;
   }
 }
