@@ -625,7 +625,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
       }
     } finally {
       if (!nested) {
-        inTurn.remove();
+        inTurn.set(null); // not remove(): the thread's entry stays, so the next set allocates none
         attemptTurns.release();
       }
     }
