@@ -358,11 +358,11 @@ public final class RedlockConfig {
     }
 
     /**
-     * Sets how many acquisition attempts this client may have on the nodes at once (default 64);
-     * more wait their turn, in arrival order, before their attempt (and its validity clock) starts,
-     * so that a burst of threads queues here rather than on the nodes, where requests waiting
-     * longer than {@code nodeTimeout} would lose their votes. See {@link
-     * LockSettings.Builder#maxAttemptsInFlight}.
+     * Sets how many acquisition attempts this client may have on the nodes at once (default 8 per
+     * processor, at most 64: {@link LockSettings#defaultMaxAttemptsInFlight()}); more wait their
+     * turn, in arrival order, before their attempt (and its validity clock) starts, so that a burst
+     * of threads queues here rather than on the nodes, where requests waiting longer than {@code
+     * nodeTimeout} would lose their votes. See {@link LockSettings.Builder#maxAttemptsInFlight}.
      *
      * @throws IllegalArgumentException if it is below 1 or above 65,536
      */

@@ -34,9 +34,24 @@ class RedlockConfigTest {
     assertEquals(Duration.ofMillis(50), config.settings().timeout());
     assertEquals(Duration.ofMillis(200), config.settings().retryDelay());
     assertEquals(Duration.ofMillis(100), config.settings().retryJitter());
-    assertEquals(64, config.settings().maxAttemptsInFlight());
+    assertEquals(
+        Math.min(64, 8 * Runtime.getRuntime().availableProcessors()),
+        config.settings().maxAttemptsInFlight());
     assertEquals(4, config.maxConnectionsPerNode());
     assertEquals(THREE, config.nodes());
+  }
+
+  @Test
+  void attemptsInFlightDefaultToEightPerProcessorAndAtMostSixtyFour() {
+    assertEquals(8, LockSettings.defaultMaxAttemptsInFlight(1));
+    assertEquals(16, LockSettings.defaultMaxAttemptsInFlight(2));
+    assertEquals(56, LockSettings.defaultMaxAttemptsInFlight(7));
+    assertEquals(64, LockSettings.defaultMaxAttemptsInFlight(8));
+    assertEquals(64, LockSettings.defaultMaxAttemptsInFlight(96));
+    assertEquals(8, LockSettings.defaultMaxAttemptsInFlight(0), "never below one processor's");
+    assertEquals(
+        LockSettings.defaultMaxAttemptsInFlight(Runtime.getRuntime().availableProcessors()),
+        LockSettings.defaultMaxAttemptsInFlight());
   }
 
   @Test

@@ -63,8 +63,8 @@ public class RedlockProperties {
   private String retryJitter;
 
   /**
-   * Acquisition attempts of this service on the nodes at once, 1 to 65536 (default 64); more wait
-   * their turn before their attempt starts.
+   * Acquisition attempts of this service on the nodes at once, 1 to 65536 (default 8 per processor,
+   * at most 64); more wait their turn before their attempt starts.
    */
   private String maxAttemptsInFlight;
 
@@ -263,15 +263,17 @@ public class RedlockProperties {
     this.retryDelay = retryDelay;
   }
 
-  /** The retry jitter, as written. */
+  /** The most attempts in flight, as written. */
   public String getMaxAttemptsInFlight() {
     return maxAttemptsInFlight;
   }
 
+  /** Sets the most attempts in flight. */
   public void setMaxAttemptsInFlight(String maxAttemptsInFlight) {
     this.maxAttemptsInFlight = maxAttemptsInFlight;
   }
 
+  /** The retry jitter, as written. */
   public String getRetryJitter() {
     return retryJitter;
   }

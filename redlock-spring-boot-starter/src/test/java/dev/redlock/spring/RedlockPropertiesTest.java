@@ -100,7 +100,9 @@ class RedlockPropertiesTest {
     for (String key : RedlockConfig.propertyKeys()) {
       String entry = additional.get(kebab(key));
       if (entry == null) {
-        continue; // no single default: nodes (required), quorum (N/2+1), renewalFraction (1/3)
+        // No single default: nodes (required), quorum (N/2+1), renewalFraction (1/3),
+        // maxAttemptsInFlight (by the machine's processors).
+        continue;
       }
       Matcher m = defaultValue.matcher(entry);
       assertTrue(m.find(), entry);
@@ -111,7 +113,9 @@ class RedlockPropertiesTest {
       assertEquals(defaults.settings().listeners().size(), read.settings().listeners().size(), key);
       checked++;
     }
-    assertEquals(RedlockConfig.propertyKeys().size() - 3, checked);
+    assertEquals(RedlockConfig.propertyKeys().size() - 4, checked);
     assertEquals(LockSettings.DEFAULT_RENEWAL_FRACTION, defaults.settings().renewalFraction());
+    assertEquals(
+        LockSettings.defaultMaxAttemptsInFlight(), defaults.settings().maxAttemptsInFlight());
   }
 }

@@ -43,8 +43,12 @@ class InterruptsIT extends RealNodesTest {
   /** Far above what giving back takes (a node timeout or two), far below a leak's forever. */
   static final Duration GIVEN_BACK = Duration.ofSeconds(5);
 
+  /**
+   * Two connections per node, and turns for more attempts than these tests' twenty callers: they
+   * are about many requests on few connections, whatever the default for this machine's cores.
+   */
   Redlock smallPools() {
-    return client(config().maxConnectionsPerNode(2).build());
+    return client(config().maxConnectionsPerNode(2).maxAttemptsInFlight(64).build());
   }
 
   List<RedisNode> healthy() {
@@ -130,6 +134,7 @@ class InterruptsIT extends RealNodesTest {
         client(
             config()
                 .maxConnectionsPerNode(2)
+                .maxAttemptsInFlight(64) // twenty attempts in flight, whatever the cores
                 .listener(
                     event -> {
                       if (event.kind() == LockEvent.Kind.ATTEMPT) {

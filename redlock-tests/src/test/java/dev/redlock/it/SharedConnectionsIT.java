@@ -146,6 +146,7 @@ class SharedConnectionsIT {
             RedlockConfig.builder()
                 .nodes(nodes.uris())
                 .maxConnectionsPerNode(1)
+                .maxAttemptsInFlight(threads) // all 32 on the connection, whatever the cores
                 .nodeTimeout(Duration.ofMillis(500)) // generous: no timeouts on a loaded machine
                 .build())) {
       Outcomes out = new Outcomes();
