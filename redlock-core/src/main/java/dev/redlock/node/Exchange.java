@@ -43,6 +43,17 @@ public interface Exchange {
   }
 
   /**
+   * Reads what has already arrived on this request's connection, without waiting for the node, if
+   * no other thread is reading it now; true if this request is then answered, so that {@link
+   * #finish} returns at once. For a caller that finds its deadline passed: a reply that came while
+   * it could not run (a collection, a throttled or loaded machine) is in the socket, possibly
+   * behind other callers' replies that nobody has read yet. This default reads nothing.
+   */
+  default boolean readIfArrived() {
+    return ready();
+  }
+
+  /**
    * Has {@code thread} unparked ({@link java.util.concurrent.locks.LockSupport#unpark}) when this
    * request's reply is in, or when its connection has nobody reading it; null stops that. Exchanges
    * that cannot do this ignore it (then {@link #readByAnother} is false).

@@ -800,6 +800,24 @@ final class SharedConnection {
     }
 
     @Override
+    public boolean readIfArrived() {
+      if (done) {
+        return true;
+      }
+      if (tls || !reading.compareAndSet(false, true)) {
+        return done; // over TLS a drain reads; else the reader at work hands it over
+      }
+      List<Runnable> told;
+      try {
+        readWhatHasCome(); // what the socket holds now, and no more: no wait on the node
+      } finally {
+        told = takeTells();
+        leaveReading(told);
+      }
+      return done;
+    }
+
+    @Override
     public boolean readByAnother() {
       return !done && (tls || reading.get());
     }

@@ -25,8 +25,8 @@ import redis.clients.jedis.Jedis;
  * process handle. A missing {@code redis-server} or {@code openssl} fails under {@code CI=true} and
  * skips on a laptop.
  */
-final class LocalRedisServer implements AutoCloseable {
-  final int port;
+public final class LocalRedisServer implements AutoCloseable {
+  public final int port;
   final SSLSocketFactory tls; // null: plain
   private final Process process;
 
@@ -36,7 +36,7 @@ final class LocalRedisServer implements AutoCloseable {
     this.process = process;
   }
 
-  static LocalRedisServer start(boolean tls) throws Exception {
+  public static LocalRedisServer start(boolean tls) throws Exception {
     String redis = required("redis-server");
     Path dir = Files.createTempDirectory("redlock-node-test");
     int port;
