@@ -614,9 +614,12 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
         held.add(lease); // within the turn: close() either waits for this or finds it here
         if (closed.get() && lease.beginRelease()) {
           // close() began meanwhile and did not wait for this turn (its bound ran out): of the
-          // two, whoever marks the lease released gives it back, so it is never left behind.
+          // two, whoever marks the lease released gives it back, so it is never left behind. As
+          // close's own give-back does, it waits for every part, not a quorum: the store is about
+          // to close, and a release still on its way (behind a straggling take there) would be
+          // failed as closed, leaving the key until its ttl.
           held.remove(lease);
-          store.giveBack(taken);
+          store.giveBackAll(List.of(taken));
           lease = null;
           closedWhileWinning = true;
         }
