@@ -612,14 +612,16 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
             new ManagedLease<>(
                 this, taken, Waiters.what(resource, resources), side, ttlMillis, start, validUntil);
         held.add(lease); // within the turn: close() either waits for this or finds it here
-        if (closed.get() && lease.beginRelease()) {
-          // close() began meanwhile and did not wait for this turn (its bound ran out): of the
-          // two, whoever marks the lease released gives it back, so it is never left behind. As
-          // close's own give-back does, it waits for every part, not a quorum: the store is about
-          // to close, and a release still on its way (behind a straggling take there) would be
-          // failed as closed, leaving the key until its ttl.
-          held.remove(lease);
-          store.giveBackAll(List.of(taken));
+        if (closed.get()) {
+          // close() began meanwhile: of the two, whoever marks the lease released gives it back,
+          // so it is never left behind, and the caller gets no lease either way. As close's own
+          // give-back does, it waits for every part, not a quorum (through an interrupt): the
+          // store is about to close, and a release still on its way (behind a straggling take
+          // there) would be failed as closed, leaving the key until its ttl.
+          if (lease.beginRelease()) {
+            held.remove(lease);
+            store.giveBackAll(List.of(taken));
+          } // else close() took it from held (its turn bound ran out) and gives it back
           lease = null;
           closedWhileWinning = true;
         }
@@ -1222,16 +1224,18 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   }
 
   /**
-   * Takes {@code turns} turns for {@link #close()}, waiting at most 3 × nodeTimeout + 1 s, through
+   * Takes {@code turns} turns for {@link #close()}, waiting at most 5 × nodeTimeout + 1 s, through
    * interrupts (a close from an interrupted thread, a cancelled task's try-with-resources, must
-   * still wait; the flag is set again after). An attempt that outlasts the bound gives back what it
-   * wins itself (see {@link #attempt}).
+   * still wait; the flag is set again after). Five: what an attempt may spend in its turn, a vote,
+   * a fence raise, and a give-back that waits for every node (three, see the store's {@code
+   * giveBackAll}). An attempt that outlasts the bound gives back what it wins itself (see {@link
+   * #attempt}).
    */
   private boolean takeTurnsForClose(int turns) {
     long deadline =
         System.nanoTime()
             + TimeUnit.MILLISECONDS.toNanos(
-                3 * settings.timeout().toMillis() + ASYNC_CLOSE_MARGIN_MILLIS);
+                5 * settings.timeout().toMillis() + ASYNC_CLOSE_MARGIN_MILLIS);
     boolean interrupted = false;
     try {
       for (; ; ) {

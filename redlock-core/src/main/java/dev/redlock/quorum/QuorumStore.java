@@ -700,14 +700,26 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     // A release may wait behind its lease's straggling SET, which may itself have waited (at most
     // a node timeout) behind the previous release of the key: three node timeouts, and a margin.
     long deadline = ticker.read() + 3 * nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(100);
-    for (int i = 0; i < held.size(); i++) {
-      try {
-        releases.get(i).awaitAll(deadline);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        break;
+    // Through interrupts (the flag is set again after): close() from an interrupted thread, or an
+    // attempt interrupted by close() itself, still owes these releases, and the I/O threads stop
+    // next.
+    boolean interrupted = Thread.interrupted();
+    try {
+      for (int i = 0; i < held.size(); i++) {
+        for (; ; ) {
+          try {
+            releases.get(i).awaitAll(deadline);
+            break;
+          } catch (InterruptedException e) {
+            interrupted = true; // bounded by the deadline: wait on
+          }
+        }
+        logRelease(held.get(i).resource(), releases.get(i));
       }
-      logRelease(held.get(i).resource(), releases.get(i));
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
@@ -752,14 +764,27 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     stragglers.close();
     fanOut.close();
     io.shutdown();
+    // The I/O threads finish what they have (a straggler's reply, the release chained behind it),
+    // bounded, through an interrupt of the closing thread (the flag is set again after): cut
+    // short, they would leave a key on a slow node until its ttl.
+    long deadline = System.nanoTime() + 2 * nodeTimeoutNanos + TimeUnit.SECONDS.toNanos(1);
+    boolean interrupted = Thread.interrupted();
     try {
-      if (!io.awaitTermination(
-          2 * nodeTimeoutNanos + TimeUnit.SECONDS.toNanos(1), TimeUnit.NANOSECONDS)) {
-        io.shutdownNow();
+      for (; ; ) {
+        try {
+          if (!io.awaitTermination(
+              Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+            io.shutdownNow();
+          }
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
       }
-    } catch (InterruptedException e) {
-      io.shutdownNow();
-      Thread.currentThread().interrupt();
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
     fanOut.nodes().forEach(LockNode::close);
   }

@@ -56,7 +56,7 @@ final class ReplyReader {
   private final Exchange[] exchanges;
   private final long[] startedAt;
   private int[] silentSlices; // made once a node is silent for a slice: most rounds never are
-  private boolean lookedAtDeadline; // readArrivedAtDeadline ran: once per wait
+  private boolean lookedAtDeadline; // readArrivedAtDeadline ran: once per reader (one wait each)
 
   ReplyReader(
       Ballot ballot,

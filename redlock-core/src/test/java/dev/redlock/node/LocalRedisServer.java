@@ -167,12 +167,12 @@ public final class LocalRedisServer implements AutoCloseable {
   }
 
   /** Freezes the server (SIGSTOP): it keeps its sockets open and reads nothing. */
-  void freeze() throws Exception {
+  public void freeze() throws Exception {
     signal("-STOP");
   }
 
   /** Lets a frozen server run again (SIGCONT). */
-  void thaw() throws Exception {
+  public void thaw() throws Exception {
     signal("-CONT");
   }
 
