@@ -280,7 +280,7 @@ class AttemptTurnsIT {
   /**
    * {@code close()} called from a listener's ATTEMPT event, with one turn (its own) and a caller
    * parked for it, does not wait for turns nobody can give back: it returns at once rather than at
-   * its bound (3 × nodeTimeout + 1 s, here 37 s). Planted (docs/testing.md): close asking for its
+   * its bound (5 × nodeTimeout + 1 s, here 61 s). Planted (docs/testing.md): close asking for its
    * zero turns behind the parked caller → it waits out the bound, and the 30 s wait here fails.
    */
   @Test
