@@ -433,18 +433,7 @@ class AttemptTurnsIT {
     Gatekeeper gate = new Gatekeeper(resource);
     Redlock redlock = redis.client(config().maxAttemptsInFlight(1).listener(gate).build());
     AtomicReference<Throwable> outcome = new AtomicReference<>();
-    Thread attempting =
-        caller(
-            "attempting",
-            () -> {
-              try {
-                outcome.set(
-                    new AssertionError(
-                        "granted on a closing service: " + redlock.tryAcquire(resource, TTL)));
-              } catch (RuntimeException e) {
-                outcome.set(e);
-              }
-            });
+    Thread attempting = attemptOnAClosingService(redlock, resource, outcome);
     await().atMost(NO_HANG).until(() -> gate.started.contains(resource));
     AtomicReference<Boolean> flagAfterClose = new AtomicReference<>();
     Thread closing =
@@ -464,10 +453,7 @@ class AttemptTurnsIT {
     gate.open.countDown();
     attempting.join(NO_HANG.toMillis());
     closing.join(NO_HANG.toMillis());
-    assertTrue(
-        outcome.get() instanceof IllegalStateException
-            && outcome.get().getMessage().contains("while the attempt was won (given back)"),
-        "the attempt in flight: " + outcome.get());
+    assertWonAndGivenBack(outcome.get());
     // Given back on every node (close waits for that), and in any case long before the ttl: a key
     // nobody released would still be there. Seen once on a fresh machine: 1 node of 3 with it.
     await("what the attempt in flight won was given back")
@@ -493,18 +479,7 @@ class AttemptTurnsIT {
     Redlock redlock = redis.client(config().maxAttemptsInFlight(1).listener(gate).build());
     redlock.tryAcquire("turns:warm-up", TTL).orElseThrow().release(); // connections made
     AtomicReference<Throwable> outcome = new AtomicReference<>();
-    Thread attempting =
-        caller(
-            "attempting",
-            () -> {
-              try {
-                outcome.set(
-                    new AssertionError(
-                        "granted on a closing service: " + redlock.tryAcquire(resource, TTL)));
-              } catch (RuntimeException e) {
-                outcome.set(e);
-              }
-            });
+    Thread attempting = attemptOnAClosingService(redlock, resource, outcome);
     await().atMost(NO_HANG).until(() -> gate.started.contains(resource));
     Thread closing = interruptedCloser(redlock);
     await("close waits for the turn in flight")
@@ -520,10 +495,7 @@ class AttemptTurnsIT {
     }
     attempting.join(NO_HANG.toMillis());
     closing.join(NO_HANG.toMillis());
-    assertTrue(
-        outcome.get() instanceof IllegalStateException
-            && outcome.get().getMessage().contains("while the attempt was won (given back)"),
-        "the attempt in flight: " + outcome.get());
+    assertWonAndGivenBack(outcome.get());
     awaitOnNoNode(resource);
   }
 
@@ -553,6 +525,30 @@ class AttemptTurnsIT {
       slow.resume();
     }
     awaitOnNoNode(resource);
+  }
+
+  /** A thread whose {@code tryAcquire} of {@code resource} puts what it got in {@code outcome}. */
+  static Thread attemptOnAClosingService(
+      Redlock redlock, String resource, AtomicReference<Throwable> outcome) {
+    return caller(
+        "attempting",
+        () -> {
+          try {
+            outcome.set(
+                new AssertionError(
+                    "granted on a closing service: " + redlock.tryAcquire(resource, TTL)));
+          } catch (RuntimeException e) {
+            outcome.set(e);
+          }
+        });
+  }
+
+  /** The attempt in flight won while the service closed, gave it back, and threw. */
+  static void assertWonAndGivenBack(Throwable outcome) {
+    assertTrue(
+        outcome instanceof IllegalStateException
+            && outcome.getMessage().contains("while the attempt was won (given back)"),
+        "the attempt in flight: " + outcome);
   }
 
   /** A thread that closes {@code redlock} with its interrupt flag set. */
