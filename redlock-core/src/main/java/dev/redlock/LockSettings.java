@@ -55,8 +55,9 @@ public final class LockSettings {
    * flight needs a processor for a moment at every step (writing, reading each reply, deciding);
    * more attempts than the processors can move along within the timeout only queue for them, and
    * while they do their replies wait in the sockets and count for nothing once the timeout has
-   * passed. On a 2-core machine 64 attempts in flight failed 23–76 of ~10,000 attempts on healthy
-   * nodes in a loaded run, 16 none, with the same throughput (docs/performance.md).
+   * passed. On a 2-core machine, 256 threads with 64 attempts in flight failed up to 76 of ~10,000
+   * attempts on healthy nodes (some in four of six loaded runs), with 16 at most one, at the same
+   * throughput (docs/performance.md).
    */
   public static final int DEFAULT_ATTEMPTS_IN_FLIGHT_PER_PROCESSOR = 8;
 
