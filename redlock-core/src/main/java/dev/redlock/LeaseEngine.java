@@ -3,6 +3,7 @@ package dev.redlock;
 import dev.redlock.LockUnavailableException.Reason;
 import dev.redlock.internal.Ticker;
 import dev.redlock.internal.TokenHash;
+import dev.redlock.internal.Uninterruptibly;
 import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;
 import java.time.Duration;
@@ -1236,21 +1237,10 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
         System.nanoTime()
             + TimeUnit.MILLISECONDS.toNanos(
                 5 * settings.timeout().toMillis() + ASYNC_CLOSE_MARGIN_MILLIS);
-    boolean interrupted = false;
-    try {
-      for (; ; ) {
-        try {
-          return attemptTurns.tryAcquire(
-              turns, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-          interrupted = true;
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
+    return Uninterruptibly.await(
+        () ->
+            attemptTurns.tryAcquire(
+                turns, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS));
   }
 
   // ---- semaphores (PermitSlots) ----------------------------------------------------------

@@ -253,7 +253,7 @@ public final class LoadDriver {
             warmUpOnce(impl, n, which, sameResource);
           }
           if (impl instanceof NodeRedlockUnderTest node) { // times its own cycles, in its process
-            long[] nanos = node.batch("bench:same:" + n + ":" + which, cycles);
+            long[] nanos = node.batch(sameKey(n, which), cycles);
             for (int i = 0; round > 0 && i < nanos.length; i++) {
               h.recordValue(nanos[i]);
             }
@@ -262,9 +262,7 @@ public final class LoadDriver {
           long bytesBefore = allocatedBytes();
           for (int i = 0; i < cycles; i++) {
             String key =
-                sameResource
-                    ? "bench:same:" + n + ":" + which
-                    : "bench:new:" + n + ":" + round + ":" + i;
+                sameResource ? sameKey(n, which) : "bench:new:" + n + ":" + round + ":" + i;
             long start = System.nanoTime();
             impl.cycle(key);
             if (round > 0) {
@@ -292,6 +290,11 @@ public final class LoadDriver {
                     ? allocation.get(name)[0] / (double) allocation.get(name)[1]
                     : Double.NaN));
     System.out.printf(Locale.ROOT, "%s N=%d done%n", scenario, n);
+  }
+
+  /** The key implementation {@code which} takes again and again in a same-resource scenario. */
+  private static String sameKey(int n, int which) {
+    return "bench:same:" + n + ":" + which;
   }
 
   private int warmUpBatches() {
@@ -325,11 +328,11 @@ public final class LoadDriver {
     int done = 0;
     while (done < FIRST_WARM_UP_CYCLES && System.nanoTime() - until < 0) {
       if (impl instanceof NodeRedlockUnderTest node) {
-        node.batch("bench:same:" + n + ":" + which, 500);
+        node.batch(sameKey(n, which), 500);
         done += 500;
         continue;
       }
-      impl.cycle(sameResource ? "bench:same:" + n + ":" + which : "bench:warm:" + n + ":" + done);
+      impl.cycle(sameResource ? sameKey(n, which) : "bench:warm:" + n + ":" + done);
       done++;
     }
   }

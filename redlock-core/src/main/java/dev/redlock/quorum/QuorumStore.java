@@ -2,6 +2,7 @@ package dev.redlock.quorum;
 
 import dev.redlock.NodeOutcome;
 import dev.redlock.internal.Ticker;
+import dev.redlock.internal.Uninterruptibly;
 import dev.redlock.node.LockNode;
 import dev.redlock.node.NodeKeys;
 import dev.redlock.node.NodeRequest;
@@ -700,26 +701,16 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     // A release may wait behind its lease's straggling SET, which may itself have waited (at most
     // a node timeout) behind the previous release of the key: three node timeouts, and a margin.
     long deadline = ticker.read() + 3 * nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(100);
-    // Through interrupts (the flag is set again after): close() from an interrupted thread, or an
-    // attempt interrupted by close() itself, still owes these releases, and the I/O threads stop
-    // next.
-    boolean interrupted = Thread.interrupted();
-    try {
-      for (int i = 0; i < held.size(); i++) {
-        for (; ; ) {
-          try {
-            releases.get(i).awaitAll(deadline);
-            break;
-          } catch (InterruptedException e) {
-            interrupted = true; // bounded by the deadline: wait on
-          }
-        }
-        logRelease(held.get(i).resource(), releases.get(i));
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
+    // Through interrupts: close() from an interrupted thread, or an attempt interrupted by close()
+    // itself, still owes these releases, and the I/O threads stop next.
+    for (int i = 0; i < held.size(); i++) {
+      Ballot release = releases.get(i);
+      Uninterruptibly.await(
+          () -> {
+            release.awaitAll(deadline);
+            return null;
+          });
+      logRelease(held.get(i).resource(), release);
     }
   }
 
@@ -765,26 +756,16 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     fanOut.close();
     io.shutdown();
     // The I/O threads finish what they have (a straggler's reply, the release chained behind it),
-    // bounded, through an interrupt of the closing thread (the flag is set again after): cut
-    // short, they would leave a key on a slow node until its ttl.
+    // bounded, through an interrupt of the closing thread: cut short, they would leave a key on a
+    // slow node until its ttl.
     long deadline = System.nanoTime() + 2 * nodeTimeoutNanos + TimeUnit.SECONDS.toNanos(1);
-    boolean interrupted = Thread.interrupted();
-    try {
-      for (; ; ) {
-        try {
-          if (!io.awaitTermination(
-              Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-            io.shutdownNow();
-          }
-          break;
-        } catch (InterruptedException e) {
-          interrupted = true;
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
+    boolean finished =
+        Uninterruptibly.await(
+            () ->
+                io.awaitTermination(
+                    Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS));
+    if (!finished) {
+      io.shutdownNow();
     }
     fanOut.nodes().forEach(LockNode::close);
   }

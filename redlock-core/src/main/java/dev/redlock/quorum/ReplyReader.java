@@ -19,8 +19,8 @@ import java.util.function.BooleanSupplier;
  * outcome is decided; replies that arrived by then are read at once, and the rest are recorded when
  * whoever reads their connection next reads them ({@link Exchange#finishLater}). So a healthy round
  * costs no thread hand-off, and a slow node costs none on the caller's path. Should the deadline
- * pass with the outcome open, it first reads, once, every reply already in a socket that nobody
- * reads (a caller kept off the CPU meanwhile finds its replies there, behind others').
+ * pass with the outcome open, it first reads every reply already in a socket that nobody reads (a
+ * caller kept off the CPU meanwhile finds its replies there, behind others').
  *
  * <p>Requests run entirely by I/O threads (one that had to wait for the lease's previous request,
  * or whose node had to be connected first) are recorded by those threads; the awaiting thread then
@@ -56,7 +56,6 @@ final class ReplyReader {
   private final Exchange[] exchanges;
   private final long[] startedAt;
   private int[] silentSlices; // made once a node is silent for a slice: most rounds never are
-  private boolean lookedAtDeadline; // readArrivedAtDeadline ran: once per reader (one wait each)
 
   ReplyReader(
       Ballot ballot,
@@ -96,25 +95,25 @@ final class ReplyReader {
           continue;
         }
         int next = reader ? fastestPending() : -1;
-        if (next < 0 && reader && pendingHere() > 0) {
+        boolean parkHere = next < 0 && reader && pendingHere() > 0;
+        if (next < 0 && !parkHere) {
+          if (!ballot.awaitChange(done, deadline)) {
+            break; // every reply still to come is an I/O thread's
+          }
+          continue;
+        }
+        long left = deadline - ticker.read();
+        if (left <= 0) {
+          if (readArrivedAtDeadline(done)) {
+            continue;
+          }
+          break; // replies that have arrived were read; the rest are handed off below
+        }
+        if (parkHere) {
           // Every reply still to come here is being read by another thread (shared
           // connections): wait for any of them, or for a connection to have nobody reading it.
-          long left = deadline - ticker.read();
-          if (left <= 0) {
-            if (readArrivedAtDeadline(done)) {
-              continue;
-            }
-            break;
-          }
           parkUntilProgress(done, Math.min(left, MAX_PARK_NANOS));
-        } else if (next >= 0) {
-          long left = deadline - ticker.read();
-          if (left <= 0) {
-            if (readArrivedAtDeadline(done)) {
-              continue;
-            }
-            break; // replies that have arrived were read; the rest are handed off below
-          }
+        } else {
           // Wait on the likeliest node, but only for a slice: if it is silent (frozen, cut off),
           // the others' replies must not sit unread until the deadline. Each silent slice doubles
           // that node's next one and sends the thread to the other nodes first.
@@ -133,8 +132,6 @@ final class ReplyReader {
             }
             silentSlices[next] = Math.min(silentSlices[next] + 1, 16);
           }
-        } else if (!ballot.awaitChange(done, deadline)) {
-          break;
         }
       }
     } finally {
@@ -163,17 +160,15 @@ final class ReplyReader {
   }
 
   /**
-   * Once, when the deadline has passed with the outcome open: reads every reply already in a socket
-   * that nobody reads now, even those queued behind other callers' replies on a shared connection,
-   * without waiting for any node; true if any was read. A caller kept off the CPU past its deadline
-   * (a collection, a throttled container, a loaded machine) finds its replies there, and they still
-   * count: the lease's validity runs from the attempt's start, whenever the verdict comes.
+   * When the deadline has passed with the outcome open: reads every reply already in a socket that
+   * nobody reads now, even those queued behind other callers' replies on a shared connection,
+   * without waiting for any node; true if any was read (then the loop looks again, so it ends: each
+   * look that reads takes at least one request off this round's list). A caller kept off the CPU
+   * past its deadline (a collection, a throttled container, a loaded machine) finds its replies
+   * there, and they still count: the lease's validity runs from the attempt's start, whenever the
+   * verdict comes.
    */
   private boolean readArrivedAtDeadline(BooleanSupplier done) {
-    if (lookedAtDeadline) {
-      return false;
-    }
-    lookedAtDeadline = true;
     boolean any = false;
     for (int i = 0; i < exchanges.length && !ballot.holds(done); i++) {
       if (exchanges[i] != null && exchanges[i].readIfArrived()) {
