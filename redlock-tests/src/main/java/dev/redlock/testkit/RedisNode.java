@@ -546,6 +546,14 @@ public final class RedisNode implements AutoCloseable {
                   : " (no AOF)"));
     }
     requireAnswering("mark its AOF");
+    // Acknowledged is not yet written: with appendfsync everysec a node that is still fsyncing
+    // postpones writing its AOF buffer (up to 2 s) and replies meanwhile. The mark is taken once
+    // the buffer has reached the file, so every write acknowledged before it lies before the mark
+    // (seen once on a loaded machine: a value set just before the mark was lost with the tail).
+    org.awaitility.Awaitility.await("the AOF buffer of " + uri() + " written to its file")
+        .atMost(java.time.Duration.ofSeconds(10))
+        .pollInterval(java.time.Duration.ofMillis(5))
+        .until(this::aofBufferWritten);
     Path file = currentAof();
     try {
       BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class);
@@ -553,6 +561,13 @@ public final class RedisNode implements AutoCloseable {
           uri(), file, String.valueOf(attributes.fileKey()), attributes.size(), Instant.now());
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read " + file, e);
+    }
+  }
+
+  /** Whether the node's AOF buffer is empty (INFO persistence), every write handed to the file. */
+  private boolean aofBufferWritten() {
+    try (Jedis jedis = jedis()) {
+      return jedis.info("persistence").contains("aof_buffer_length:0\r");
     }
   }
 
