@@ -170,7 +170,7 @@ public final class LoadDriver {
     impls.add(new RawFloors.PipelinedWithOurScripts(hosts));
     impls.add(new Ours(uris));
     impls.add(new Ours.SetOfTwo(uris));
-    measureInterleaved(SET_OF_TWO, uris.size(), impls, true);
+    measureInterleaved(SET_OF_TWO, uris, impls, true);
   }
 
   static final String SET_OF_TWO = "uncontended, same resources, one or a set of two";
@@ -187,7 +187,7 @@ public final class LoadDriver {
     impls.add(new Ours(uris));
     impls.add(new Ours.ReadWriteSide(uris, false));
     impls.add(new Ours.ReadWriteSide(uris, true));
-    measureInterleaved(READ_WRITE, uris.size(), impls, true);
+    measureInterleaved(READ_WRITE, uris, impls, true);
   }
 
   static final String READ_WRITE = "uncontended, same lock, plain or read-write";
@@ -218,11 +218,13 @@ public final class LoadDriver {
     if (nodeRedlock != null && sameResource && n != 3) {
       impls.add(new NodeRedlockUnderTest(nodeRedlock, uris));
     }
-    measureInterleaved(scenario, n, impls, sameResource);
+    measureInterleaved(scenario, uris, impls, sameResource);
   }
 
   private void measureInterleaved(
-      String scenario, int n, List<LockUnderTest> impls, boolean sameResource) throws Exception {
+      String scenario, List<String> uris, List<LockUnderTest> impls, boolean sameResource)
+      throws Exception {
+    int n = uris.size();
     // Small batches, many rounds: a burst of noise on this shared machine (another process, a
     // collection) then lands on every implementation's samples alike, not on one batch's tail.
     int rounds =
@@ -239,7 +241,14 @@ public final class LoadDriver {
         };
     Map<String, Histogram> histograms = new LinkedHashMap<>();
     Map<String, long[]> allocation = new LinkedHashMap<>(); // bytes, cycles
+    Map<String, double[]> cpu = new LinkedHashMap<>(); // node seconds, client seconds, cycles
+    // The nodes' CPU is read over connections kept open through the scenario, between batches:
+    // each read costs every node one INFO, the same for every implementation.
+    List<Jedis> cpuReaders = new ArrayList<>();
     try {
+      for (String uri : uris) {
+        cpuReaders.add(new Jedis(HostAndPort.from(uri.substring("redis://".length()))));
+      }
       for (int round = 0; round <= rounds; round++) { // round 0 warms up and is discarded
         // The warm-up round is longer: the first scenario of a run would otherwise be measured
         // while the JIT is still compiling (and escape analysis not yet removing allocations).
@@ -252,10 +261,16 @@ public final class LoadDriver {
           if (round == 0) {
             warmUpOnce(impl, n, which, sameResource);
           }
+          double nodeCpuBefore = nodeCpuSeconds(cpuReaders);
+          double clientCpuBefore = Cpu.processSeconds();
           if (impl instanceof NodeRedlockUnderTest node) { // times its own cycles, in its process
             long[] nanos = node.batch(sameKey(n, which), cycles);
             for (int i = 0; round > 0 && i < nanos.length; i++) {
               h.recordValue(nanos[i]);
+            }
+            if (round > 0) { // its client is another process: the nodes' side only
+              addCpu(
+                  cpu, impl.name(), nodeCpuSeconds(cpuReaders) - nodeCpuBefore, Double.NaN, batch);
             }
             continue;
           }
@@ -273,23 +288,55 @@ public final class LoadDriver {
             long[] a = allocation.computeIfAbsent(impl.name(), k -> new long[2]);
             a[0] += allocatedBytes() - bytesBefore;
             a[1] += batch;
+            addCpu(
+                cpu,
+                impl.name(),
+                nodeCpuSeconds(cpuReaders) - nodeCpuBefore,
+                Cpu.processSeconds() - clientCpuBefore,
+                batch);
           }
         }
       }
     } finally {
+      cpuReaders.forEach(Jedis::close);
       impls.forEach(LockUnderTest::close);
     }
     histograms.forEach(
-        (name, h) ->
-            report.latency(
-                scenario,
-                n,
-                name,
-                h,
-                allocation.containsKey(name)
-                    ? allocation.get(name)[0] / (double) allocation.get(name)[1]
-                    : Double.NaN));
+        (name, h) -> {
+          double[] c = cpu.getOrDefault(name, new double[] {Double.NaN, Double.NaN, 1});
+          report.latency(
+              scenario,
+              n,
+              name,
+              h,
+              allocation.containsKey(name)
+                  ? allocation.get(name)[0] / (double) allocation.get(name)[1]
+                  : Double.NaN,
+              c[0] * 1e6 / c[2],
+              c[1] * 1e6 / c[2]);
+        });
     System.out.printf(Locale.ROOT, "%s N=%d done%n", scenario, n);
+  }
+
+  /** Adds one batch's CPU to an implementation's totals: node seconds, client seconds, cycles. */
+  private static void addCpu(
+      Map<String, double[]> cpu,
+      String impl,
+      double nodeSeconds,
+      double clientSeconds,
+      int cycles) {
+    double[] c = cpu.computeIfAbsent(impl, k -> new double[3]);
+    c[0] += nodeSeconds;
+    c[1] += clientSeconds;
+    c[2] += cycles;
+  }
+
+  private static double nodeCpuSeconds(List<Jedis> nodes) {
+    double seconds = 0;
+    for (Jedis node : nodes) {
+      seconds += Cpu.cpuSeconds(node);
+    }
+    return seconds;
   }
 
   /** The key implementation {@code which} takes again and again in a same-resource scenario. */
@@ -579,7 +626,7 @@ public final class LoadDriver {
     impls.add(new RawFloors.PipelinedWithOurScripts(hosts));
     impls.add(new Ours(uris));
     impls.add(new Ours.Permit(uris));
-    measureInterleaved(PERMIT, uris.size(), impls, true);
+    measureInterleaved(PERMIT, uris, impls, true);
     long millis =
         switch (length) {
           case FULL -> 10_000;
@@ -778,16 +825,28 @@ public final class LoadDriver {
       for (String uri : uris) {
         HostAndPort host = HostAndPort.from(uri.substring("redis://".length()));
         try (Jedis jedis = new Jedis(host)) {
-          for (String line : jedis.info("cpu").split("\r?\n")) {
-            if (line.startsWith("used_cpu_sys:") || line.startsWith("used_cpu_user:")) {
-              nodes += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
-            }
-          }
+          nodes += cpuSeconds(jedis);
         }
       }
+      return new Cpu(nodes, processSeconds());
+    }
+
+    /** The CPU time one node has used so far: INFO cpu's user + sys, to the microsecond. */
+    static double cpuSeconds(Jedis node) {
+      double seconds = 0;
+      for (String line : node.info("cpu").split("\r?\n")) {
+        if (line.startsWith("used_cpu_sys:") || line.startsWith("used_cpu_user:")) {
+          seconds += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+        }
+      }
+      return seconds;
+    }
+
+    /** The CPU time this process has used so far, every thread of it (HotSpot, to the ns). */
+    static double processSeconds() {
       com.sun.management.OperatingSystemMXBean os =
           (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-      return new Cpu(nodes, os.getProcessCpuTime() / 1e9);
+      return os.getProcessCpuTime() / 1e9;
     }
 
     Cpu minus(Cpu earlier) {

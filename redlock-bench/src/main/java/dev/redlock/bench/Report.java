@@ -14,7 +14,9 @@ final class Report {
       double p50,
       double p99,
       double p999,
-      double bytesPerCycle) {}
+      double bytesPerCycle,
+      double nodeCpuMicrosPerCycle,
+      double clientCpuMicrosPerCycle) {}
 
   record Throughput(
       String scenario,
@@ -30,6 +32,23 @@ final class Report {
   final List<Throughput> throughputs = new ArrayList<>();
 
   void latency(String scenario, int nodes, String impl, Histogram h, double bytesPerCycle) {
+    latency(scenario, nodes, impl, h, bytesPerCycle, Double.NaN, Double.NaN);
+  }
+
+  /**
+   * @param nodeCpuMicrosPerCycle the CPU time all the nodes spent per cycle (INFO cpu, user + sys,
+   *     their system calls included), or NaN if not measured
+   * @param clientCpuMicrosPerCycle the CPU time this process spent per cycle, every thread of it
+   *     (the JIT and the collector too), or NaN if the client is another process
+   */
+  void latency(
+      String scenario,
+      int nodes,
+      String impl,
+      Histogram h,
+      double bytesPerCycle,
+      double nodeCpuMicrosPerCycle,
+      double clientCpuMicrosPerCycle) {
     latencies.add(
         new Latency(
             scenario,
@@ -38,7 +57,9 @@ final class Report {
             h.getValueAtPercentile(50) / 1000.0,
             h.getValueAtPercentile(99) / 1000.0,
             h.getValueAtPercentile(99.9) / 1000.0,
-            bytesPerCycle));
+            bytesPerCycle,
+            nodeCpuMicrosPerCycle,
+            clientCpuMicrosPerCycle));
   }
 
   /**
@@ -95,8 +116,8 @@ final class Report {
         .append(machine)
         .append(", 5 local redis-server nodes, one run, implementations interleaved.\n\n");
     md.append(
-        "| scenario | N | implementation | p50 µs | p99 µs | p99.9 µs | p50 / floor | p50 / floor with our scripts | p50 / Redisson | bytes allocated per cycle |\n");
-    md.append("|---|---|---|---|---|---|---|---|---|---|\n");
+        "| scenario | N | implementation | p50 µs | p99 µs | p99.9 µs | p50 / floor | p50 / floor with our scripts | p50 / Redisson | bytes allocated per cycle | CPU µs per cycle: nodes / client |\n");
+    md.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (Latency l : latencies) {
       Latency floor = floor(l.scenario, l.nodes);
       Latency redisson = find(l.scenario, l.nodes, "Redisson");
@@ -104,7 +125,7 @@ final class Report {
       md.append(
           String.format(
               Locale.ROOT,
-              "| %s | %d | %s | %.0f | %.0f | %.0f | %s | %s | %s | %s |%n",
+              "| %s | %d | %s | %.0f | %.0f | %.0f | %s | %s | %s | %s | %s / %s |%n",
               l.scenario,
               l.nodes,
               l.impl,
@@ -116,7 +137,9 @@ final class Report {
               redisson == null ? "–" : String.format(Locale.ROOT, "%.2f×", l.p50 / redisson.p50),
               Double.isNaN(l.bytesPerCycle)
                   ? "–"
-                  : String.format(Locale.ROOT, "%,.0f", l.bytesPerCycle)));
+                  : String.format(Locale.ROOT, "%,.0f", l.bytesPerCycle),
+              micros(l.nodeCpuMicrosPerCycle),
+              micros(l.clientCpuMicrosPerCycle)));
     }
     md.append(
         "\n| scenario | N | implementation | per second | node commands per operation (with those scripts run) | script calls per operation | CPU used (of one core) | waiting and sharing |\n|---|---|---|---|---|---|---|---|\n");
@@ -139,5 +162,9 @@ final class Report {
               t.waiting));
     }
     return md.toString();
+  }
+
+  private static String micros(double micros) {
+    return Double.isNaN(micros) ? "–" : String.format(Locale.ROOT, "%.0f", micros);
   }
 }

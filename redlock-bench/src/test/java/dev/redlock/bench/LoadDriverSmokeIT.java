@@ -40,6 +40,18 @@ class LoadDriverSmokeIT {
         }) {
       assertTrue(table.contains(row), "missing " + row + " in\n" + table);
     }
+    for (String impl :
+        new String[] {"floor: write all, then read all |", "redlock (this library)", "Redisson"}) {
+      String row =
+          table
+              .lines()
+              .filter(l -> l.startsWith("| uncontended, same resource | 5 | " + impl))
+              .findFirst()
+              .orElseThrow();
+      assertTrue(
+          row.matches(".*\\| \\d+ / \\d+ \\|$"),
+          "the nodes' and the client's CPU per cycle, as numbers, in " + row);
+    }
     assertTrue(Files.size(out.resolve("performance-latency.png")) > 1000, "the chart was drawn");
   }
 }
