@@ -16,6 +16,7 @@ import redis.clients.jedis.Connection;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.Protocol;
+import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
 
 /**
@@ -326,10 +327,30 @@ final class ReleaseNotices {
         e.getMessage());
   }
 
-  /** A Jedis connection that writes without reading and reads without writing. */
+  /**
+   * A Jedis connection that writes without reading and reads without writing, and that stays cut
+   * once cut.
+   */
   static final class SubscriberConnection extends Connection {
+    private boolean made; // published with the connection (a volatile field), read by the writer
+
     SubscriberConnection(HostAndPort address, JedisClientConfig config) {
       super(address, config); // connects, AUTH, SELECT, client name
+      made = true;
+    }
+
+    /**
+     * Jedis makes a new socket on the next write to a connection whose socket was closed. Not this
+     * one: a write that came just after {@link #cut} (by {@code close()}, or for a stuck write)
+     * would go out on a socket nobody knows of, and to a frozen node it would block the writer for
+     * good. A cut connection fails every write instead; the reader makes a new connection.
+     */
+    @Override
+    public void connect() {
+      if (made && !isConnected()) {
+        throw new JedisConnectionException("the release notices' connection was cut");
+      }
+      super.connect();
     }
 
     void send(Protocol.Command command, List<String> channels) {
