@@ -332,7 +332,7 @@ final class ReleaseNotices {
    * once cut.
    */
   static final class SubscriberConnection extends Connection {
-    private boolean made; // published with the connection (a volatile field), read by the writer
+    private final boolean made; // false only while Jedis's constructor connects
 
     SubscriberConnection(HostAndPort address, JedisClientConfig config) {
       super(address, config); // connects, AUTH, SELECT, client name
@@ -343,12 +343,17 @@ final class ReleaseNotices {
      * Jedis makes a new socket on the next write to a connection whose socket was closed. Not this
      * one: a write that came just after {@link #cut} (by {@code close()}, or for a stuck write)
      * would go out on a socket nobody knows of, and to a frozen node it would block the writer for
-     * good. A cut connection fails every write instead; the reader makes a new connection.
+     * good. A cut connection fails every write instead; the reader makes a new connection. Once
+     * made, Jedis's own {@code connect()} is never called again: it tests the socket a second time,
+     * and a cut between the two tests would still make a new one.
      */
     @Override
     public void connect() {
-      if (made && !isConnected()) {
-        throw new JedisConnectionException("the release notices' connection was cut");
+      if (made) {
+        if (!isConnected()) {
+          throw new JedisConnectionException("the release notices' connection was cut");
+        }
+        return;
       }
       super.connect();
     }

@@ -15,8 +15,9 @@ import redis.clients.jedis.exceptions.JedisConnectionException;
  * whose socket was closed; for the release notices' writer that new socket is one {@code close()}
  * never sees: a write that came just after {@code close()} cut the connection went out on a fresh
  * socket to the frozen node and blocked there for good ({@code ReleaseNoticesFreezeTest} failed so
- * once on a fresh machine: a notices thread outlived {@code close()}). Planted: without the
- * override of {@code connect()}, the write below reconnects and blocks on the frozen node.
+ * once on a fresh machine, most likely so: a notices thread outlived {@code close()}). Planted:
+ * without the override of {@code connect()}, the write below reconnects and blocks on the frozen
+ * node until the bound runs out (or, on a host whose socket buffers take 8 MB, does not throw).
  */
 class ReleaseNoticesCutTest {
   @Test
@@ -30,7 +31,8 @@ class ReleaseNoticesCutTest {
       c.forceDisconnect(); // what close() does
       server.freeze(); // a new socket would be accepted by the kernel and never read
       try {
-        List<String> channels = List.of("x".repeat(8 * 1024 * 1024)); // past any socket buffer
+        List<String> channels =
+            List.of("x".repeat(8 * 1024 * 1024)); // past this host's socket buffers
         assertTimeoutPreemptively(
             Duration.ofSeconds(20),
             () -> {
