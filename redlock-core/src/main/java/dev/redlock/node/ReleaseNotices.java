@@ -1,6 +1,9 @@
 package dev.redlock.node;
 
 import dev.redlock.internal.IoThreads;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,15 +12,19 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
+import javax.net.ssl.SSLSocketFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Connection;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.DefaultJedisSocketFactory;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.util.IOUtils;
 
 /**
  * One node's release notices: a subscriber connection on which the node tells us that a lock key we
@@ -56,9 +63,6 @@ final class ReleaseNotices {
 
   /** Watched resources, each with how many lines watch it (a line may go and come back). */
   private final ConcurrentHashMap<String, Integer> wanted = new ConcurrentHashMap<>();
-
-  /** What the current connection was sent SUBSCRIBE for: the writer's, read by anyone. */
-  private final Set<String> subscribed = ConcurrentHashMap.newKeySet();
 
   /** Something to write: a change of {@link #wanted}, or a new connection. */
   private final AtomicBoolean dirty = new AtomicBoolean();
@@ -109,7 +113,8 @@ final class ReleaseNotices {
 
   /** Whether a SUBSCRIBE to {@code resource}'s channel was written on the current connection. */
   boolean isSubscribed(String resource) {
-    return connection != null && subscribed.contains(resource);
+    SubscriberConnection c = connection;
+    return c != null && c.subscribed.contains(resource);
   }
 
   /** Ends the connection and both threads; watching afterwards does nothing. Idempotent. */
@@ -146,11 +151,7 @@ final class ReleaseNotices {
   /** Closes the socket at once, without flushing what a frozen node would never take. */
   private static void cut(SubscriberConnection c) {
     if (c != null) {
-      try {
-        c.forceDisconnect();
-      } catch (java.io.IOException | RuntimeException e) {
-        // closing anyway
-      }
+      c.cut();
     }
   }
 
@@ -193,6 +194,7 @@ final class ReleaseNotices {
   private void writeChanges(SubscriberConnection c) {
     List<String> subscribe = new ArrayList<>();
     List<String> unsubscribe = new ArrayList<>();
+    Set<String> subscribed = c.subscribed;
     for (String resource : wanted.keySet()) {
       if (subscribed.add(resource)) {
         subscribe.add(keyPrefix + resource);
@@ -236,12 +238,11 @@ final class ReleaseNotices {
         if (closed) {
           return;
         }
-        c = new SubscriberConnection(address, config);
+        c = SubscriberConnection.open(address, config);
         c.setSoTimeout(0); // a subscriber waits for notices as long as it takes; cut() ends it
         if (closed) {
           return;
         }
-        subscribed.clear();
         lastReadAt = System.nanoTime();
         pingedAt = 0;
         connection = c;
@@ -334,9 +335,57 @@ final class ReleaseNotices {
   static final class SubscriberConnection extends Connection {
     private final boolean made; // false only while Jedis's constructor connects
 
-    SubscriberConnection(HostAndPort address, JedisClientConfig config) {
-      super(address, config); // connects, AUTH, SELECT, client name
+    /**
+     * What this connection was sent SUBSCRIBE for: the writer's, read by anyone. One per
+     * connection, so that a writer late with a change for the connection before cannot mark
+     * resources as subscribed on this one.
+     */
+    final Set<String> subscribed = ConcurrentHashMap.newKeySet();
+
+    /**
+     * Under TLS, the TCP socket the TLS socket runs on (closed first by {@link #cut}); else null.
+     */
+    private final Socket tcp;
+
+    /** Connects, AUTH, SELECT and the client name, as {@code config} says. */
+    static SubscriberConnection open(HostAndPort address, JedisClientConfig config) {
+      if (!config.isSsl() || config.getSslOptions() != null) {
+        return new SubscriberConnection(
+            new DefaultJedisSocketFactory(address, config), config, null);
+      }
+      TcpUnderTls tcp =
+          new TcpUnderTls(
+              config.getSslSocketFactory() != null
+                  ? config.getSslSocketFactory()
+                  : (SSLSocketFactory) SSLSocketFactory.getDefault());
+      JedisClientConfig sockets =
+          DefaultJedisClientConfig.builder().from(config).sslSocketFactory(tcp).build();
+      return new SubscriberConnection(new DefaultJedisSocketFactory(address, sockets), config, tcp);
+    }
+
+    private SubscriberConnection(
+        DefaultJedisSocketFactory sockets, JedisClientConfig config, TcpUnderTls under) {
+      super(sockets, config); // connects, AUTH, SELECT, client name
+      this.tcp = under == null ? null : under.socket;
       made = true;
+    }
+
+    /**
+     * Closes the socket at once. Under TLS, closing the TLS socket first writes a close_notify. The
+     * JDK skips it while a write holds the TLS record lock (Jedis sets SO_LINGER to 0), but with no
+     * write in progress and the send queue to a frozen node full, that write would block whoever
+     * cuts ({@code close()}, a {@code watch} that found a write stuck, or the writer) until the
+     * node wakes. Closing the TCP socket first fails any such write at once.
+     */
+    void cut() {
+      if (tcp != null) {
+        IOUtils.closeQuietly(tcp);
+      }
+      try {
+        forceDisconnect();
+      } catch (IOException | RuntimeException e) {
+        // closing anyway
+      }
     }
 
     /**
@@ -370,6 +419,63 @@ final class ReleaseNotices {
 
     void flushNow() {
       flush();
+    }
+  }
+
+  /**
+   * The TLS socket factory {@code config} names, remembering the TCP socket Jedis layers TLS on
+   * (Jedis connects the TCP socket itself, then hands it here), so that a cut can close it first.
+   */
+  static final class TcpUnderTls extends SSLSocketFactory {
+    private final SSLSocketFactory tls;
+    volatile Socket socket;
+
+    TcpUnderTls(SSLSocketFactory tls) {
+      this.tls = tls;
+    }
+
+    @Override
+    public Socket createSocket(Socket tcp, String host, int port, boolean autoClose)
+        throws IOException {
+      socket = tcp;
+      return tls.createSocket(tcp, host, port, autoClose);
+    }
+
+    @Override
+    public String[] getDefaultCipherSuites() {
+      return tls.getDefaultCipherSuites();
+    }
+
+    @Override
+    public String[] getSupportedCipherSuites() {
+      return tls.getSupportedCipherSuites();
+    }
+
+    @Override
+    public Socket createSocket() throws IOException {
+      return tls.createSocket();
+    }
+
+    @Override
+    public Socket createSocket(String host, int port) throws IOException {
+      return tls.createSocket(host, port);
+    }
+
+    @Override
+    public Socket createSocket(String host, int port, InetAddress localHost, int localPort)
+        throws IOException {
+      return tls.createSocket(host, port, localHost, localPort);
+    }
+
+    @Override
+    public Socket createSocket(InetAddress host, int port) throws IOException {
+      return tls.createSocket(host, port);
+    }
+
+    @Override
+    public Socket createSocket(
+        InetAddress address, int port, InetAddress localAddress, int localPort) throws IOException {
+      return tls.createSocket(address, port, localAddress, localPort);
     }
   }
 }

@@ -5,7 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import java.time.Duration;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import redis.clients.jedis.HostAndPort;
 
 /**
@@ -19,15 +20,16 @@ import redis.clients.jedis.HostAndPort;
 class ReleaseNoticesFreezeTest {
   private static final Duration BOUND = Duration.ofSeconds(20);
 
-  @Test
-  void aFrozenNodeHoldsUpNoCallerAndCloseEndsBothThreads() throws Exception {
-    try (LocalRedisServer server = LocalRedisServer.start(false)) {
+  @ParameterizedTest(name = "tls={0}")
+  @ValueSource(booleans = {false, true})
+  void aFrozenNodeHoldsUpNoCallerAndCloseEndsBothThreads(boolean tls) throws Exception {
+    try (LocalRedisServer server = LocalRedisServer.start(tls)) {
       NodeUri uri = server.uri();
       ReleaseNotices notices =
           new ReleaseNotices(
               uri.toString(),
               new HostAndPort("127.0.0.1", server.port),
-              uri.clientConfig(Duration.ofSeconds(2), "redlock-notices", null).build(),
+              uri.clientConfig(Duration.ofSeconds(2), "redlock-notices", server.tls).build(),
               "redlock:");
       LockNode.Notices nobody = (resource, token) -> {};
       notices.watch("first", nobody);
