@@ -314,6 +314,7 @@ final class JedisNode implements LockNode {
           uri.toString(),
           connection,
           sockets.socket,
+          TcpUnderTls.socket(sockets.under),
           life,
           life.unknown() == null ? life.scriptArgs(keys.trustDurable()) : null,
           timeoutNanos,
@@ -373,14 +374,19 @@ final class JedisNode implements LockNode {
     }
   }
 
-  /** Remembers the socket it made, so the node can hand it on, or close it while it connects. */
+  /**
+   * Remembers the socket it made (and under TLS the TCP socket it runs on), so the node can hand it
+   * on, or close it while it connects.
+   */
   static final class CapturingSocketFactory implements JedisSocketFactory {
     private final DefaultJedisSocketFactory delegate;
-    private final Channel channel;
+    private final Channel channel; // null: nobody to tell (tests)
+    final TcpUnderTls under; // null: plain TCP
     volatile Socket socket;
 
     CapturingSocketFactory(HostAndPort address, JedisClientConfig config, Channel channel) {
-      this.delegate = new DefaultJedisSocketFactory(address, config);
+      this.under = TcpUnderTls.of(config);
+      this.delegate = new DefaultJedisSocketFactory(address, TcpUnderTls.config(config, under));
       this.channel = channel;
     }
 
@@ -388,7 +394,9 @@ final class JedisNode implements LockNode {
     public Socket createSocket() {
       Socket made = delegate.createSocket();
       socket = made;
-      channel.opening = made;
+      if (channel != null) {
+        channel.opening = made;
+      }
       return made;
     }
   }

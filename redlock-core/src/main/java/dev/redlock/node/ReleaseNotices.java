@@ -2,7 +2,6 @@ package dev.redlock.node;
 
 import dev.redlock.internal.IoThreads;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -12,19 +11,16 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
-import javax.net.ssl.SSLSocketFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Connection;
-import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.DefaultJedisSocketFactory;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
-import redis.clients.jedis.util.IOUtils;
 
 /**
  * One node's release notices: a subscriber connection on which the node tells us that a lock key we
@@ -172,7 +168,11 @@ final class ReleaseNotices {
           }
           cut(c); // half-open: the reader would wait for hours
         } else if (dirty.getAndSet(false)) {
-          writeChanges(c);
+          if (c == connection) {
+            writeChanges(c);
+          } else {
+            dirty.set(true); // meant for the connection after c (its reader set it): next turn
+          }
         } else if (now - lastReadAt > PING_NANOS && (pinged == 0 || lastReadAt - pinged >= 0)) {
           pingedAt = now;
           writing(c, c::sendPing);
@@ -349,38 +349,29 @@ final class ReleaseNotices {
 
     /** Connects, AUTH, SELECT and the client name, as {@code config} says. */
     static SubscriberConnection open(HostAndPort address, JedisClientConfig config) {
-      if (!config.isSsl() || config.getSslOptions() != null) {
-        return new SubscriberConnection(
-            new DefaultJedisSocketFactory(address, config), config, null);
-      }
-      TcpUnderTls tcp =
-          new TcpUnderTls(
-              config.getSslSocketFactory() != null
-                  ? config.getSslSocketFactory()
-                  : (SSLSocketFactory) SSLSocketFactory.getDefault());
-      JedisClientConfig sockets =
-          DefaultJedisClientConfig.builder().from(config).sslSocketFactory(tcp).build();
-      return new SubscriberConnection(new DefaultJedisSocketFactory(address, sockets), config, tcp);
+      TcpUnderTls under = TcpUnderTls.of(config);
+      return new SubscriberConnection(
+          new DefaultJedisSocketFactory(address, TcpUnderTls.config(config, under)), config, under);
     }
 
     private SubscriberConnection(
         DefaultJedisSocketFactory sockets, JedisClientConfig config, TcpUnderTls under) {
       super(sockets, config); // connects, AUTH, SELECT, client name
-      this.tcp = under == null ? null : under.socket;
+      this.tcp = TcpUnderTls.socket(under);
       made = true;
     }
 
+    /** Under TLS, the TCP socket the TLS socket runs on; else null. */
+    Socket tcp() {
+      return tcp;
+    }
+
     /**
-     * Closes the socket at once. Under TLS, closing the TLS socket first writes a close_notify. The
-     * JDK skips it while a write holds the TLS record lock (Jedis sets SO_LINGER to 0), but with no
-     * write in progress and the send queue to a frozen node full, that write would block whoever
-     * cuts ({@code close()}, a {@code watch} that found a write stuck, or the writer) until the
-     * node wakes. Closing the TCP socket first fails any such write at once.
+     * Closes the socket at once, from any thread; never writes (under TLS, see {@link
+     * TcpUnderTls#closeFirst}).
      */
     void cut() {
-      if (tcp != null) {
-        IOUtils.closeQuietly(tcp);
-      }
+      TcpUnderTls.closeFirst(tcp);
       try {
         forceDisconnect();
       } catch (IOException | RuntimeException e) {
@@ -419,63 +410,6 @@ final class ReleaseNotices {
 
     void flushNow() {
       flush();
-    }
-  }
-
-  /**
-   * The TLS socket factory {@code config} names, remembering the TCP socket Jedis layers TLS on
-   * (Jedis connects the TCP socket itself, then hands it here), so that a cut can close it first.
-   */
-  static final class TcpUnderTls extends SSLSocketFactory {
-    private final SSLSocketFactory tls;
-    volatile Socket socket;
-
-    TcpUnderTls(SSLSocketFactory tls) {
-      this.tls = tls;
-    }
-
-    @Override
-    public Socket createSocket(Socket tcp, String host, int port, boolean autoClose)
-        throws IOException {
-      socket = tcp;
-      return tls.createSocket(tcp, host, port, autoClose);
-    }
-
-    @Override
-    public String[] getDefaultCipherSuites() {
-      return tls.getDefaultCipherSuites();
-    }
-
-    @Override
-    public String[] getSupportedCipherSuites() {
-      return tls.getSupportedCipherSuites();
-    }
-
-    @Override
-    public Socket createSocket() throws IOException {
-      return tls.createSocket();
-    }
-
-    @Override
-    public Socket createSocket(String host, int port) throws IOException {
-      return tls.createSocket(host, port);
-    }
-
-    @Override
-    public Socket createSocket(String host, int port, InetAddress localHost, int localPort)
-        throws IOException {
-      return tls.createSocket(host, port, localHost, localPort);
-    }
-
-    @Override
-    public Socket createSocket(InetAddress host, int port) throws IOException {
-      return tls.createSocket(host, port);
-    }
-
-    @Override
-    public Socket createSocket(
-        InetAddress address, int port, InetAddress localAddress, int localPort) throws IOException {
-      return tls.createSocket(address, port, localAddress, localPort);
     }
   }
 }

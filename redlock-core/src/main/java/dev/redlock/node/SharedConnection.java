@@ -67,6 +67,13 @@ final class SharedConnection {
 
   private final AutoCloseable owner; // the handshake's connection: closing it closes the socket
   private final Socket socket;
+
+  /**
+   * Under TLS, the TCP socket {@link #socket} runs on (closed first: {@link TcpUnderTls}); else
+   * null.
+   */
+  private final Socket tcp;
+
   private final InputStream in;
   private final OutputStream out;
   private final boolean tls;
@@ -128,6 +135,7 @@ final class SharedConnection {
       String name,
       AutoCloseable owner,
       Socket socket,
+      Socket tcp,
       NodeLife life,
       byte[][] acquireArgs,
       long nodeTimeoutNanos,
@@ -139,6 +147,7 @@ final class SharedConnection {
     this.onTransportFailure = onTransportFailure;
     this.owner = owner;
     this.socket = socket;
+    this.tcp = tcp;
     this.in = socket.getInputStream();
     this.out = socket.getOutputStream();
     this.tls = socket instanceof javax.net.ssl.SSLSocket;
@@ -333,6 +342,7 @@ final class SharedConnection {
     if (broken == null) {
       broken = why;
     }
+    TcpUnderTls.closeFirst(tcp); // a TLS close writes nothing, even to a full queue
     try {
       owner.close();
     } catch (Exception e) {

@@ -29,11 +29,13 @@ public final class LocalRedisServer implements AutoCloseable {
   public final int port;
   final SSLSocketFactory tls; // null: plain
   private final Process process;
+  private final Path dir; // its log, and under TLS its key and certificate
 
-  private LocalRedisServer(int port, SSLSocketFactory tls, Process process) {
+  private LocalRedisServer(int port, SSLSocketFactory tls, Process process, Path dir) {
     this.port = port;
     this.tls = tls;
     this.process = process;
+    this.dir = dir;
   }
 
   public static LocalRedisServer start(boolean tls) throws Exception {
@@ -116,7 +118,7 @@ public final class LocalRedisServer implements AutoCloseable {
             .redirectErrorStream(true)
             .redirectOutput(dir.resolve("redis.log").toFile())
             .start();
-    LocalRedisServer server = new LocalRedisServer(port, factory, process);
+    LocalRedisServer server = new LocalRedisServer(port, factory, process, dir);
     long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (true) {
       try (Jedis jedis = server.admin()) {
@@ -186,13 +188,31 @@ public final class LocalRedisServer implements AutoCloseable {
     }
   }
 
+  /**
+   * Stops the server by its process handle (PID), also when a test left it frozen (a thaw that
+   * failed), and removes its directory.
+   */
   @Override
   public void close() {
-    process.destroy(); // this test's own process, by its handle (PID)
     try {
-      process.waitFor(10, TimeUnit.SECONDS);
+      if (process.isAlive()) {
+        signal("-CONT"); // a frozen process takes SIGTERM only once running again
+      }
+    } catch (Exception e) {
+      // stopped below regardless
+    }
+    process.destroy();
+    try {
+      if (!process.waitFor(10, TimeUnit.SECONDS)) {
+        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+    try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
+      files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+    } catch (java.io.IOException e) {
+      // a temporary directory: left behind at worst
     }
   }
 }

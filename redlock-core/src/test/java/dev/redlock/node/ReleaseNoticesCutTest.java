@@ -1,16 +1,21 @@
 package dev.redlock.node;
 
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import java.io.IOException;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import redis.clients.jedis.HostAndPort;
@@ -27,6 +32,9 @@ import redis.clients.jedis.exceptions.JedisConnectionException;
  * node until the bound runs out (or, on a host whose socket buffers take 8 MB, does not throw).
  */
 class ReleaseNoticesCutTest {
+  /** A cut closes sockets and writes nothing: it takes no time (2 s: a loaded CI machine). */
+  static final Duration CUT_BOUND = Duration.ofSeconds(2);
+
   @ParameterizedTest(name = "tls={0}")
   @ValueSource(booleans = {false, true})
   void aWriteAfterACutNeverMakesANewSocket(boolean tls) throws Exception {
@@ -60,11 +68,9 @@ class ReleaseNoticesCutTest {
 
   /**
    * A cut ends, at once, a write that is blocked on a frozen node, and does not wait for it; over
-   * TLS too. Closing a TLS socket first writes a close_notify: Jedis's SO_LINGER of 0 has the JDK
-   * skip it while a write holds the TLS record lock (as here), but with no write in progress and
-   * the send queue to a frozen node full, that write would block whoever cuts; so the cut closes
-   * the TCP socket under the TLS one first (that window could not be forced here: without the TCP
-   * close this test still passes on JDK 17). Planted: a cut that leaves the socket open times out.
+   * TLS too (where the JDK skips the close_notify while this write holds the TLS record lock: the
+   * next test covers a full queue with no write in progress). Planted: a cut that leaves the socket
+   * open times out.
    */
   @ParameterizedTest(name = "tls={0}")
   @ValueSource(booleans = {false, true})
@@ -76,28 +82,19 @@ class ReleaseNoticesCutTest {
               new HostAndPort("127.0.0.1", server.port),
               uri.clientConfig(Duration.ofSeconds(2), "redlock-notices", server.tls).build());
       c.setSoTimeout(0); // as the reader has it (a TLS close reads what is left only with one)
+      assertEquals(tls, c.tcp() != null, "under TLS, the TCP socket is known");
       server.freeze();
       try {
-        Thread[] writer = new Thread[1];
+        AtomicReference<Thread> writer = new AtomicReference<>();
         CompletableFuture<Void> write =
             CompletableFuture.runAsync(
                 () -> {
-                  writer[0] = Thread.currentThread();
+                  writer.set(Thread.currentThread());
                   c.send(Protocol.Command.SUBSCRIBE, List.of("x".repeat(32 * 1024 * 1024)));
                   c.flushNow();
                 });
-        // Blocked: waiting for the frozen node's socket to take bytes it never will.
-        await()
-            .atMost(Duration.ofSeconds(20))
-            .until(
-                () ->
-                    writer[0] != null
-                        && Arrays.stream(writer[0].getStackTrace())
-                            .anyMatch(
-                                f ->
-                                    f.getClassName().equals("sun.nio.ch.Net")
-                                        && f.getMethodName().equals("poll")));
-        assertTimeoutPreemptively(Duration.ofSeconds(20), c::cut);
+        awaitBlockedInWrite(writer);
+        assertTimeoutPreemptively(CUT_BOUND, c::cut);
         Throwable failed =
             assertThrows(ExecutionException.class, () -> write.get(20, TimeUnit.SECONDS))
                 .getCause();
@@ -106,5 +103,71 @@ class ReleaseNoticesCutTest {
         server.thaw();
       }
     }
+  }
+
+  /**
+   * Over TLS, a cut writes nothing, even when the send queue to a frozen node is full and no TLS
+   * write is in progress (the window the test above cannot force): the queue is filled with bytes
+   * written to the TCP socket itself, from a thread that stays blocked in that write. A TLS close
+   * would write a close_notify behind them and wait (found by the review). Planted: without closing
+   * the TCP socket first, the cut times out.
+   */
+  @Test
+  void aCutWritesNothingToAFullSendQueue() throws Exception {
+    try (LocalRedisServer server = LocalRedisServer.start(true)) {
+      NodeUri uri = server.uri();
+      ReleaseNotices.SubscriberConnection c =
+          ReleaseNotices.SubscriberConnection.open(
+              new HostAndPort("127.0.0.1", server.port),
+              uri.clientConfig(Duration.ofSeconds(2), "redlock-notices", server.tls).build());
+      c.setSoTimeout(0);
+      server.freeze();
+      try {
+        AtomicReference<Thread> filler = fillSendQueue(c.tcp());
+        assertTimeoutPreemptively(CUT_BOUND, c::cut);
+        await().atMost(Duration.ofSeconds(20)).until(() -> !filler.get().isAlive());
+      } finally {
+        server.thaw();
+      }
+    }
+  }
+
+  /**
+   * Starts a thread that writes to {@code tcp} until the frozen node's queue is full, and returns
+   * it once it is blocked there (it ends when the socket is closed).
+   */
+  static AtomicReference<Thread> fillSendQueue(Socket tcp) {
+    AtomicReference<Thread> filler = new AtomicReference<>();
+    Thread t =
+        new Thread(
+            () -> {
+              try {
+                tcp.getOutputStream().write(new byte[32 * 1024 * 1024]);
+              } catch (IOException e) {
+                // the cut: expected
+              }
+            },
+            "fill-send-queue");
+    t.setDaemon(true);
+    filler.set(t);
+    t.start();
+    awaitBlockedInWrite(filler);
+    return filler;
+  }
+
+  /** Waits until {@code writer} waits for a frozen node's socket to take bytes it never will. */
+  static void awaitBlockedInWrite(AtomicReference<Thread> writer) {
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(
+            () -> {
+              Thread t = writer.get();
+              return t != null
+                  && Arrays.stream(t.getStackTrace())
+                      .anyMatch(
+                          f ->
+                              f.getClassName().equals("sun.nio.ch.Net")
+                                  && f.getMethodName().equals("poll"));
+            });
   }
 }

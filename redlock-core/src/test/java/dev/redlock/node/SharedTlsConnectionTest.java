@@ -1,14 +1,22 @@
 package dev.redlock.node;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.Socket;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisClientConfig;
 
 /**
  * One shared TLS connection, two callers (review finding 2.2 of issue 15's shared connections): one
@@ -51,6 +59,52 @@ class SharedTlsConnectionTest {
             "the patient caller's reply (not the owner: 0), not a broken connection");
       } finally {
         node.close();
+      }
+    } finally {
+      io.shutdownNow();
+    }
+  }
+
+  /**
+   * Breaking a TLS connection writes nothing, even when the send queue to a frozen node is full: a
+   * caller that finds a node silent breaks its connection, and must not then wait on that node
+   * itself (the TLS close's close_notify would queue behind the full queue; found by a review of
+   * the release notices' same gap). The queue is filled through the TCP socket by a thread that
+   * stays blocked there. Planted: without closing the TCP socket first, the break times out.
+   */
+  @Test
+  void breakingWritesNothingToAFullSendQueue() throws Exception {
+    ExecutorService io = Executors.newCachedThreadPool();
+    try (LocalRedisServer server = LocalRedisServer.start(true)) {
+      JedisClientConfig config =
+          server.uri().clientConfig(Duration.ofSeconds(2), "redlock", server.tls).build();
+      JedisNode.CapturingSocketFactory sockets =
+          new JedisNode.CapturingSocketFactory(
+              new HostAndPort("127.0.0.1", server.port), config, null);
+      JedisNode.HandshakeConnection handshake = new JedisNode.HandshakeConnection(sockets, config);
+      handshake.readLife();
+      Socket tcp = TcpUnderTls.socket(sockets.under);
+      assertNotNull(tcp, "under TLS, the TCP socket is known");
+      SharedConnection shared =
+          new SharedConnection(
+              "test",
+              handshake,
+              sockets.socket,
+              tcp,
+              handshake.life,
+              null,
+              TimeUnit.SECONDS.toNanos(1),
+              new ScriptCalls(NodeKeys.of("redlock:", 60_000, false)),
+              io,
+              null);
+      server.freeze();
+      try {
+        AtomicReference<Thread> filler = ReleaseNoticesCutTest.fillSendQueue(tcp);
+        assertTimeoutPreemptively(ReleaseNoticesCutTest.CUT_BOUND, shared::close);
+        assertTrue(shared.isClosed());
+        await().atMost(Duration.ofSeconds(20)).until(() -> !filler.get().isAlive());
+      } finally {
+        server.thaw();
       }
     } finally {
       io.shutdownNow();
