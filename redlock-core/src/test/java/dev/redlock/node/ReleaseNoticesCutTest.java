@@ -39,11 +39,7 @@ class ReleaseNoticesCutTest {
   @ValueSource(booleans = {false, true})
   void aWriteAfterACutNeverMakesANewSocket(boolean tls) throws Exception {
     try (LocalRedisServer server = LocalRedisServer.start(tls)) {
-      NodeUri uri = server.uri();
-      ReleaseNotices.SubscriberConnection c =
-          ReleaseNotices.SubscriberConnection.open(
-              new HostAndPort("127.0.0.1", server.port),
-              uri.clientConfig(Duration.ofSeconds(2), "redlock-notices", server.tls).build());
+      ReleaseNotices.SubscriberConnection c = open(server);
       c.cut(); // what close() does
       server.freeze(); // a new socket would be accepted by the kernel and never read
       try {
@@ -76,11 +72,7 @@ class ReleaseNoticesCutTest {
   @ValueSource(booleans = {false, true})
   void aCutEndsAWriteBlockedOnAFrozenNodeAtOnce(boolean tls) throws Exception {
     try (LocalRedisServer server = LocalRedisServer.start(tls)) {
-      NodeUri uri = server.uri();
-      ReleaseNotices.SubscriberConnection c =
-          ReleaseNotices.SubscriberConnection.open(
-              new HostAndPort("127.0.0.1", server.port),
-              uri.clientConfig(Duration.ofSeconds(2), "redlock-notices", server.tls).build());
+      ReleaseNotices.SubscriberConnection c = open(server);
       c.setSoTimeout(0); // as the reader has it (a TLS close reads what is left only with one)
       assertEquals(tls, c.tcp() != null, "under TLS, the TCP socket is known");
       server.freeze();
@@ -115,11 +107,7 @@ class ReleaseNoticesCutTest {
   @Test
   void aCutWritesNothingToAFullSendQueue() throws Exception {
     try (LocalRedisServer server = LocalRedisServer.start(true)) {
-      NodeUri uri = server.uri();
-      ReleaseNotices.SubscriberConnection c =
-          ReleaseNotices.SubscriberConnection.open(
-              new HostAndPort("127.0.0.1", server.port),
-              uri.clientConfig(Duration.ofSeconds(2), "redlock-notices", server.tls).build());
+      ReleaseNotices.SubscriberConnection c = open(server);
       c.setSoTimeout(0);
       server.freeze();
       try {
@@ -169,5 +157,12 @@ class ReleaseNoticesCutTest {
                               f.getClassName().equals("sun.nio.ch.Net")
                                   && f.getMethodName().equals("poll"));
             });
+  }
+
+  /** A subscriber connection as the notices' reader makes it (2 s timeouts until then). */
+  private static ReleaseNotices.SubscriberConnection open(LocalRedisServer server) {
+    return ReleaseNotices.SubscriberConnection.open(
+        new HostAndPort("127.0.0.1", server.port),
+        server.uri().clientConfig(Duration.ofSeconds(2), "redlock-notices", server.tls).build());
   }
 }
