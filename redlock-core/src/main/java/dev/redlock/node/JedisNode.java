@@ -322,10 +322,12 @@ final class JedisNode implements LockNode {
           drains,
           this::retireIdleConnections);
     } catch (java.io.IOException e) {
+      TcpUnderTls.closeFirst(sockets.tcp());
       connection.disconnect();
       throw new JedisConnectionException(e);
     } catch (RuntimeException e) {
       if (connection != null) {
+        TcpUnderTls.closeFirst(sockets.tcp()); // a TLS close neither writes nor drains a read
         connection.disconnect();
       }
       throw e;
@@ -394,10 +396,16 @@ final class JedisNode implements LockNode {
     public Socket createSocket() {
       Socket made = delegate.createSocket();
       socket = made;
+      Socket tcp = tcp();
       if (channel != null) {
-        channel.opening = made;
+        channel.opening = tcp != null ? tcp : made;
       }
       return made;
+    }
+
+    /** Under TLS, the TCP socket of the socket made; else null. */
+    Socket tcp() {
+      return under == null ? null : under.tcp();
     }
   }
 
@@ -416,6 +424,11 @@ final class JedisNode implements LockNode {
     return notices.isSubscribed(resource);
   }
 
+  /** Every connection made and not closed yet (for tests). */
+  java.util.Collection<SharedConnection> connectionsMade() {
+    return java.util.Collections.unmodifiableSet(made);
+  }
+
   @Override
   public void close() {
     closed = true;
@@ -423,7 +436,9 @@ final class JedisNode implements LockNode {
     for (Channel channel : channels) {
       Socket opening = channel.opening;
       if (opening != null) {
-        IOUtils.closeQuietly(opening); // a connect still under way (up to connectTimeout) ends now
+        // A connection still being made (its AUTH, SELECT and life read) ends now; under TLS its
+        // TCP socket is closed, so nothing is written to a node that may not read.
+        IOUtils.closeQuietly(opening);
       }
     }
     for (SharedConnection c : made) {

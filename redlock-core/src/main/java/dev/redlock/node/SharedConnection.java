@@ -158,6 +158,11 @@ final class SharedConnection {
     this.drains = drains;
   }
 
+  /** Under TLS, the TCP socket it runs on; else null. */
+  Socket tcp() {
+    return tcp;
+  }
+
   /** Whether new requests should go out on it: not broken, closed or retired. */
   boolean isOpen() {
     return broken == null && !retired;

@@ -132,9 +132,9 @@ public final class LocalRedisServer implements AutoCloseable {
         return server;
       } catch (RuntimeException e) {
         if (System.nanoTime() > until || !process.isAlive()) {
+          String log = Files.readString(dir.resolve("redis.log")); // before close() removes it
           server.close();
-          throw new IllegalStateException(
-              "redis-server did not start: " + Files.readString(dir.resolve("redis.log")), e);
+          throw new IllegalStateException("redis-server did not start: " + log, e);
         }
         Thread.sleep(20); // the process is starting: nothing to wait on but its port
       }
@@ -211,7 +211,7 @@ public final class LocalRedisServer implements AutoCloseable {
     }
     try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
       files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
-    } catch (java.io.IOException e) {
+    } catch (java.io.IOException | RuntimeException e) {
       // a temporary directory: left behind at worst
     }
   }

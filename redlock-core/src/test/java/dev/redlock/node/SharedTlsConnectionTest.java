@@ -14,9 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
-import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
-import redis.clients.jedis.JedisClientConfig;
 
 /**
  * One shared TLS connection, two callers (review finding 2.2 of issue 15's shared connections): one
@@ -31,15 +29,7 @@ class SharedTlsConnectionTest {
     ExecutorService io = Executors.newCachedThreadPool();
     try (LocalRedisServer server = LocalRedisServer.start(true);
         Jedis admin = server.admin()) {
-      LockNode node =
-          LockNode.connect(
-              server.uri(),
-              Duration.ofSeconds(1),
-              Duration.ofSeconds(2),
-              1,
-              NodeKeys.of("redlock:", 60_000, false),
-              server.tls,
-              io);
+      LockNode node = connect(server, io);
       try {
         node.open();
         assertEquals(
@@ -67,47 +57,50 @@ class SharedTlsConnectionTest {
 
   /**
    * Breaking a TLS connection writes nothing, even when the send queue to a frozen node is full: a
-   * caller that finds a node silent breaks its connection, and must not then wait on that node
-   * itself (the TLS close's close_notify would queue behind the full queue; found by a review of
-   * the release notices' same gap). The queue is filled through the TCP socket by a thread that
-   * stays blocked there. Planted: without closing the TCP socket first, the break times out.
+   * caller that finds a node silent breaks its connection, and {@code close()} breaks them all;
+   * neither may then wait on that node (the TLS close's close_notify would wait behind the full
+   * queue; found by a review of the release notices' same gap). The node makes its connection as
+   * always; the queue is filled through the TCP socket under TLS by a thread that stays blocked
+   * there, so no TLS write is in progress. Planted: without closing the TCP socket first, {@code
+   * close()} times out.
    */
   @Test
   void breakingWritesNothingToAFullSendQueue() throws Exception {
     ExecutorService io = Executors.newCachedThreadPool();
     try (LocalRedisServer server = LocalRedisServer.start(true)) {
-      JedisClientConfig config =
-          server.uri().clientConfig(Duration.ofSeconds(2), "redlock", server.tls).build();
-      JedisNode.CapturingSocketFactory sockets =
-          new JedisNode.CapturingSocketFactory(
-              new HostAndPort("127.0.0.1", server.port), config, null);
-      JedisNode.HandshakeConnection handshake = new JedisNode.HandshakeConnection(sockets, config);
-      handshake.readLife();
-      Socket tcp = TcpUnderTls.socket(sockets.under);
-      assertNotNull(tcp, "under TLS, the TCP socket is known");
-      SharedConnection shared =
-          new SharedConnection(
-              "test",
-              handshake,
-              sockets.socket,
-              tcp,
-              handshake.life,
-              null,
-              TimeUnit.SECONDS.toNanos(1),
-              new ScriptCalls(NodeKeys.of("redlock:", 60_000, false)),
-              io,
-              null);
-      server.freeze();
+      JedisNode node = connect(server, io);
       try {
-        AtomicReference<Thread> filler = ReleaseNoticesCutTest.fillSendQueue(tcp);
-        assertTimeoutPreemptively(ReleaseNoticesCutTest.CUT_BOUND, shared::close);
-        assertTrue(shared.isClosed());
-        await().atMost(Duration.ofSeconds(20)).until(() -> !filler.get().isAlive());
+        node.open();
+        SharedConnection made = node.connectionsMade().iterator().next();
+        Socket tcp = made.tcp();
+        assertNotNull(tcp, "under TLS, the node hands the TCP socket to its connection");
+        server.freeze();
+        try {
+          AtomicReference<Thread> filler = ReleaseNoticesCutTest.fillSendQueue(tcp);
+          assertTimeoutPreemptively(ReleaseNoticesCutTest.CUT_BOUND, node::close);
+          assertTrue(made.isClosed());
+          await().atMost(Duration.ofSeconds(20)).until(() -> !filler.get().isAlive());
+        } finally {
+          server.thaw();
+        }
       } finally {
-        server.thaw();
+        node.close();
       }
     } finally {
       io.shutdownNow();
     }
+  }
+
+  /** The node as the service connects it: a 1 s node timeout, one connection. */
+  private static JedisNode connect(LocalRedisServer server, ExecutorService io) {
+    return (JedisNode)
+        LockNode.connect(
+            server.uri(),
+            Duration.ofSeconds(1),
+            Duration.ofSeconds(2),
+            1,
+            NodeKeys.of("redlock:", 60_000, false),
+            server.tls,
+            io);
   }
 }
