@@ -314,23 +314,19 @@ final class JedisNode implements LockNode {
           uri.toString(),
           connection,
           sockets.socket,
-          TcpUnderTls.socket(sockets.under),
+          sockets.tcp(),
           life,
           life.unknown() == null ? life.scriptArgs(keys.trustDurable()) : null,
           timeoutNanos,
           calls,
           drains,
           this::retireIdleConnections);
-    } catch (java.io.IOException e) {
-      TcpUnderTls.closeFirst(sockets.tcp());
-      connection.disconnect();
-      throw new JedisConnectionException(e);
-    } catch (RuntimeException e) {
+    } catch (java.io.IOException | RuntimeException e) {
       if (connection != null) {
         TcpUnderTls.closeFirst(sockets.tcp()); // a TLS close neither writes nor drains a read
         connection.disconnect();
       }
-      throw e;
+      throw e instanceof RuntimeException r ? r : new JedisConnectionException(e);
     } finally {
       channel.opening = null;
     }
@@ -382,8 +378,8 @@ final class JedisNode implements LockNode {
    */
   static final class CapturingSocketFactory implements JedisSocketFactory {
     private final DefaultJedisSocketFactory delegate;
-    private final Channel channel; // null: nobody to tell (tests)
-    final TcpUnderTls under; // null: plain TCP
+    private final Channel channel; // null: nobody to tell (the release notices, tests)
+    private final TcpUnderTls under; // null: plain TCP
     volatile Socket socket;
 
     CapturingSocketFactory(HostAndPort address, JedisClientConfig config, Channel channel) {
@@ -405,7 +401,7 @@ final class JedisNode implements LockNode {
 
     /** Under TLS, the TCP socket of the socket made; else null. */
     Socket tcp() {
-      return under == null ? null : under.tcp();
+      return TcpUnderTls.socket(under);
     }
   }
 

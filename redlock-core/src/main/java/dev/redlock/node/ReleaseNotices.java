@@ -15,7 +15,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Connection;
-import redis.clients.jedis.DefaultJedisSocketFactory;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.Protocol;
@@ -349,15 +348,14 @@ final class ReleaseNotices {
 
     /** Connects, AUTH, SELECT and the client name, as {@code config} says. */
     static SubscriberConnection open(HostAndPort address, JedisClientConfig config) {
-      TcpUnderTls under = TcpUnderTls.of(config);
       return new SubscriberConnection(
-          new DefaultJedisSocketFactory(address, TcpUnderTls.config(config, under)), config, under);
+          new JedisNode.CapturingSocketFactory(address, config, null), config);
     }
 
     private SubscriberConnection(
-        DefaultJedisSocketFactory sockets, JedisClientConfig config, TcpUnderTls under) {
+        JedisNode.CapturingSocketFactory sockets, JedisClientConfig config) {
       super(sockets, config); // connects, AUTH, SELECT, client name
-      this.tcp = TcpUnderTls.socket(under);
+      this.tcp = sockets.tcp();
       made = true;
     }
 

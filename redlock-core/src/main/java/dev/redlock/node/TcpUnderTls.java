@@ -72,16 +72,9 @@ final class TcpUnderTls extends SSLSocketFactory {
     return tcp;
   }
 
-  /** The TCP socket handed here so far, or null. */
-  Socket tcp() {
-    return socket;
-  }
-
   /** Closes {@code tcp} (if not null), before its TLS socket is closed: see the class comment. */
   static void closeFirst(Socket tcp) {
-    if (tcp != null) {
-      IOUtils.closeQuietly(tcp);
-    }
+    IOUtils.closeQuietly(tcp); // null: plain TCP, nothing to do
   }
 
   @Override
