@@ -763,6 +763,19 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
         });
   }
 
+  @Override
+  public long roundNanos() {
+    return roundNanos;
+  }
+
+  /** More nodes refused (the key is gone or another's) than may fail for a quorum to remain. */
+  @Override
+  public boolean hopeless(Tally votes) {
+    long refused =
+        votes.outcomes().stream().filter(o -> o.status() == NodeOutcome.Status.REFUSED).count();
+    return refused > store.size() - store.quorum();
+  }
+
   /** A renewal's verdict, the engine's alone: see {@link #applyExtend}. */
   @Override
   public boolean extended(ManagedLease<H> lease, Tally votes, long start) {
@@ -1141,7 +1154,8 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     return millis;
   }
 
-  long pauseNanos() {
+  @Override
+  public long pauseNanos() {
     long jitter = settings.retryJitter().toNanos();
     return settings.retryDelay().toNanos()
         + (jitter == 0 ? 0 : ThreadLocalRandom.current().nextLong(jitter + 1));

@@ -41,6 +41,12 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   private volatile long validUntil;
   private volatile LeaseLostException lost;
 
+  /**
+   * Set once the validity was seen to have run out: from then on the lease is invalid for good, so
+   * that a late extend or renewal reply can never make {@link #isValid()} true again.
+   */
+  private volatile boolean expired;
+
   /** Serialises extends; made by the first extend (most leases are never extended by hand). */
   private volatile ReentrantLock extendLock;
 
@@ -110,12 +116,20 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
 
   @Override
   public Duration remainingValidity() {
-    return lost != null ? Duration.ZERO : Duration.ofNanos(Math.max(0, validUntil - engine.now()));
+    long left = validUntil - engine.now();
+    return isValid() ? Duration.ofNanos(Math.max(0, left)) : Duration.ZERO;
   }
 
   @Override
   public boolean isValid() {
-    return lost == null && validUntil - engine.now() > 0;
+    if (lost != null || expired) {
+      return false;
+    }
+    if (validUntil - engine.now() > 0) {
+      return true;
+    }
+    expired = true; // once false, false for good
+    return false;
   }
 
   @Override
@@ -248,6 +262,11 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     }
   }
 
+  /** Until when, on the engine's clock, the lease is valid as things stand. */
+  long validUntil() {
+    return validUntil;
+  }
+
   /** The start of the extend (or acquisition) that gave the validity kept. */
   synchronized long renewedFrom() {
     return renewedFrom;
@@ -255,14 +274,14 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
 
   /**
    * Applies a successful extend or renewal that started at {@code start}; false if the lease ended
-   * meanwhile. The validity only moves forward: a store never shortens a lease's life, so every
-   * validity a quorum confirmed still holds, and the latest of them is the one to keep, whatever
-   * order the replies of a user's extend and a renewal arrive in. The renewal schedule follows the
-   * validity kept.
+   * meanwhile, or its validity ran out before the reply came (then it is not brought back). The
+   * validity only moves forward: a store never shortens a lease's life, so every validity a quorum
+   * confirmed still holds, and the latest of them is the one to keep, whatever order the replies of
+   * a user's extend and a renewal arrive in. The renewal schedule follows the validity kept.
    */
   synchronized boolean extended(long start, long newValidUntil) {
-    if (released || lost != null) {
-      return false;
+    if (released || !isValid()) {
+      return false; // a lease whose validity ran out stays out, whatever a late reply says
     }
     if (newValidUntil - validUntil > 0) {
       validUntil = newValidUntil;

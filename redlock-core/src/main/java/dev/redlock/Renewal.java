@@ -9,10 +9,11 @@ import java.util.concurrent.ScheduledFuture;
 /**
  * The watchdog's renewal of one kept-alive lease ({@link Lease#keepAlive}, {@code withLock}): when
  * the next renewal falls due, sending it, and what its outcome does — the next renewal scheduled
- * one interval after the renewal that ran, or the lease lost (the renewal failed, the validity ran
- * out, or {@code maxHold} was reached). One per kept-alive lease, made and owned by the lease; it
- * reaches the engine only through {@link Renewer}, and the engine alone says whether a renewal's
- * votes extended the lease.
+ * one interval after the renewal that ran, a renewal that missed the quorum tried again while the
+ * validity lasts, or the lease lost (no renewal could win in time, the validity ran out, or {@code
+ * maxHold} was reached). One per kept-alive lease, made and owned by the lease; it reaches the
+ * engine only through {@link Renewer}, and the engine alone says whether a renewal's votes extended
+ * the lease.
  *
  * <p>Lock order: the lease's monitor may be held while calling {@link #stop}; this object never
  * calls the lease while holding its own.
@@ -20,6 +21,7 @@ import java.util.concurrent.ScheduledFuture;
  * @param <H> what the store keeps about the lease
  */
 final class Renewal<H extends LeaseStore.Held> {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Renewal.class);
 
   /** What a renewal needs of the engine. */
   interface Renewer<H extends LeaseStore.Held> {
@@ -42,6 +44,15 @@ final class Renewal<H extends LeaseStore.Held> {
 
     /** The monotonic clock. */
     long now();
+
+    /** How long a renewal may take to be decided: one round of {@code nodeTimeout}. */
+    long roundNanos();
+
+    /** The pause before trying again: {@code retryDelay} plus random jitter. */
+    long pauseNanos();
+
+    /** Whether enough nodes said the lease is no longer theirs that no renewal can ever win. */
+    boolean hopeless(Tally votes);
   }
 
   private final ManagedLease<H> lease;
@@ -120,23 +131,44 @@ final class Renewal<H extends LeaseStore.Held> {
   }
 
   /**
-   * A renewal's outcome. A renewal that does not win with validity left loses the lease at once,
-   * never "maybe". The next renewal counts from the renewal that ran, or from the start of the
-   * extend that gave the validity kept, if later; never from an older start: after an extend longer
-   * than the ttl the kept validity's start stays behind, and renewals counted from it would fall
-   * due at once, again and again.
+   * A renewal's outcome. Extended: the next renewal one interval after the renewal that ran, or
+   * after the start of the extend that gave the validity kept, if later; never after an older
+   * start: after an extend longer than the ttl the kept validity's start stays behind, and renewals
+   * counted from it would fall due at once, again and again.
+   *
+   * <p>Not extended: the lease keeps the validity it had (a failed extend shortens nothing), so the
+   * renewal is tried again after the retry pause ({@code retryDelay} and jitter), no later than the
+   * last moment a try can still be decided before the validity runs out. The lease is lost only
+   * when no try can be decided in time any more, or when enough nodes said the key is no longer the
+   * lease's that none can ever win.
    */
   void renewed(Tally votes, long start) {
-    if (!engine.extended(lease, votes, start)) {
+    if (engine.extended(lease, votes, start)) {
+      long keptFrom = lease.renewedFrom(); // read before taking this monitor (lock order)
+      schedule(keptFrom - start > 0 ? keptFrom + intervalNanos : start + intervalNanos);
+      return;
+    }
+    long now = engine.now();
+    long lastTry = lease.validUntil() - engine.roundNanos(); // decided before the validity ends
+    if (engine.hopeless(votes) || lastTry - now <= 0) {
       lease.loseOnLibraryThread(LeaseLostException.Reason.RENEWAL_FAILED, votes.outcomes());
       return;
     }
-    long keptFrom = lease.renewedFrom(); // read before taking this monitor (lock order)
-    long from = keptFrom - start > 0 ? keptFrom : start;
-    synchronized (this) {
-      if (!stopped) {
-        next = engine.at(from + intervalNanos, this::due);
-      }
+    long pause = now + engine.pauseNanos();
+    long retry = pause - lastTry > 0 ? lastTry : pause;
+    log.warn(
+        "renewal of '{}' missed the quorum; the lease keeps its validity ({} ms left) and the"
+            + " renewal is tried again in {} ms; nodes: {}",
+        lease.resource(),
+        (lease.validUntil() - now) / 1_000_000,
+        (retry - now) / 1_000_000,
+        votes.outcomes());
+    schedule(retry);
+  }
+
+  private synchronized void schedule(long at) {
+    if (!stopped) {
+      next = engine.at(at, this::due);
     }
   }
 }

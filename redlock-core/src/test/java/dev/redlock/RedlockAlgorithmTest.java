@@ -264,23 +264,26 @@ class RedlockAlgorithmTest {
             .getMessage()
             .startsWith("ttl must be <= maxTtl (PT1M), was PT2M"));
     assertTrue(
-        assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire("@epoch", TTL))
+        assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire("@witness", TTL))
             .getMessage()
             .startsWith("resource must not start with '@'"));
-    // With an empty (or shorter) prefix, these would be another prefix's life marker, legacy
-    // marker and fencing counter: "redlock:" + "@life", ... (issue 13, item 5).
-    // ... and a shorter prefix's read-write lock keys ("redlock:" + "@rw:w:ledger", ...).
+    // With an empty (or shorter) prefix, these would be another prefix's life marker, witness,
+    // a fencing counter, or read-write lock keys: "redlock:" + "@life", ...; and "ledger@fence"
+    // would be the counter of "ledger" under any prefix.
     for (String other :
         List.of(
             "redlock:@life",
-            "redlock:@epoch",
-            "redlock:@fence:ledger",
+            "redlock:@witness",
+            "ledger@fence",
+            "redlock:ledger@fence",
             "redlock:@rw:w:ledger",
             "redlock:@rw:r:ledger")) {
       assertTrue(
           assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire(other, TTL))
               .getMessage()
-              .contains("or end with '@life' or '@epoch' (the nodes' own keys), was '" + other),
+              .contains(
+                  "or end with '@fence', '@life' or '@witness' (the nodes' own keys), was '"
+                      + other),
           other);
     }
     lock.tryAcquire("payout:user@example.com", TTL).orElseThrow().release(); // other '@'s are fine
@@ -390,5 +393,24 @@ class RedlockAlgorithmTest {
         IllegalStateException.class, () -> lease.extend(TTL), "the lease was released by close");
     lease.close(); // idempotent, no error
     lock.close();
+  }
+
+  /**
+   * Once {@code isValid()} said false it never says true again: a reply to an extend sent while the
+   * lease was valid, arriving after its validity ran out, does not bring it back. Planted (the
+   * reply applied whenever it is not lost yet): valid again.
+   */
+  @Test
+  void aLateExtendReplyNeverBringsBackALeaseSeenInvalid() {
+    Redlock lock = redlock(3);
+    Lease lease = lock.tryAcquire("r", Duration.ofSeconds(10)).orElseThrow();
+    long sentAt = clock.get();
+    clock.addAndGet(Duration.ofSeconds(11).toNanos());
+    assertFalse(lease.isValid());
+    ManagedLease<?> managed = (ManagedLease<?>) lease;
+    long longer = sentAt + Duration.ofSeconds(20).toNanos(); // what the late reply would give
+    assertFalse(managed.extended(sentAt, longer), "refused");
+    assertFalse(lease.isValid(), "still invalid");
+    assertEquals(Duration.ZERO, lease.remainingValidity());
   }
 }
