@@ -1,6 +1,7 @@
 package dev.redlock;
 
 import dev.redlock.internal.TokenHash;
+import dev.redlock.node.GuardProbe;
 import dev.redlock.node.NodeKeys;
 import dev.redlock.node.NodeUri;
 import dev.redlock.node.Script;
@@ -47,7 +48,10 @@ public final class RedlockAdmin implements AutoCloseable {
     this.config = config;
     this.keys =
         NodeKeys.of(
-            config.keyPrefix(), config.settings().maxTtl().toMillis(), config.restartGuard());
+            config.keyPrefix(),
+            config.settings().maxTtl().toMillis(),
+            config.restartGuard(),
+            config.trustFsyncedAofRestarts());
   }
 
   /**
@@ -90,8 +94,8 @@ public final class RedlockAdmin implements AutoCloseable {
    * error; this never throws for a node failure.
    *
    * @throws IllegalArgumentException if {@code resource} is blank or could name the nodes' own keys
-   *     (see {@code docs/configuration.md}: it starts with '@', contains '@fence:' or '@rw:', or
-   *     ends with '@life' or '@epoch')
+   *     (see {@code docs/configuration.md}: it starts with '@', contains '@rw:', or ends with
+   *     '@fence', '@life' or '@witness')
    */
   public LockStatus status(String resource) {
     String key = key(resource);
@@ -104,17 +108,13 @@ public final class RedlockAdmin implements AutoCloseable {
 
   private LockStatus.Node read(NodeUri uri, String key) {
     try (Jedis jedis = connect(uri)) {
-      String runId = runId(jedis.info("server"));
+      Duration quarantine = quarantine(jedis, uri);
       Pipeline p = jedis.pipelined();
       Response<String> token = p.get(key);
       Response<Long> pttl = p.pttl(key);
-      Response<String> counter = p.get(keys.fenceKey(key.substring(config.keyPrefix().length())));
-      Response<String> life = p.get(keys.lifeKey());
-      Response<List<String>> time = p.time();
+      Response<String> counter = p.get(NodeKeys.fenceKeyOfLock(key));
       p.sync();
       boolean held = token.get() != null;
-      long nowMicros =
-          Long.parseLong(time.get().get(0)) * 1_000_000 + Long.parseLong(time.get().get(1));
       return new LockStatus.Node(
           uri.toString(),
           null,
@@ -122,7 +122,7 @@ public final class RedlockAdmin implements AutoCloseable {
           held ? Duration.ofMillis(Math.max(0, pttl.get())) : Duration.ZERO,
           held ? TokenHash.of(token.get()) : null,
           counter.get() == null ? 0 : Long.parseLong(counter.get()),
-          quarantine(life.get(), runId, nowMicros));
+          quarantine);
     } catch (RuntimeException e) {
       return new LockStatus.Node(
           uri.toString(), describe(e), false, Duration.ZERO, null, 0, Duration.ZERO);
@@ -209,21 +209,19 @@ public final class RedlockAdmin implements AutoCloseable {
   private String[] readWriteKeys(String name) {
     LeaseEngine.checkReadWriteName(name, NodeKeys::checkResource);
     String[] rw = NodeKeys.readWriteKeys(config.keyPrefix(), name);
-    // The counter is the writer key's, as the acquiring scripts are given it (fenceKeyOfLock).
-    String fence = keys.fenceKey(rw[0].substring(config.keyPrefix().length()));
-    return new String[] {rw[0], rw[1], rw[2], fence};
+    // The counter is the writer key's, as the acquiring scripts are given it.
+    return new String[] {rw[0], rw[1], rw[2], NodeKeys.fenceKeyOfLock(rw[0])};
   }
 
   private ReadWriteStatus.Node readReadWrite(NodeUri uri, String[] rw) {
     try (Jedis jedis = connect(uri)) {
-      String runId = runId(jedis.info("server"));
+      Duration quarantine = quarantine(jedis, uri);
       Pipeline p = jedis.pipelined();
       Response<String> writer = p.get(rw[0]);
       Response<Long> writerPttl = p.pttl(rw[0]);
       Response<List<Tuple>> readers = p.zrangeWithScores(rw[1], 0, -1);
       Response<Long> intentPttl = p.pttl(rw[2]);
       Response<String> counter = p.get(rw[3]);
-      Response<String> life = p.get(keys.lifeKey());
       Response<List<String>> time = p.time();
       p.sync();
       long nowMicros =
@@ -249,7 +247,7 @@ public final class RedlockAdmin implements AutoCloseable {
           Duration.ofNanos(longest * 1000),
           Duration.ofMillis(Math.max(0, intentPttl.get())),
           counter.get() == null ? 0 : Long.parseLong(counter.get()),
-          quarantine(life.get(), runId, nowMicros));
+          quarantine);
     } catch (RuntimeException e) {
       return new ReadWriteStatus.Node(
           uri.toString(),
@@ -266,30 +264,44 @@ public final class RedlockAdmin implements AutoCloseable {
   }
 
   /**
-   * What the acquire script would decide from the life marker: a marker this process did not stamp
-   * starts a full quarantine at the next acquisition (unless both lives were durable, which only
-   * the acquiring client can confirm), one it stamped counts from its epoch.
+   * What the restart guard's next acquire on node {@code index} would decide, asked without writing
+   * anything (the acquire scripts' own guard, run read-only): for {@code redlock doctor}.
+   *
+   * @throws IndexOutOfBoundsException if there is no such node
+   * @throws RuntimeException what Jedis throws if the node cannot be reached or refuses EVAL
    */
-  private Duration quarantine(String life, String runId, long nowMicros) {
-    if (!config.restartGuard()) {
-      return Duration.ZERO;
+  public GuardView restartGuard(int index) {
+    NodeUri uri = config.nodeUris().get(index);
+    try (Jedis jedis = connect(uri)) {
+      GuardProbe.View view = GuardProbe.of(jedis, keys, uri.database());
+      return new GuardView(view.quarantine(), view.why(), view.marker(), view.unknown());
     }
-    if (life == null || life.length() < 44 || !life.startsWith(runId + ":")) {
-      return config.settings().maxTtl();
-    }
-    long leftMicros =
-        config.settings().maxTtl().toNanos() / 1000
-            - (nowMicros - Long.parseLong(life.substring(43)));
-    return Duration.ofNanos(Math.max(0, leftMicros) * 1000);
   }
 
-  private static String runId(String info) {
-    for (String line : info.split("\r?\n")) {
-      if (line.startsWith("run_id:")) {
-        return line.substring("run_id:".length()).trim();
-      }
+  /**
+   * The restart guard's view of one node ({@link #restartGuard}).
+   *
+   * @param quarantine how long the next acquire would keep the node out of votes; zero: it votes
+   * @param why what the guard found: {@code trusted} (the data is the one this process life
+   *     stamped), {@code no marker} (a new node, or its data is gone), {@code foreign marker}
+   *     (stamped by another process, database or key prefix: a restart, SWAPDB, a restore), {@code
+   *     data replaced} (this life's marker came back with a copy of the data: a full resync, DEBUG
+   *     RELOAD, RESTORE), {@code restarted durable} (a restart from an fsynced AOF, adopted), or
+   *     {@code unknown}
+   * @param marker the life marker's value, or null
+   * @param unknown why no client counts the node's vote at all (INFO refused), or null
+   */
+  public record GuardView(Duration quarantine, String why, String marker, String unknown) {
+    public GuardView {
+      Objects.requireNonNull(quarantine, "quarantine must not be null");
+      Objects.requireNonNull(why, "why must not be null");
     }
-    return "?";
+  }
+
+  /** The guard's quarantine of the node {@code jedis} reaches; maxTtl if it cannot vote at all. */
+  private Duration quarantine(Jedis jedis, NodeUri uri) {
+    GuardProbe.View view = GuardProbe.of(jedis, keys, uri.database());
+    return view.unknown() != null ? config.settings().maxTtl() : view.quarantine();
   }
 
   /**
@@ -301,8 +313,8 @@ public final class RedlockAdmin implements AutoCloseable {
    * @param operator who breaks the lock, for the audit line (for instance {@code user@host})
    * @return per node: {@code deleted}, {@code absent}, or the error
    * @throws IllegalArgumentException if {@code resource} is blank or could name the nodes' own keys
-   *     (see {@code docs/configuration.md}: it starts with '@', contains '@fence:' or '@rw:', or
-   *     ends with '@life' or '@epoch')
+   *     (see {@code docs/configuration.md}: it starts with '@', contains '@rw:', or ends with
+   *     '@fence', '@life' or '@witness')
    */
   public List<String> forceRelease(String resource, String operator) {
     Objects.requireNonNull(operator, "operator must not be null");
@@ -474,13 +486,14 @@ public final class RedlockAdmin implements AutoCloseable {
       reply =
           jedis.eval(
               Script.VOUCH_NEW_NODE.source(),
-              List.of(keys.lifeKey()),
+              List.of(keys.lifeKey(), keys.witnessKey()),
               List.of(
                   config.keyPrefix(),
                   runId,
                   keys.maxTtlMillisText(),
                   stamp ? "1" : "0",
-                  Long.toString(MAX_KEYS_TO_CHECK)));
+                  Long.toString(MAX_KEYS_TO_CHECK),
+                  Integer.toString(uri.database())));
     } catch (RuntimeException e) {
       throw new RedlockException("cannot check " + uri + ": " + describe(e), e);
     }

@@ -51,6 +51,8 @@ class NullSafetyTest {
           "LockUnavailableException.<init>#0",
           // record components documented "null when …"
           "LockStatus.Node.<init>#1", // error: null when the node was read
+          "RedlockAdmin.GuardView.<init>#2", // marker: null when there is none
+          "RedlockAdmin.GuardView.<init>#3", // unknown: null when the node can vote
           "LockStatus.Node.<init>#4", // owner hash: null when free
           "ReadWriteStatus.Node.<init>#1", // error: null when the node was read
           "ReadWriteStatus.Node.<init>#4", // writer hash: null when no writer

@@ -51,14 +51,14 @@ final class RawFloors {
         .add(sha)
         .add(2)
         .key(key)
-        .key(FENCE_PREFIX + key)
+        .key(key + FENCE_SUFFIX)
         .add("token-of-this-cycle")
         .add(0) // no fencing token to raise: what a rollback sends, the cheapest release
         .add(60_000);
   }
 
   private static final String KEY_PREFIX = "redlock:";
-  private static final String FENCE_PREFIX = KEY_PREFIX + "@fence:";
+  private static final String FENCE_SUFFIX = "@fence";
 
   /** Writes {@code command} to every node, then reads every reply: one round, on this thread. */
   static List<Object> writeAllThenReadAll(
@@ -161,13 +161,13 @@ final class RawFloors {
                     .add(4)
                     .key(key)
                     .key(KEY_PREFIX + "@life")
-                    .key(FENCE_PREFIX + key)
-                    .key(KEY_PREFIX + "@epoch")
+                    .key(key + FENCE_SUFFIX)
+                    .key(KEY_PREFIX + "@witness")
                     .add("token-of-this-cycle")
                     .add(30_000)
                     .add(60_000)
                     .add("1")
-                    .add(runIds.get(i))
+                    .add(runIds.get(i) + ":0:" + KEY_PREFIX) // who the connection reached
                     .add("0")
                     .add(-1)
                     .add("0"));

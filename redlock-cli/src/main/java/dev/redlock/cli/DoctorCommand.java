@@ -73,7 +73,7 @@ final class DoctorCommand extends CliCommand {
       for (int i = 0; i < admin.nodes().size(); i++) {
         String node = admin.nodes().get(i);
         try (Jedis jedis = admin.connect(i)) {
-          Seen s = checkNode(config, node, jedis);
+          Seen s = checkNode(admin, i, config, node, jedis);
           if (s != null) {
             seen.add(s);
           }
@@ -154,7 +154,8 @@ final class DoctorCommand extends CliCommand {
     }
   }
 
-  private Seen checkNode(RedlockConfig config, String node, Jedis jedis) {
+  private Seen checkNode(
+      RedlockAdmin admin, int index, RedlockConfig config, String node, Jedis jedis) {
     long rtt = roundTripMicros(jedis);
     add(
         Verdict.OK,
@@ -195,7 +196,7 @@ final class DoctorCommand extends CliCommand {
     long nowMicros = NodeLife.nodeMicros(jedis);
     long after = System.currentTimeMillis();
     if (server != null) {
-      checkLife(config, node, jedis, server, durable, nowMicros);
+      checkLife(admin, index, config, node, server);
     }
     checkLegacyKeys(config, node, jedis);
     checkPermissions(config, node, jedis);
@@ -439,37 +440,18 @@ final class DoctorCommand extends CliCommand {
 
   /** The node's life (run_id, uptime) and what the restart guard makes of it now. */
   private void checkLife(
+      RedlockAdmin admin,
+      int index,
       RedlockConfig config,
       String node,
-      Jedis jedis,
-      Map<String, String> server,
-      boolean durable,
-      long nowMicros) {
-    String runId = server.get("run_id");
+      Map<String, String> server) {
     long uptime = Long.parseLong(server.getOrDefault("uptime_in_seconds", "0"));
-    long serverMicros = Long.parseLong(server.getOrDefault("server_time_usec", "0"));
-    long startedMicros = (serverMicros > 0 ? serverMicros : nowMicros) - uptime * 1_000_000;
     add(
         Verdict.INFO,
         node,
         "life",
-        "run_id " + NodeLife.shortId(runId) + ", up " + NodeLife.uptime(uptime),
+        "run_id " + NodeLife.shortId(server.get("run_id")) + ", up " + NodeLife.uptime(uptime),
         null);
-    String prefix = config.keyPrefix();
-    String marker;
-    String legacyEpoch;
-    try {
-      marker = jedis.get(NodeLife.lifeKey(prefix));
-      legacyEpoch = jedis.get(NodeLife.legacyEpochKey(prefix));
-    } catch (JedisDataException e) {
-      add(
-          Verdict.UNKNOWN,
-          node,
-          "restart guard",
-          "cannot read " + NodeLife.lifeKey(prefix) + " (" + e.getMessage() + ")",
-          "grant the user +get on ~" + prefix + "*");
-      return;
-    }
     if (!config.restartGuard()) {
       add(
           Verdict.FAIL,
@@ -480,32 +462,60 @@ final class DoctorCommand extends CliCommand {
           "keep the restart guard on");
       return;
     }
-    NodeLife.Marker parsed = NodeLife.Marker.parse(marker);
-    if (marker != null && parsed == null) {
+    RedlockAdmin.GuardView view;
+    try {
+      view = admin.restartGuard(index);
+    } catch (RuntimeException e) {
       add(
-          Verdict.WARN,
+          Verdict.UNKNOWN,
           node,
           "restart guard",
-          NodeLife.lifeKey(prefix) + " holds '" + marker + "', not <run_id>:<d>:<epoch_us>",
-          "redlock quarantine --node " + node + " (stamps a good marker)");
+          "cannot ask the node (" + e.getMessage() + ")",
+          "grant the user what the lock's scripts need (the permissions check says what)");
       return;
     }
-    Long legacy = null;
-    try {
-      legacy = legacyEpoch == null ? null : Long.parseLong(legacyEpoch);
-    } catch (NumberFormatException e) {
-      // not a number: the guard cannot adopt it either
+    if (view.unknown() == null) { // else INFO is refused, and the "restarts" check says so
+      boolean untilNextAcquire = !view.why().equals("trusted");
+      add(
+          view.why().equals("no marker")
+              ? Verdict.INFO
+              : view.quarantine().isZero() ? Verdict.OK : Verdict.WARN,
+          node,
+          "restart guard",
+          describe(view, config)
+              + (untilNextAcquire && view.why().equals("no marker")
+                  ? "; if the node is new and never served a lock, 'redlock init-nodes' lets it"
+                      + " vote at once"
+                  : ""),
+          null);
     }
-    NodeLife.GuardView view =
-        NodeLife.guard(
-            parsed,
-            runId,
-            durable && config.trustFsyncedAofRestarts(),
-            nowMicros,
-            startedMicros,
-            legacy,
-            config.settings().maxTtl());
-    add(view.verdict(), node, "restart guard", view.detail(), null);
+  }
+
+  /** What the guard found on a node, and what its next acquire does, in one line for people. */
+  static String describe(RedlockAdmin.GuardView view, RedlockConfig config) {
+    String found =
+        switch (view.why()) {
+          case "trusted" -> "data stamped by this process life, never replaced since";
+          case "no marker" -> "no life marker yet (a new node, or its data is gone)";
+          case "foreign marker" ->
+              "the life marker was stamped by another process, database or key prefix (a"
+                  + " restart, a SWAPDB, a restore)";
+          case "data replaced" ->
+              "the life marker came back with a copy of the data (a resync from a master, DEBUG"
+                  + " RELOAD, a RESTORE)";
+          case "restarted durable" ->
+              "restarted from an AOF fsynced on every write: the next acquire keeps its marker's"
+                  + " epoch";
+          default -> view.why();
+        };
+    if (view.quarantine().isZero()) {
+      return found + ": votes";
+    }
+    String left = Durations.format(view.quarantine());
+    return found
+        + (view.why().equals("trusted")
+            ? ": quarantined, out of votes for " + left + " more"
+            : ": the next acquire keeps it out of votes for " + left);
   }
 
   /** Keys the previous version wrote: harmless, and deletable once no client uses them. */
@@ -537,9 +547,9 @@ final class DoctorCommand extends CliCommand {
 
   /** Runs, under this user, every command the lock's scripts run, on keys of its own. */
   private void checkPermissions(RedlockConfig config, String node, Jedis jedis) {
-    // Under the fencing counters' names, for a resource that cannot exist ('@doctor'): no lock key
-    // of any prefix can be this key (a resource cannot contain '@fence:'), nor any real counter.
-    String key = config.keyPrefix() + "@fence:@doctor";
+    // Under the read-write locks' names, for a name that cannot exist ('@doctor'): no lock key of
+    // any prefix can be this key (a resource cannot contain '@rw:'), nor any real lock's key.
+    String key = config.keyPrefix() + "@rw:@doctor";
     String script =
         "if redis.replicate_commands then redis.replicate_commands() end "
             + "redis.call('TIME') "
@@ -547,6 +557,7 @@ final class DoctorCommand extends CliCommand {
             + "redis.call('GET', KEYS[1]) redis.call('PEXPIRE', KEYS[1], 5000) "
             + "redis.call('PTTL', KEYS[1]) redis.call('EXISTS', KEYS[2]) "
             + "redis.call('SET', KEYS[2], '1', 'PX', 5000) redis.call('GET', KEYS[2]) "
+            + "redis.call('OBJECT', 'ENCODING', KEYS[2]) redis.call('SETRANGE', KEYS[2], 0, 'w') "
             + "redis.call('DEL', KEYS[1], KEYS[2]) return 1";
     try {
       jedis.eval(script, 2, key, key + "-fence"); // EVAL loads it; the lock then uses EVALSHA

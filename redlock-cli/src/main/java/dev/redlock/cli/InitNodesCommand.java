@@ -32,12 +32,13 @@ import picocli.CommandLine.Spec;
           + " NOT NEW (it holds lock keys, fencing counters or a life marker of an earlier process"
           + " life: it served locks, or restarted from data that did), and writes nothing unless"
           + " every node named is new or voting. Then it asks you to type each new node's"
-          + " host:port, unless --yes, and stamps its life marker {prefix}@life ="
-          + " <run_id>:1:0 in one script that checks again, on the node, that it still holds"
-          + " nothing of the prefix and is still the process you were shown.",
+          + " host:port, unless --yes, and stamps its life marker {prefix}@life (trusted since"
+          + " always) and the guard's witness in one script that checks again, on the node, that"
+          + " it still holds nothing of the prefix and is still the process you were shown.",
       "So: a lock taken on a node between the check and your answer makes it NOT NEW, and"
           + " nothing is written; a node restarted meanwhile is refused (another run_id); a node"
-          + " restarted after the stamp is quarantined again (the marker names the old run_id),"
+          + " restarted or resynced after the stamp is quarantined again (the marker names the old"
+          + " run_id, the witness is gone),"
           + " unless it kept every write (AOF, appendfsync always) and clients trust fsynced AOF"
           + " restarts.",
       "What no check can see: a node that restarted empty, or from a snapshot taken before it"
@@ -260,7 +261,8 @@ final class InitNodesCommand extends CliCommand {
                   + String.join(", ", c.keys())
                   + (c.keys().size() >= 10 ? ", ..." : "")
                   + (c.keys().contains(NodeLife.lifeKey(prefix))
-                      ? " (a life marker of another process life: it restarted from data)"
+                      ? " (a life marker of another process life, or of data replaced since: it restarted or"
+                          + " was resynced from data)"
                       : "")
                   + ": it served locks, or restarted from data that did ("
                   + facts

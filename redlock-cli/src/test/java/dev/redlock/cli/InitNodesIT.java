@@ -198,7 +198,8 @@ class InitNodesIT {
     assertEquals(0, r.status(), r.toString());
     for (RedisNode node : nodes.all()) {
       String marker = life(node);
-      assertEquals(runId(node) + ":0:0", marker, "trusted since always, not durable as stamped");
+      assertEquals(
+          runId(node) + ":0:redlock::0:0", marker, "trusted since always, not durable as stamped");
       assertSays(
           r.out(),
           node.uri() + ": new: no key of prefix 'redlock:' but a life marker this process life",
@@ -226,7 +227,7 @@ class InitNodesIT {
   void aNodeNoClientHasTouchedIsStampedDurableForClientsToLower() {
     Result r = redlock("", "init-nodes", "--node", "2", "--yes");
     assertEquals(0, r.status(), r.toString());
-    assertEquals(runId(nodes.node(1)) + ":1:0", life(nodes.node(1)));
+    assertEquals(runId(nodes.node(1)) + ":0:redlock::1:0", life(nodes.node(1)));
     assertNull(life(nodes.node(0)), "only the node named");
     assertNull(life(nodes.node(2)), "only the node named");
   }
@@ -240,8 +241,9 @@ class InitNodesIT {
   @ValueSource(
       strings = {
         "redlock:settlement",
-        "redlock:@fence:settlement",
+        "redlock:settlement@fence",
         "redlock:@life",
+        "redlock:@witness",
         "redlock:@epoch",
         "redlock:@fences"
       })
@@ -337,7 +339,8 @@ class InitNodesIT {
     assertFalse(shown.equals(runId(restarted)), "a new process");
     assertSays(r.out(), restarted.uri() + ": RESTARTED since it was shown", "; nothing written");
     assertNull(life(restarted), "nothing written on the restarted node");
-    assertEquals(runId(nodes.node(0)) + ":1:0", life(nodes.node(0)), "the others were vouched");
+    assertEquals(
+        runId(nodes.node(0)) + ":0:redlock::1:0", life(nodes.node(0)), "the others were vouched");
     assertSays(r.out(), "init-nodes: 2 vouched for, 0 voting already, 1 refused");
     assertSays(r.audit(), "init-node node=" + restarted.uri(), "result=RESTARTED");
   }
@@ -362,9 +365,9 @@ class InitNodesIT {
     assertSays(
         r.out(),
         node.uri() + ": NOT NEW: holds ",
-        "redlock:@fence:init:snap",
+        "redlock:init:snap@fence",
         "redlock:@life",
-        "a life marker of another process life: it restarted from data",
+        "a life marker of another process life, or of data replaced since",
         "loaded from its data files at start");
     assertTrue(life(node).endsWith(":0"), "the old life's marker, untouched: " + life(node));
     assertFalse(life(node).startsWith(runId(node)), "still the old life's");

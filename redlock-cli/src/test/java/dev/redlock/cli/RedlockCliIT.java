@@ -3,6 +3,7 @@ package dev.redlock.cli;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -480,7 +481,9 @@ class RedlockCliIT {
     long leadMicros = counterTerm ? 90_000_000 : 20_000_000;
     try (Jedis jedis = on(ahead)) {
       jedis.psetex(
-          "redlock:@fence:@rw:w:" + name, 120_000, Long.toString(nodeMicros(ahead) + leadMicros));
+          "redlock:@rw:w:" + name + "@fence",
+          120_000,
+          Long.toString(nodeMicros(ahead) + leadMicros));
     }
     try (Redlock holder = client()) {
       ReadWriteLock rw = holder.readWriteLock(name);
@@ -861,6 +864,7 @@ class RedlockCliIT {
     RedisNode node = nodes.node(0);
     String uri = node.uri();
     String runId = runId(node);
+    String identity = runId + ":0:" + prefix;
     try (Jedis jedis = on(node)) {
       Result none = doctorWithPrefix(prefix);
       assertEquals(0, none.status(), none.toString());
@@ -876,28 +880,29 @@ class RedlockCliIT {
           check(none, uri, "restart guard").contains("'redlock init-nodes' lets it vote at once"),
           none.toString());
 
+      // As the guard stamps them: the marker, and a witness in Redis's raw encoding (SETRANGE).
+      jedis.setrange(prefix + "@witness", 0, "w");
       String otherLife = "0123456789abcdef0123456789abcdef01234567";
-      jedis.set(prefix + "@life", otherLife + ":1:" + (nodeMicros(node) - 3_600_000_000L));
+      jedis.set(
+          prefix + "@life",
+          otherLife + ":0:" + prefix + ":1:" + (nodeMicros(node) - 3_600_000_000L));
       Result restarted = doctorWithPrefix(prefix);
       String line = check(restarted, uri, "restart guard");
       assertTrue(line.startsWith("warn  "), line + "\n" + restarted);
       assertTrue(
-          line.contains(
-              "restarted since the marker was stamped (marker run_id 01234567, node "
-                  + runId.substring(0, 8)
-                  + ")"),
+          line.contains("the life marker was stamped by another process, database or key prefix"),
           line);
       assertTrue(
-          line.contains("the next acquire starts a quarantine of maxTtl (60.0s)"),
+          line.contains("the next acquire keeps it out of votes for 60.0s"),
           "not durable now (appendonly no), so the old epoch is not adopted: " + line);
 
-      jedis.set(prefix + "@life", runId + ":0:" + (nodeMicros(node) - 120_000_000L));
+      jedis.set(prefix + "@life", identity + ":0:" + (nodeMicros(node) - 120_000_000L));
       Result old = doctorWithPrefix(prefix);
       line = check(old, uri, "restart guard");
       assertTrue(line.startsWith("ok    "), line + "\n" + old);
-      assertTrue(line.contains("votes (data trusted since"), line);
+      assertTrue(line.contains("never replaced since: votes"), line);
 
-      jedis.set(prefix + "@life", runId + ":0:" + (nodeMicros(node) - 20_000_000L));
+      jedis.set(prefix + "@life", identity + ":0:" + (nodeMicros(node) - 20_000_000L));
       Result young = doctorWithPrefix(prefix);
       line = check(young, uri, "restart guard");
       assertTrue(line.startsWith("warn  "), line + "\n" + young);
@@ -907,6 +912,12 @@ class RedlockCliIT {
       double seconds = Double.parseDouble(left.group(1));
       assertTrue(seconds > 30 && seconds <= 40, "about 40 s of 60 left: " + line);
       assertEquals(0, young.status(), "a quarantine is a warning: " + young);
+
+      jedis.set(prefix + "@witness", "w"); // a copy of the data: SET, RESTORE or a load
+      Result replaced = doctorWithPrefix(prefix);
+      line = check(replaced, uri, "restart guard");
+      assertTrue(line.startsWith("warn  "), line + "\n" + replaced);
+      assertTrue(line.contains("the life marker came back with a copy of the data"), line);
     }
   }
 
@@ -947,11 +958,17 @@ class RedlockCliIT {
     }
   }
 
+  /** Vouches for {@code node} under {@code prefix}: its marker and witness, trusted now. */
+  static void vouch(RedisNode node, String prefix) {
+    dev.redlock.testkit.NodeData.vouchForNewNode(node, prefix);
+  }
+
   @Test
-  void quarantineStampsTheNodesRunIdAndClockAndTheDoctorSeesTheQuarantine() throws Exception {
+  void quarantineDeletesTheGuardsKeysAndTheNextAcquireKeepsTheNodeOut() throws Exception {
     String prefix = "quarantine:";
     RedisNode node = nodes.node(1);
-    long before = nodeMicros(node);
+    vouch(node, prefix);
+    String marker = life(node, prefix);
     // slf4j-simple writes the audit line to System.err itself, not to the CLI's err stream.
     ByteArrayOutputStream auditLog = new ByteArrayOutputStream();
     PrintStream systemErr = System.err;
@@ -960,61 +977,65 @@ class RedlockCliIT {
     try {
       r =
           quarantineWithPrefix(
-              prefix, "", "--yes", "--reason", "restored an old dump", "--node", node.uri());
+              prefix, "", "--yes", "--reason", "swapped in a copy", "--node", node.uri());
     } finally {
       System.setErr(systemErr);
     }
     String audit = auditLog.toString(StandardCharsets.UTF_8);
-    long after = nodeMicros(node);
     assertEquals(0, r.status(), r.toString());
-    String marker = life(node, prefix);
-    String[] parts = marker.split(":");
-    assertEquals(3, parts.length, marker);
-    assertEquals(runId(node), parts[0], "the node's own run_id");
-    assertEquals("0", parts[1], "not durable: a later restart does not adopt it");
-    long epoch = Long.parseLong(parts[2]);
-    assertTrue(before <= epoch && epoch <= after, before + " <= " + epoch + " <= " + after);
+    assertTrue(r.out().contains("never replaced since: votes"), "what it was: " + r);
+    assertNull(life(node, prefix), "the marker is gone");
+    try (Jedis jedis = on(node)) {
+      assertFalse(jedis.exists(prefix + "@witness"), "the witness is gone");
+    }
     assertTrue(
-        r.out().contains("stamped quarantine:@life = " + marker + " on " + node.uri()),
+        r.out()
+            .contains(
+                "deleted quarantine:@life and quarantine:@witness on "
+                    + node.uri()
+                    + ": out of votes for maxTtl from the next acquire"),
         r.toString());
-    assertTrue(r.out().contains("out of votes until "), r.toString());
     assertSays(
         audit,
         "WARN dev.redlock.audit - quarantine node=" + node.uri(),
-        "reason=\"restored an old dump\"",
-        "marker=" + marker);
-    assertNull(life(nodes.node(0), prefix), "only that node");
-    assertNull(life(nodes.node(2), prefix), "only that node");
+        "reason=\"swapped in a copy\"",
+        "previous=" + marker);
 
+    try (Redlock client =
+        Redlock.create(RedlockConfig.builder().nodes(nodes.uris()).keyPrefix(prefix).build())) {
+      client.tryAcquire("r", Duration.ofSeconds(10)).ifPresent(Lease::release);
+    } catch (dev.redlock.LockUnavailableException quarantined) {
+      // expected: the other nodes have no marker for this prefix either
+    }
     Result doctor = doctorWithPrefix(prefix);
     String line = check(doctor, node.uri(), "restart guard");
     assertTrue(line.startsWith("warn  ") && line.contains("quarantined"), line + "\n" + doctor);
 
+    vouch(nodes.node(2), prefix);
     Result byPosition = quarantineWithPrefix(prefix, "", "--yes", "--node", "3");
     assertEquals(0, byPosition.status(), byPosition.toString());
-    assertTrue(
-        life(nodes.node(2), prefix).startsWith(runId(nodes.node(2)) + ":0:"),
-        "position 3 is the third node: " + byPosition);
+    assertNull(life(nodes.node(2), prefix), "position 3 is the third node: " + byPosition);
   }
 
   @Test
   void quarantineAsksForTheNodesAddressAndChangesNothingWithoutIt() throws Exception {
     String prefix = "ask:";
     RedisNode node = nodes.node(0);
+    vouch(node, prefix);
     Result declined = quarantineWithPrefix(prefix, "nope\n", "--node", node.uri());
     assertEquals(ExitCodes.CHECK_FAILED, declined.status(), declined.toString());
     assertTrue(declined.out().contains("Type the node's host:port"), declined.toString());
     assertTrue(declined.err().contains("not confirmed; nothing was changed"), declined.toString());
-    assertNull(life(node, prefix), "nothing stamped: " + declined);
+    assertNotNull(life(node, prefix), "nothing deleted: " + declined);
 
     Result noAnswer = quarantineWithPrefix(prefix, "", "--node", node.uri());
     assertEquals(ExitCodes.CHECK_FAILED, noAnswer.status(), noAnswer.toString());
-    assertNull(life(node, prefix), "nothing stamped: " + noAnswer);
+    assertNotNull(life(node, prefix), "nothing deleted: " + noAnswer);
 
     Result confirmed =
         quarantineWithPrefix(prefix, "127.0.0.1:" + node.port() + "\n", "--node", node.uri());
     assertEquals(0, confirmed.status(), confirmed.toString());
-    assertTrue(life(node, prefix).startsWith(runId(node) + ":0:"), confirmed.toString());
+    assertNull(life(node, prefix), confirmed.toString());
   }
 
   @ParameterizedTest
@@ -1025,7 +1046,7 @@ class RedlockCliIT {
     assertEquals(ExitCodes.USAGE, r.status(), r.toString());
     assertTrue(r.err().contains("--node"), r.toString());
     for (RedisNode node : nodes.all()) {
-      assertNull(life(node, prefix), "nothing stamped: " + r);
+      assertNull(life(node, prefix), "nothing written: " + r);
     }
     Result missing = redlock("quarantine", "--yes");
     assertEquals(ExitCodes.USAGE, missing.status(), missing.toString());

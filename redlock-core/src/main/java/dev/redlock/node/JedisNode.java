@@ -316,7 +316,7 @@ final class JedisNode implements LockNode {
           sockets.socket,
           sockets.tcp(),
           life,
-          life.unknown() == null ? life.scriptArgs(keys.trustDurable()) : null,
+          life.unknown() == null ? life.encodedScriptArgs(keys, uri.database()) : null,
           timeoutNanos,
           calls,
           drains,

@@ -1,13 +1,19 @@
 package dev.redlock.node;
 
 /**
- * What every node keeps besides lock keys, and the guard's setting, as the scripts need them. The
- * names start with {@code keyPrefix + "@"}, which is why resources may not start with {@code @}.
+ * The names of what the lock keeps on every node, and the guard's setting, as the scripts need
+ * them. A resource's lock key is {@code keyPrefix + resource}, and every other key of that resource
+ * is named after its lock key, so two configurations that spell the same lock key (prefix {@code
+ * lock} with resource {@code :x}, prefix {@code lock:} with resource {@code x}) share one lock and
+ * one fencing counter. The guard's own keys are {@code keyPrefix + "@..."}: no prefix contains
+ * {@code @}, and no resource may end like one of them ({@link #checkResource}).
  *
  * @param keyPrefix the prefix of every lock key
- * @param lifeKey the life marker {@code <run_id>:<durable>:<epoch µs>}: which process life stamped
- *     the node's data, and from when (node clock) it is trusted (docs/fencing.md)
- * @param legacyEpochKey the previous version's marker, read only to adopt it on upgrade
+ * @param lifeKey the life marker {@code <run_id>:<db>:<keyPrefix>:<durable>:<epoch µs>}: which
+ *     process, database and deployment stamped the node's data, and from when (node clock) it is
+ *     trusted (restart_guard.lua, docs/fencing.md)
+ * @param witnessKey the restart guard's witness: present, in Redis's {@code raw} encoding, only
+ *     while the data is the one the marker's process stamped (restart_guard.lua)
  * @param maxTtlMillis the longest ttl any client may use: how long a node with untrusted data stays
  *     out, and how long a fencing counter outlives the node clock
  * @param guard whether the restart guard is on (off only in tests that show what it prevents)
@@ -16,14 +22,15 @@ package dev.redlock.node;
 public record NodeKeys(
     String keyPrefix,
     String lifeKey,
-    String legacyEpochKey,
+    String witnessKey,
     long maxTtlMillis,
     boolean guard,
     boolean trustDurable) {
   /** The reserved first character of names that are not resources. */
   public static final char RESERVED = '@';
 
-  private static final String FENCE = RESERVED + "fence:";
+  /** What a lock key's fencing counter's name adds to it. */
+  private static final String FENCE = RESERVED + "fence";
 
   /** Where a read-write lock's keys live: no resource may contain it ({@link #checkResource}). */
   private static final String READ_WRITE = RESERVED + "rw:";
@@ -37,7 +44,7 @@ public record NodeKeys(
     return new NodeKeys(
         keyPrefix,
         keyPrefix + RESERVED + "life",
-        keyPrefix + RESERVED + "epoch",
+        keyPrefix + RESERVED + "witness",
         maxTtlMillis,
         guard,
         trustDurable);
@@ -62,32 +69,33 @@ public record NodeKeys(
   }
 
   /**
-   * Refuses a resource whose key could be a reserved key, of this prefix or of any other: it must
-   * not start with {@code @}, contain {@code @fence:} or {@code @rw:} (a read-write lock's keys),
-   * or end with {@code @life} or {@code @epoch}. (With no {@code @} in any prefix, a reserved key's
-   * first {@code @} ends its prefix; so a lock key can equal one only if its resource holds that
-   * key's reserved tail.) Other {@code @}s, as in {@code user@example.com}, are fine.
+   * Refuses a resource whose key could be another key the lock keeps, of this prefix or of any
+   * other: it must not start with {@code @}, contain {@code @rw:} (a read-write lock's keys), or
+   * end with {@code @fence} (a fencing counter), {@code @life} or {@code @witness} (the restart
+   * guard's). (No prefix contains {@code @}, so a guard key's first {@code @} ends its prefix; a
+   * lock key can equal a key of the lock's own only if its resource holds that key's tail.) Other
+   * {@code @}s, as in {@code user@example.com}, are fine.
    *
    * @throws IllegalArgumentException naming the rule
    */
   public static void checkResource(String resource) {
     if (resource.charAt(0) == RESERVED
-        || resource.contains(FENCE)
         || resource.contains(READ_WRITE)
+        || resource.endsWith(FENCE)
         || resource.endsWith(RESERVED + "life")
-        || resource.endsWith(RESERVED + "epoch")) {
+        || resource.endsWith(RESERVED + "witness")) {
       throw new IllegalArgumentException(
           "resource must not start with '"
               + RESERVED
               + "', contain '"
-              + FENCE
-              + "' or '"
               + READ_WRITE
               + "', or end with '"
+              + FENCE
+              + "', '"
               + RESERVED
               + "life' or '"
               + RESERVED
-              + "epoch' (the nodes' own keys), was '"
+              + "witness' (the nodes' own keys), was '"
               + resource
               + "'");
     }
@@ -107,12 +115,28 @@ public record NodeKeys(
 
   /** The fencing counter of {@code resource}: a string key with a ttl, one per resource. */
   public String fenceKey(String resource) {
-    return keyPrefix + FENCE + resource;
+    return fenceKeyOfLock(keyPrefix + resource);
   }
 
-  /** The fencing counter of the resource whose lock key is {@code lockKey}. */
-  String fenceKeyOfLock(String lockKey) {
-    return keyPrefix + FENCE + lockKey.substring(keyPrefix.length());
+  /**
+   * The fencing counter of the resource whose lock key is {@code lockKey}: named after the lock key
+   * alone, so every spelling of one lock key has one counter.
+   */
+  public static String fenceKeyOfLock(String lockKey) {
+    return lockKey + FENCE;
+  }
+
+  /** The bytes a fencing counter's name adds to its lock key's. */
+  static byte[] fenceSuffix() {
+    return FENCE.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Who a connection reached, as the restart guard's life marker names it: the process ({@code
+   * run_id}), the database and this deployment's key prefix (restart_guard.lua).
+   */
+  String identity(String runId, int database) {
+    return runId + ":" + database + ":" + keyPrefix;
   }
 
   public String maxTtlMillisText() {

@@ -115,14 +115,21 @@ record NodeLife(
     return (end < 0 ? info.substring(from) : info.substring(from, end)).trim();
   }
 
-  /** The acquire script's ARGV[5..8] for this process (acquire.lua), encoded. */
-  byte[][] scriptArgs(boolean trustDurable) {
-    return new byte[][] {
-      SafeEncoder.encode(runId),
-      SafeEncoder.encode(durable ? "1" : "0"),
-      SafeEncoder.encode(Long.toString(startedAtMicros)),
-      SafeEncoder.encode(trustDurable && aofLoaded ? "1" : "0")
-    };
+  /**
+   * The acquire script's ARGV[5..8] for this process (acquire.lua), as clients of {@code keys} on
+   * {@code database} send them.
+   */
+  List<String> scriptArgs(NodeKeys keys, int database) {
+    return List.of(
+        keys.identity(runId, database),
+        durable ? "1" : "0",
+        Long.toString(startedAtMicros),
+        keys.trustDurable() && aofLoaded ? "1" : "0");
+  }
+
+  /** {@link #scriptArgs}, encoded. */
+  byte[][] encodedScriptArgs(NodeKeys keys, int database) {
+    return scriptArgs(keys, database).stream().map(SafeEncoder::encode).toArray(byte[][]::new);
   }
 
   /**

@@ -30,9 +30,11 @@ final class Resp {
     return 1 + digits(length) + 2 + length + 2;
   }
 
+  private static final byte[] NONE = {};
+
   /** {@code text} as one bulk string, UTF-8 as {@link String#getBytes} encodes it. */
   static int bulk(byte[] out, int at, String text) {
-    return bulk(out, at, null, text, 0);
+    return bulk(out, at, text, NONE);
   }
 
   /** The bytes {@link #bulk(byte[], int, String)} writes. */
@@ -41,28 +43,25 @@ final class Resp {
   }
 
   /**
-   * One bulk string made of {@code head} (null: none) and {@code tail} from char {@code tailFrom},
-   * without making the joined string: a fencing key is its prefix and the lock key's resource.
+   * One bulk string made of {@code head} and then {@code tail}, without making the joined string: a
+   * fencing counter's name is its lock key and a suffix.
    */
-  static int bulk(byte[] out, int at, byte[] head, String tail, int tailFrom) {
-    int headLength = head == null ? 0 : head.length;
+  static int bulk(byte[] out, int at, String head, byte[] tail) {
     out[at++] = '$';
-    at = writeInt(out, at, headLength + utf8Length(tail, tailFrom));
+    at = writeInt(out, at, utf8Length(head, 0) + tail.length);
     out[at++] = '\r';
     out[at++] = '\n';
-    if (head != null) {
-      System.arraycopy(head, 0, out, at, headLength);
-      at += headLength;
-    }
-    at = writeUtf8(out, at, tail, tailFrom);
+    at = writeUtf8(out, at, head, 0);
+    System.arraycopy(tail, 0, out, at, tail.length);
+    at += tail.length;
     out[at++] = '\r';
     out[at++] = '\n';
     return at;
   }
 
-  /** The bytes {@link #bulk(byte[], int, byte[], String, int)} writes. */
-  static int bulkSize(byte[] head, String tail, int tailFrom) {
-    return bulkSize((head == null ? 0 : head.length) + utf8Length(tail, tailFrom));
+  /** The bytes {@link #bulk(byte[], int, String, byte[])} writes. */
+  static int bulkSize(String head, byte[] tail) {
+    return bulkSize(utf8Length(head, 0) + tail.length);
   }
 
   /** {@code value} in decimal, as one bulk string (as {@link Long#toString} writes it). */

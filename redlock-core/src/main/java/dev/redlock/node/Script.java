@@ -83,6 +83,12 @@ public final class Script {
    */
   public static final Script VOUCH_NEW_NODE = load("vouch_new_node.lua");
 
+  /**
+   * What the restart guard's next acquire on a node would decide, writing nothing: the same text as
+   * the acquire scripts' guard (see guard_probe.lua).
+   */
+  public static final Script GUARD_PROBE = load("guard_probe.lua");
+
   private final String source;
   private final String sha1;
 

@@ -34,20 +34,17 @@ final class ScriptCalls {
     }
   }
 
-  private final int keyPrefixLength;
-  private final byte[] fenceKeyPrefix;
+  private static final byte[] FENCE_SUFFIX = NodeKeys.fenceSuffix();
   private final byte[] maxTtlArg;
   private final byte[] guardArg;
   private final byte[] lifeKeyArg;
-  private final byte[] legacyEpochKeyArg;
+  private final byte[] witnessKeyArg;
 
   ScriptCalls(NodeKeys keys) {
-    this.keyPrefixLength = keys.keyPrefix().length();
-    this.fenceKeyPrefix = SafeEncoder.encode(keys.fenceKeyOfLock(keys.keyPrefix()));
     this.maxTtlArg = SafeEncoder.encode(keys.maxTtlMillisText());
     this.guardArg = SafeEncoder.encode(keys.guardFlag());
     this.lifeKeyArg = SafeEncoder.encode(keys.lifeKey());
-    this.legacyEpochKeyArg = SafeEncoder.encode(keys.legacyEpochKey());
+    this.witnessKeyArg = SafeEncoder.encode(keys.witnessKey());
   }
 
   /** How many bulk strings {@link #write} writes for {@code r}. */
@@ -122,7 +119,7 @@ final class ScriptCalls {
       case ACQUIRE ->
           size
               + Resp.bulkSize(lifeKeyArg.length)
-              + Resp.bulkSize(legacyEpochKeyArg.length)
+              + Resp.bulkSize(witnessKeyArg.length)
               + Resp.bulkSize(maxTtlArg.length)
               + Resp.bulkSize(guardArg.length);
       case RAISE_FENCE, RELEASE -> size + Resp.bulkSize(maxTtlArg.length);
@@ -133,13 +130,12 @@ final class ScriptCalls {
   /**
    * Writes {@code r}'s call at {@code at} (room checked by the caller, see {@link #size}), but for
    * the array header and the per-connection arguments; returns the end. As the scripts read them:
-   * acquire {@code KEYS = lock, life, fence, legacy epoch; ARGV = token, ttl, maxTtl, guard, then
-   * the connection's}; raise and release {@code KEYS = lock, fence; ARGV = token, argument,
-   * maxTtl}; extend {@code KEYS = lock; ARGV = token, ttl}. A request of several keys has the same
-   * ARGV, and KEYS as each *_all.lua script's header describes: acquire_all.lua the first key's
-   * where acquire.lua has them, then a lock key and its counter per further key;
-   * raise_fence_all.lua and release_all.lua the lock keys, then their counters; extend_all.lua the
-   * lock keys.
+   * acquire {@code KEYS = lock, life, fence, witness; ARGV = token, ttl, maxTtl, guard, then the
+   * connection's}; raise and release {@code KEYS = lock, fence; ARGV = token, argument, maxTtl};
+   * extend {@code KEYS = lock; ARGV = token, ttl}. A request of several keys has the same ARGV, and
+   * KEYS as each *_all.lua script's header describes: acquire_all.lua the first key's where
+   * acquire.lua has them, then a lock key and its counter per further key; raise_fence_all.lua and
+   * release_all.lua the lock keys, then their counters; extend_all.lua the lock keys.
    */
   int write(NodeRequest r, boolean withSource, byte[] out, int at) {
     at = Resp.bulk(out, at, withSource ? EVAL : EVALSHA);
@@ -156,7 +152,7 @@ final class ScriptCalls {
         at = Resp.bulk(out, at, r.key());
         at = Resp.bulk(out, at, lifeKeyArg);
         at = fenceKey(out, at, r.key());
-        at = Resp.bulk(out, at, legacyEpochKeyArg);
+        at = Resp.bulk(out, at, witnessKeyArg);
       }
       case RAISE_FENCE, RELEASE -> {
         at = Resp.bulk(out, at, TWO);
@@ -180,7 +176,7 @@ final class ScriptCalls {
         at = Resp.bulk(out, at, r.key(0));
         at = Resp.bulk(out, at, lifeKeyArg);
         at = fenceKey(out, at, r.key(0));
-        at = Resp.bulk(out, at, legacyEpochKeyArg);
+        at = Resp.bulk(out, at, witnessKeyArg);
         for (int i = 1; i < n; i++) {
           at = Resp.bulk(out, at, r.key(i));
           at = fenceKey(out, at, r.key(i));
@@ -206,8 +202,8 @@ final class ScriptCalls {
   /**
    * A read-write lock's request, but for a writer's extend, raise and release, which are the
    * one-key scripts' on the writer key ({@link #isReadWrite}). Both sides' acquire {@code KEYS =
-   * writer key, life, fence, legacy epoch, readers, intent mark} (the first four where acquire.lua
-   * has them, so its guard is the same text); a reader's raise and release {@code KEYS = readers,
+   * writer key, life, fence, witness, readers, intent mark} (the first four where acquire.lua has
+   * them, so its guard is the same text); a reader's raise and release {@code KEYS = readers,
    * fence}; its extend {@code KEYS = readers}. The fencing counter is the writer key's, one for
    * both sides. ARGV as the one-key scripts.
    */
@@ -218,7 +214,7 @@ final class ScriptCalls {
         at = Resp.bulk(out, at, r.key(0));
         at = Resp.bulk(out, at, lifeKeyArg);
         at = fenceKey(out, at, r.key(0));
-        at = Resp.bulk(out, at, legacyEpochKeyArg);
+        at = Resp.bulk(out, at, witnessKeyArg);
         at = Resp.bulk(out, at, r.key(1));
         at = Resp.bulk(out, at, r.key(2));
       }
@@ -249,7 +245,7 @@ final class ScriptCalls {
               + Resp.bulkSize(r.key(0))
               + Resp.bulkSize(lifeKeyArg.length)
               + fenceKeySize(r.key(0))
-              + Resp.bulkSize(legacyEpochKeyArg.length)
+              + Resp.bulkSize(witnessKeyArg.length)
               + Resp.bulkSize(r.key(1))
               + Resp.bulkSize(r.key(2))
               + Resp.bulkSize(maxTtlArg.length)
@@ -283,12 +279,12 @@ final class ScriptCalls {
   }
 
   /** The fencing counter's key, {@link NodeKeys#fenceKeyOfLock}, written without making it. */
-  private int fenceKey(byte[] out, int at, String lockKey) {
-    return Resp.bulk(out, at, fenceKeyPrefix, lockKey, keyPrefixLength);
+  private static int fenceKey(byte[] out, int at, String lockKey) {
+    return Resp.bulk(out, at, lockKey, FENCE_SUFFIX);
   }
 
-  private int fenceKeySize(String lockKey) {
-    return Resp.bulkSize(fenceKeyPrefix, lockKey, keyPrefixLength);
+  private static int fenceKeySize(String lockKey) {
+    return Resp.bulkSize(lockKey, FENCE_SUFFIX);
   }
 
   private static byte[] body(NodeRequest r, boolean withSource) {

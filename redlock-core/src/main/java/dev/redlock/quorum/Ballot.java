@@ -143,7 +143,8 @@ final class Ballot implements Tally, RequestOrder.Preceding {
       record(
           node,
           NodeOutcome.Status.QUARANTINED,
-          "data not trusted yet (restarted, restored, flushed or new): no vote for another "
+          "data not trusted yet (new, restarted, resynced, reloaded, flushed or restored): no vote"
+              + " for another "
               + (-reply - 1)
               + " ms",
           latency,

@@ -531,8 +531,9 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
           quarantineLoggedAt[i] = now; // a benign race at worst logs twice
           log.warn(
               "node {} is quarantined by the restart guard: {}. Its data may lack leases it granted"
-                  + " (a restart that reloaded a snapshot or an AOF not fsynced on every write, a"
-                  + " restore, a flush, or a new node); it votes again maxTtl ({}) after that began",
+                  + " (a restart from a snapshot or an AOF not fsynced on every write, a resync from"
+                  + " a master, a reload, a restore, a flush, or a new node); it votes again maxTtl"
+                  + " ({}) after that began",
               outcome.node(),
               outcome.detail(),
               maxTtl);

@@ -1,8 +1,9 @@
 -- Acquire: the restart guard, SET NX PX, and the fencing counter, in one round trip.
 -- KEYS[1] = lock key, KEYS[2] = life marker, KEYS[3] = this lock key's fencing counter,
--- KEYS[4] = the previous version's epoch marker (read only when the life marker is missing)
+-- KEYS[4] = the restart guard's witness (restart_guard.lua)
 -- ARGV[1] = owner token, ARGV[2] = ttl in ms, ARGV[3] = maxTtl in ms, ARGV[4] = '1' if the guard is on,
--- ARGV[5] = run_id of the process this connection reached (read once per connection, INFO server),
+-- ARGV[5] = who this connection reached, '<run_id>:<db>:<key prefix>' (run_id read once per
+--           connection, INFO server),
 -- ARGV[6] = '1' if that process keeps every acknowledged write (appendonly yes, appendfsync always),
 -- ARGV[7] = when that process started, node clock in µs (server_time_usec - uptime), or -1 if unknown,
 -- ARGV[8] = '1' if this client trusts fsynced AOF restarts and the process is durable, a master
@@ -21,6 +22,7 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2]) -- µs; token * 2 stays ex
 local max_ttl = tonumber(ARGV[3]) * 1000
 
 -- ---- restart guard: begin (acquire_all.lua runs this same text; ScriptTest checks it) ----
+local life_key, witness_key, dry = KEYS[2], KEYS[4], false
 --@include restart_guard.lua
 -- ---- restart guard: end ----
 

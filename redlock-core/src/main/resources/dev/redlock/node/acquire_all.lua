@@ -3,7 +3,7 @@
 -- one round trip (a script runs alone on its node: no other command sees a partial set).
 -- KEYS: the first resource's keys where acquire.lua has them, so that the guard below is the same
 -- text: KEYS[1] = its lock key, KEYS[2] = life marker, KEYS[3] = its fencing counter, KEYS[4] = the
--- previous version's epoch marker; then resource i (i >= 2) has its lock key at KEYS[2i+1] and its
+-- restart guard's witness; then resource i (i >= 2) has its lock key at KEYS[2i+1] and its
 -- fencing counter at KEYS[2i+2]. The lock keys and counters are those a single-resource lock of
 -- that resource uses, so the two exclude each other.
 -- ARGV: as acquire.lua (ARGV[1] = owner token, ARGV[2] = ttl in ms, ARGV[3] = maxTtl in ms,
@@ -19,6 +19,7 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2]) -- µs; token * 2 stays ex
 local max_ttl = tonumber(ARGV[3]) * 1000
 
 -- ---- restart guard: begin (the same text as acquire.lua's; ScriptTest checks it) ----
+local life_key, witness_key, dry = KEYS[2], KEYS[4], false
 --@include restart_guard.lua
 -- ---- restart guard: end ----
 

@@ -4,7 +4,7 @@
 -- write).
 -- KEYS[1] = the lock's writer key ('<keyPrefix>@rw:w:<name>', the writer's owner token, PX ttl),
 -- KEYS[2] = life marker, KEYS[3] = the lock's one fencing counter (shared by reads and writes),
--- KEYS[4] = the previous version's epoch marker (as acquire.lua: the guard below is its text),
+-- KEYS[4] = the restart guard's witness (as acquire.lua: the guard below is its text),
 -- KEYS[5] = the lock's readers: a sorted set of reader owner token -> expiry (node clock, µs),
 --           whose own PEXPIRE is kept at least as long as its latest entry,
 -- KEYS[6] = the lock's writer intent mark (a writer waits: no new reader while it lives).
@@ -25,6 +25,7 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2]) -- µs; token * 2 stays ex
 local max_ttl = tonumber(ARGV[3]) * 1000
 
 -- ---- restart guard: begin (the same text as acquire.lua's; ScriptTest checks it) ----
+local life_key, witness_key, dry = KEYS[2], KEYS[4], false
 --@include restart_guard.lua
 -- ---- restart guard: end ----
 

@@ -123,11 +123,11 @@ class RespTest {
         args.add(Integer.toString(2 + 2 * n));
         args.add(r.key(0));
         args.add(KEYS.lifeKey());
-        args.add(KEYS.fenceKeyOfLock(r.key(0)));
-        args.add(KEYS.legacyEpochKey());
+        args.add(NodeKeys.fenceKeyOfLock(r.key(0)));
+        args.add(KEYS.witnessKey());
         for (int i = 1; i < n; i++) {
           args.add(r.key(i));
-          args.add(KEYS.fenceKeyOfLock(r.key(i)));
+          args.add(NodeKeys.fenceKeyOfLock(r.key(i)));
         }
       }
       case RAISE_FENCE, RELEASE -> {
@@ -136,7 +136,7 @@ class RespTest {
           args.add(r.key(i));
         }
         for (int i = 0; i < n; i++) {
-          args.add(KEYS.fenceKeyOfLock(r.key(i)));
+          args.add(NodeKeys.fenceKeyOfLock(r.key(i)));
         }
       }
       case EXTEND -> {
@@ -216,7 +216,7 @@ class RespTest {
         };
     String call = withSource ? "EVAL" : "EVALSHA";
     String body = withSource ? script.source() : script.sha1();
-    String fence = KEYS.fenceKeyOfLock(r.key());
+    String fence = NodeKeys.fenceKeyOfLock(r.key());
     String argument = Long.toString(r.argument());
     String maxTtl = KEYS.maxTtlMillisText();
     return switch (r.verb()) {
@@ -228,7 +228,7 @@ class RespTest {
             r.key(),
             KEYS.lifeKey(),
             fence,
-            KEYS.legacyEpochKey(),
+            KEYS.witnessKey(),
             r.token(),
             argument,
             maxTtl,

@@ -1,5 +1,7 @@
 package dev.redlock.testkit;
 
+import dev.redlock.NewNodeCheck;
+import dev.redlock.RedlockAdmin;
 import dev.redlock.RedlockConfig;
 import redis.clients.jedis.Jedis;
 
@@ -17,14 +19,28 @@ public final class NodeData {
   private NodeData() {}
 
   /**
-   * Stamps the node's life marker for clients using {@code keyPrefix}: this process, trusted since
-   * time 0, durable (clients that see the node is not durable lower that at their first acquire, so
-   * a restart of a node without {@code appendfsync always} is still quarantined).
+   * Vouches for the node's data as {@code redlock init-nodes} does, for clients using {@code
+   * keyPrefix}: this process, trusted since time 0, durable (clients that see the node is not
+   * durable lower that at their first acquire, so a restart of a node without {@code appendfsync
+   * always} is still quarantined).
+   *
+   * @throws IllegalStateException if the node holds keys of the prefix (it is not new)
    */
   public static void vouchForNewNode(RedisNode node, String keyPrefix) {
+    RedlockConfig config = // the plain port, which a TLS node opens too
+        RedlockConfig.builder()
+            .nodes(java.util.List.of("redis://127.0.0.1:" + node.port()))
+            .keyPrefix(keyPrefix)
+            .build();
+    String runId;
     try (Jedis jedis = new Jedis("127.0.0.1", node.port(), 2000)) {
-      // The marker's name and format are the documented on-node format (docs/fencing.md).
-      jedis.set(keyPrefix + "@life", runId(jedis) + ":1:0");
+      runId = runId(jedis);
+    }
+    try (RedlockAdmin admin = RedlockAdmin.create(config)) {
+      NewNodeCheck check = admin.vouchForNewNode(0, runId, "test kit");
+      if (!check.vouched() && check.verdict() != NewNodeCheck.Verdict.VOTES) {
+        throw new IllegalStateException("cannot vouch for " + node + ": " + check);
+      }
     }
   }
 

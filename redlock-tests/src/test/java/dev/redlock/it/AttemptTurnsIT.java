@@ -575,9 +575,7 @@ class AttemptTurnsIT {
                     .allMatch(
                         node -> {
                           try (Jedis jedis = new Jedis("127.0.0.1", node.port(), 2000)) {
-                            return !jedis.exists(key)
-                                && jedis.keys("*@fence*").stream()
-                                    .anyMatch(k -> k.endsWith(resource));
+                            return !jedis.exists(key) && jedis.exists(key + "@fence");
                           }
                         }));
   }

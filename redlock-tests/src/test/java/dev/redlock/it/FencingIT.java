@@ -60,7 +60,7 @@ class FencingIT extends RealNodesTest {
   }
 
   String fenceKey() {
-    return RedlockConfig.DEFAULT_KEY_PREFIX + "@fence:" + resource();
+    return RedlockConfig.DEFAULT_KEY_PREFIX + resource() + "@fence";
   }
 
   /** The node's clock in µs. */
@@ -237,7 +237,7 @@ class FencingIT extends RealNodesTest {
 
   static long fenceKeysOn(RedisNode node) {
     try (Jedis jedis = Admin.on(node)) {
-      return jedis.keys(RedlockConfig.DEFAULT_KEY_PREFIX + "@fence:*").size();
+      return jedis.keys(RedlockConfig.DEFAULT_KEY_PREFIX + "*@fence").size();
     }
   }
 
@@ -334,5 +334,39 @@ class FencingIT extends RealNodesTest {
     nodes.node(0).restart(Persistence.NONE);
     assertTrue(a.isValid(), "A still holds its lease after the restart");
     return a;
+  }
+
+  /**
+   * Prefix {@code lock} with resource {@code :x} and prefix {@code lock:} with resource {@code x}
+   * spell one lock key: they are one lock with one fencing counter. Tokens drawn after a forced
+   * release under one spelling (which runs the counter ahead of the clocks) stay above under the
+   * other. Planted (the counter named by prefix and resource, as before): the second spelling's
+   * token comes from the clock, below the first's.
+   */
+  @Test
+  void twoSpellingsOfOneLockKeyShareTheLockAndItsCounter() throws Exception {
+    String tail = resource().replace(':', '-');
+    RedlockConfig.Builder first =
+        settings().keyPrefix("lock").unsafeDisableRestartGuardForTesting();
+    RedlockConfig.Builder second =
+        settings().keyPrefix("lock:").unsafeDisableRestartGuardForTesting();
+    Redlock a = client(3, first);
+    Redlock b = client(3, second);
+    try (Lease held = a.acquire(":" + tail, MAX_TTL, NO_HANG)) {
+      assertEquals(Optional.empty(), b.tryAcquire(tail, MAX_TTL), "one lock, held");
+      try (dev.redlock.RedlockAdmin admin =
+          dev.redlock.RedlockAdmin.create(
+              settings().keyPrefix("lock").nodes(nodes.uris().subList(0, 3)).build())) {
+        admin.forceRelease(":" + tail, "FencingIT"); // counters raised past the clocks
+      }
+      assertTrue(held.isValid(), "A is not told; its release finds nothing");
+    }
+    long ahead;
+    try (Lease lease = a.acquire(":" + tail, MAX_TTL, NO_HANG)) {
+      ahead = lease.fencingToken();
+    }
+    try (Lease lease = b.acquire(tail, MAX_TTL, NO_HANG)) {
+      assertTrue(lease.fencingToken() > ahead, lease.fencingToken() + " after " + ahead);
+    }
   }
 }
