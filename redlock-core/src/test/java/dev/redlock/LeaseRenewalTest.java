@@ -140,7 +140,9 @@ class LeaseRenewalTest {
     java.util.concurrent.atomic.AtomicLong paused = new java.util.concurrent.atomic.AtomicLong();
     Ticker clock =
         new Ticker.SuspendAware(
-            System::nanoTime, () -> System.currentTimeMillis() * 1_000_000L + paused.get());
+            System::nanoTime,
+            () -> Ticker.SuspendAware.wallNanos() + paused.get(),
+            Ticker.SuspendAware.wallGrainNanos());
     Redlock lock =
         cluster.start(3, RedlockConfig.builder().nodeTimeout(Duration.ofMillis(100)), clock);
     Lease lease = lock.tryAcquire("r", TTL).orElseThrow().keepAlive();

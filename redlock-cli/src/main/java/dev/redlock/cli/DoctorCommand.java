@@ -176,7 +176,7 @@ final class DoctorCommand extends CliCommand {
     try {
       server = NodeLife.info(jedis, "server");
       checkVersion(node, server.getOrDefault("redis_version", "unknown"));
-      checkRole(node, NodeLife.info(jedis, "replication"));
+      checkRole(config, node, NodeLife.info(jedis, "replication"));
       persistence = NodeLife.info(jedis, "persistence");
     } catch (JedisDataException e) {
       add(
@@ -247,7 +247,7 @@ final class DoctorCommand extends CliCommand {
     }
   }
 
-  private void checkRole(String node, Map<String, String> replication) {
+  private void checkRole(RedlockConfig config, String node, Map<String, String> replication) {
     String role = replication.getOrDefault("role", "unknown");
     if ("slave".equals(role) || "replica".equals(role)) {
       add(
@@ -260,14 +260,23 @@ final class DoctorCommand extends CliCommand {
               + replication.get("master_port"),
           "point Redlock at independent masters; a replica is not another vote");
     } else if (!"0".equals(replication.getOrDefault("connected_slaves", "0"))) {
+      // A replica restarted as a master in its place looks to the guard like this node restarted
+      // from its own AOF: with the opt-in, it would keep the node's vote with the replica's data.
+      boolean optIn = config.trustFsyncedAofRestarts();
       add(
-          Verdict.WARN,
+          optIn ? Verdict.FAIL : Verdict.WARN,
           node,
           "independence",
           "has "
               + replication.get("connected_slaves")
-              + " replica(s): a failover to one can lose locks",
-          "do not fail lock nodes over to replicas");
+              + " replica(s): a failover to one can lose locks"
+              + (optIn
+                  ? ", and with trustFsyncedAofRestarts a replica restarted as a master in its"
+                      + " place keeps its vote"
+                  : ""),
+          optIn
+              ? "detach the replicas, or turn trustFsyncedAofRestarts off"
+              : "do not fail lock nodes over to replicas");
     } else {
       add(Verdict.OK, node, "independence", "a master without replicas", null);
     }

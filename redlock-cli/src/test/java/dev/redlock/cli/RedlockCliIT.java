@@ -921,6 +921,43 @@ class RedlockCliIT {
     }
   }
 
+  /**
+   * A node with a replica, and clients that trust fsynced AOF restarts: a replica restarted as a
+   * master in the node's place would look to the guard like the node restarted from its own AOF,
+   * and keep its vote with the replica's data. The doctor fails it (without the opt-in: a warning).
+   */
+  @Test
+  void doctorFailsTheAofRestartOptInOnANodeWithReplicas() throws Exception {
+    RedisNode master = nodes.node(0);
+    RedisNode replica = nodes.node(2);
+    try (Jedis jedis = on(replica)) {
+      jedis.replicaof("127.0.0.1", master.port());
+    }
+    try {
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(
+              () -> {
+                try (Jedis jedis = on(master)) {
+                  return jedis.info("replication").contains("connected_slaves:1");
+                }
+              });
+      Path config = dir.resolve("redlock-optin.properties");
+      Files.writeString(
+          config, "redlock.nodes=" + nodeList + "\nredlock.trustFsyncedAofRestarts=true\n");
+      Result optIn = redlock("", Map.of(), "doctor", "--config", config.toString());
+      String line = check(optIn, master.uri(), "independence");
+      assertTrue(line.startsWith("FAIL  "), line + "\n" + optIn);
+      assertSays(line, "a replica restarted as a master in its place keeps its vote");
+      Result plain = doctorWithPrefix("replicas:");
+      assertTrue(check(plain, master.uri(), "independence").startsWith("warn  "), plain.toString());
+    } finally {
+      try (Jedis jedis = on(replica)) {
+        jedis.replicaofNoOne();
+      }
+    }
+  }
+
   @Test
   void doctorReportsThePreviousVersionsKeysAsInformation() throws Exception {
     String prefix = "legacy:";

@@ -32,10 +32,21 @@ if epoch then
     redis.call('SET', life_key, id .. ':0:' .. string.format('%.0f', epoch))
   end
 else
-  local function still_as_loaded(section, ...) -- INFO read now, on this rare path only
-    local info = redis.call('INFO', section)
-    for _, field in ipairs({...}) do
+  local function still_as_loaded() -- INFO read now, on this rare path only
+    local info = redis.call('INFO', 'persistence') .. redis.call('INFO', 'replication')
+    for _, field in ipairs({'aof_enabled:1', 'aof_rewrite_in_progress:0',
+        'aof_rewrite_scheduled:0', 'aof_last_rewrite_time_sec:-1', 'role:master',
+        'second_repl_offset:-1'}) do
       if not string.find(info, '\r\n' .. field .. '\r\n', 1, true) then
+        return false
+      end
+    end
+    -- Nothing in this life that loads, restores or moves data in place (counted since the start,
+    -- or since a CONFIG RESETSTAT).
+    local stats = redis.call('INFO', 'commandstats')
+    for _, name in ipairs({'debug', 'restore', 'restore-asking', 'flushall', 'flushdb', 'swapdb',
+        'move', 'copy', 'rename', 'renamenx', 'replicaof', 'slaveof'}) do
+      if string.find(stats, '\r\ncmdstat_' .. name .. ':', 1, true) then
         return false
       end
     end
@@ -46,14 +57,11 @@ else
   if life and ARGV[8] == '1' and started >= 0 and now - started + 1000000 < max_ttl
       and string.sub(life, 1, 40) ~= string.sub(id, 1, 40)
       and string.sub(life, 41, #id) == string.sub(id, 41)
-      and still_as_loaded('persistence', 'aof_enabled:1', 'aof_rewrite_in_progress:0',
-        'aof_rewrite_scheduled:0', 'aof_last_rewrite_time_sec:-1')
-      and still_as_loaded('replication', 'role:master', 'second_repl_offset:-1') then
+      and still_as_loaded() then
     -- Stamped in the same database and deployment by a life that kept every acknowledged write,
-    -- and this life loaded it from its AOF at start and has been neither a replica nor rewritten
-    -- its AOF since (read now: the connection read it when it was made): a restart that lost
-    -- nothing, so the old epoch still holds. (Later in a life, a marker of another life can only
-    -- have been restored: not trusted.)
+    -- and this life loaded it from its AOF at start and since has been no replica, rewritten no
+    -- AOF, and run nothing that replaces data (read now: the connection read it when it was
+    -- made): a restart that lost nothing, so the old epoch still holds.
     epoch = tonumber(string.match(life, '^:1:(%d+)$', #id + 1))
     why = epoch and 'restarted durable' or why
   end

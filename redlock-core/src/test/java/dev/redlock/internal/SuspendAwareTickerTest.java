@@ -14,7 +14,27 @@ import org.junit.jupiter.api.Test;
 class SuspendAwareTickerTest {
   private final AtomicLong monotonic = new AtomicLong(5_000_000_000L);
   private final AtomicLong wall = new AtomicLong(1_796_000_000_000_000_000L);
-  private final Ticker ticker = new Ticker.SuspendAware(monotonic::get, wall::get);
+
+  /** What happens just before the next read of the wall clock: a stall of the reading thread. */
+  private Runnable beforeWallRead = () -> {};
+
+  /** What happens just after it, before that read returns: another thread's whole read. */
+  private Runnable afterWallRead = () -> {};
+
+  private final Ticker ticker =
+      new Ticker.SuspendAware(
+          monotonic::get,
+          () -> {
+            Runnable before = beforeWallRead;
+            beforeWallRead = () -> {};
+            before.run();
+            long value = wall.get();
+            Runnable after = afterWallRead;
+            afterWallRead = () -> {};
+            after.run();
+            return value;
+          },
+          1_000);
 
   /** Both clocks move on together, as on a machine that is never paused. */
   private void run(Duration d) {
@@ -78,5 +98,61 @@ class SuspendAwareTickerTest {
       assertTrue(now - last >= 0, "step " + i);
       last = now;
     }
+  }
+
+  /**
+   * A thread descheduled between its reads of the two clocks (a stall of 50 ms, twenty times) adds
+   * nothing. Planted (one read of each clock, the sample always used): 1 s of stalls reads as 2 s.
+   */
+  @Test
+  void aThreadStalledBetweenItsReadsAddsNothing() {
+    long start = ticker.read();
+    for (int i = 0; i < 20; i++) {
+      beforeWallRead = () -> run(Duration.ofMillis(50)); // both clocks go on while it waits
+      ticker.read();
+    }
+    assertEquals(nanos(Duration.ofSeconds(1)), ticker.read() - start);
+  }
+
+  /**
+   * A thread whose sample was taken before a suspend, and another that took one after it and moved
+   * the state meanwhile: the suspend is added once. Planted (the stale sample compared with the
+   * moved state): it reads as a step back, and the next read adds the suspend a second time.
+   */
+  @Test
+  void aSampleOlderThanAnotherThreadsMoveIsNotAppliedOnTopOfIt() {
+    long start = ticker.read();
+    afterWallRead =
+        () -> {
+          wall.addAndGet(nanos(Duration.ofSeconds(10))); // the suspend, then another thread reads
+          ticker.read();
+        };
+    ticker.read(); // its wall clock value is from before the suspend
+    run(Duration.ofSeconds(1));
+    assertEquals(nanos(Duration.ofSeconds(11)), ticker.read() - start);
+  }
+
+  /**
+   * A wall clock that moves in steps of 15.6 ms (as a coarse platform clock does): its steps are
+   * not jumps. Planted (a 2 ms threshold whatever the grain): 10 s reads as about 15 s.
+   */
+  @Test
+  void aCoarseWallClockIsNotTakenForJumps() {
+    AtomicLong real = new AtomicLong(monotonic.get());
+    long grain = 15_600_000;
+    Ticker coarse = new Ticker.SuspendAware(real::get, () -> real.get() / grain * grain, grain);
+    long start = coarse.read();
+    for (int i = 0; i < 10_000; i++) {
+      real.addAndGet(nanos(Duration.ofMillis(1)));
+      coarse.read();
+    }
+    assertEquals(nanos(Duration.ofSeconds(10)), coarse.read() - start);
+  }
+
+  /** On this machine the wall clock's grain is found, and small. */
+  @Test
+  void theSystemWallClocksGrainIsMeasured() {
+    long grain = Ticker.SuspendAware.wallGrainNanos();
+    assertTrue(grain > 0 && grain <= 20_000_000, grain + " ns");
   }
 }

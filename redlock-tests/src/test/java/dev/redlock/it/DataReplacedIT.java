@@ -12,7 +12,6 @@ import dev.redlock.Redlock;
 import dev.redlock.RedlockAdmin;
 import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.NodeData;
-import dev.redlock.testkit.RedisBinary;
 import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.RedisNode;
 import dev.redlock.testkit.RedisNodes;
@@ -21,7 +20,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -227,36 +225,23 @@ class DataReplacedIT {
         .flatMap(binary -> Stream.of(Replacement.values()).map(r -> Arguments.of(binary, r)));
   }
 
-  static Supplier<RedisBinary> binary(String name) {
-    return name.equals("redis-6.2") ? RedisBinary::embedded : RedisBinary::locate;
-  }
-
   RedisNodes nodes;
 
   Redlock client(boolean guard) {
     return client(guard, false);
   }
 
+  /** A client of the three lock nodes (the fourth is the spare). */
   Redlock client(boolean guard, boolean trustFsyncedAofRestarts) {
-    RedlockConfig.Builder config =
-        RedlockConfig.builder()
-            .trustFsyncedAofRestarts(trustFsyncedAofRestarts)
-            .nodes(nodes.uris().subList(0, 3))
-            .nodeTimeout(Duration.ofMillis(200))
-            .retryDelay(Duration.ofMillis(20))
-            .retryJitter(Duration.ofMillis(20))
-            .maxTtl(MAX_TTL);
-    if (!guard) {
-      config.unsafeDisableRestartGuardForTesting();
-    }
-    return redis.client(config.build());
+    return redis.client(
+        StaleRestartIT.config(nodes.uris().subList(0, 3), MAX_TTL, guard, trustFsyncedAofRestarts));
   }
 
   /** What B got, asking once while A's lease is valid and N1 (which holds A's key) is frozen. */
   record Outcome(boolean granted, NodeOutcome m) {}
 
   Outcome run(String binary, Replacement replacement, boolean guard) throws Exception {
-    nodes = redis.start(RedisFixture.nodes(4).binary(binary(binary)));
+    nodes = redis.start(RedisFixture.nodes(4).binary(StaleRestartIT.binary(binary)));
     RedisNode m = nodes.node(0);
     RedisNode n1 = nodes.node(1);
     RedisNode n2 = nodes.node(2);
@@ -311,21 +296,34 @@ class DataReplacedIT {
     assertEquals(replacement.losesData(), o.granted(), o.toString());
   }
 
+  static Stream<Arguments> durableCases() {
+    return Stream.of("redis-7", "redis-6.2")
+        .flatMap(
+            binary ->
+                Stream.of(
+                        Replacement.FULL_RESYNC_AND_PROMOTION,
+                        Replacement.DEBUG_RELOAD_NOSAVE,
+                        Replacement.RESTORE_AFTER_FLUSH)
+                    .map(r -> Arguments.of(binary, r)));
+  }
+
   /**
    * With {@code trustFsyncedAofRestarts}: M restarts from its AOF (fsynced on every write, so
    * nothing is lost) and a client's first acquire keeps its marker's epoch, as it should; then,
-   * within maxTtl of the restart, M is resynced from the spare (a copy of its data from before A's
-   * grant) and promoted. The same connection, which read when it was made that M loaded its AOF,
-   * asks again: the guard reads M's role and AOF state again, and keeps it out. Planted (the facts
-   * the connection read, trusted): B is granted the lock while A holds it.
+   * within maxTtl of the restart, M's data is replaced by a copy from before A's grant, which holds
+   * a durable marker of M's earlier life. The same connection, which read when it was made that M
+   * loaded its AOF, asks again: the guard reads M's role, AOF state and the commands it ran again,
+   * and keeps it out. Planted (the facts the connection read, trusted; the commands not read): B is
+   * granted the lock while A holds it.
    */
-  @ParameterizedTest(name = "{0}")
-  @org.junit.jupiter.params.provider.ValueSource(strings = {"redis-7", "redis-6.2"})
-  void aDurableRestartResyncedBeforeMaxTtlIsNotTrustedAgain(String binary) throws Exception {
+  @ParameterizedTest(name = "{0}: {1}")
+  @MethodSource("durableCases")
+  void aDurableRestartWhoseDataIsReplacedWithinMaxTtlIsNotTrustedAgain(
+      String binary, Replacement replacement) throws Exception {
     nodes =
         redis.start(
             RedisFixture.nodes(4)
-                .binary(binary(binary))
+                .binary(StaleRestartIT.binary(binary))
                 .persistence(dev.redlock.testkit.Persistence.AOF));
     RedisNode m = nodes.node(0);
     RedisNode n1 = nodes.node(1);
@@ -339,8 +337,7 @@ class DataReplacedIT {
     await()
         .atMost(MAX_TTL)
         .until(() -> nodes.all().stream().allMatch(n -> Admin.get(n, PREFIX + RESOURCE) == null));
-    follow(spare, m);
-    command(spare, "REPLICAOF", "NO", "ONE");
+    Object memo = replacement.before(m, spare);
     try (Jedis jedis = Admin.on(n2)) {
       jedis.psetex(PREFIX + RESOURCE, 500, "another owner");
     }
@@ -358,8 +355,7 @@ class DataReplacedIT {
     } finally {
       n1.resume();
     }
-    follow(m, spare);
-    command(m, "REPLICAOF", "NO", "ONE");
+    replacement.replace(m, spare, memo);
     n1.pause();
     try {
       LockUnavailableException refused =

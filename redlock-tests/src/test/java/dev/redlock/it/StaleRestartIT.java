@@ -64,18 +64,27 @@ class StaleRestartIT {
   }
 
   Redlock client(boolean guard, boolean trustFsyncedAofRestarts) {
+    return redis.client(config(nodes.uris(), MAX_TTL, guard, trustFsyncedAofRestarts));
+  }
+
+  /**
+   * A client of {@code uris} that retries every 20-40 ms, with the guard on or off: the one the
+   * guard's real-node suites compare.
+   */
+  static RedlockConfig config(
+      List<String> uris, Duration maxTtl, boolean guard, boolean trustFsyncedAofRestarts) {
     RedlockConfig.Builder config =
         RedlockConfig.builder()
             .trustFsyncedAofRestarts(trustFsyncedAofRestarts)
-            .nodes(nodes.uris())
+            .nodes(uris)
             .nodeTimeout(Duration.ofMillis(200))
             .retryDelay(Duration.ofMillis(20))
             .retryJitter(Duration.ofMillis(20))
-            .maxTtl(MAX_TTL);
+            .maxTtl(maxTtl);
     if (!guard) {
       config.unsafeDisableRestartGuardForTesting();
     }
-    return redis.client(config.build());
+    return config.build();
   }
 
   /** The nodes that come back with old data: a bare majority, the last ones. */
