@@ -3,6 +3,7 @@
  * {@code dev.redlock} is the API; {@code dev.redlock.spi} is for those who write a lease store (a
  * SQL table, in {@code redlock-jdbc}). Everything else is an implementation detail.
  */
+@SuppressWarnings("module") // dev.redlock.admin is built after this module
 module dev.redlock {
   requires transitive redis.clients.jedis; // FencedWrites takes a Jedis client
   requires org.apache.commons.pool2;
@@ -10,4 +11,9 @@ module dev.redlock {
 
   exports dev.redlock;
   exports dev.redlock.spi;
+  // The operator's tools (redlock-admin) use the nodes' key layout, scripts and name rules.
+  exports dev.redlock.node to
+      dev.redlock.admin;
+  exports dev.redlock.internal to
+      dev.redlock.admin;
 }

@@ -5,6 +5,8 @@ import dev.redlock.LockService;
 import dev.redlock.LockSettings;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
+import dev.redlock.admin.LockStatus;
+import dev.redlock.admin.RedlockAdmin;
 import dev.redlock.jdbc.JdbcLeases;
 import dev.redlock.micrometer.RedlockMetrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -42,13 +44,17 @@ public final class Consumer {
         Lease lease = redlock.acquire("consumer", Duration.ofSeconds(1), Duration.ofSeconds(10))) {
       token = lease.fencingToken();
     }
+    LockStatus status; // the operator's module reads the nodes through core's qualified exports
+    try (RedlockAdmin admin = RedlockAdmin.create(config)) {
+      status = admin.status("consumer");
+    }
     long attempts =
         registry.find("redlock.acquire").timers().stream().mapToLong(t -> t.count()).sum();
     String module = Redlock.class.getModule().getName();
     System.out.println(
         "consumer: lease taken and released on the module path (module " + module + ", token "
-            + token + "), " + attempts + " attempt(s) in the metrics");
-    if (!"dev.redlock".equals(module) || attempts < 1) {
+            + token + "), " + attempts + " attempt(s) in the metrics, status " + status.verdict());
+    if (!"dev.redlock".equals(module) || attempts < 1 || !status.nodes().get(0).reachable()) {
       System.exit(1);
     }
   }

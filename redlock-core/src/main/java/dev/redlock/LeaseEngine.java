@@ -1,6 +1,7 @@
 package dev.redlock;
 
 import dev.redlock.LockUnavailableException.Reason;
+import dev.redlock.internal.Names;
 import dev.redlock.internal.Ticker;
 import dev.redlock.internal.TokenHash;
 import dev.redlock.internal.Uninterruptibly;
@@ -19,7 +20,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -907,30 +907,10 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   /** The key of a read-write lock side's line ({@link Waiters}): equal only to itself. */
   private record ReadWriteLine(String name, RwSide side) {}
 
-  /**
-   * The rules of a read-write lock's name: not blank, and one {@code checkResource} (the store's
-   * check of a resource name) accepts. One set of rules and messages for {@link #readWriteLock} and
-   * {@link RedlockAdmin#readWriteStatus}.
-   *
-   * @throws NullPointerException if {@code name} is null
-   * @throws IllegalArgumentException if {@code name} is blank or the store refuses it
-   */
-  static void checkReadWriteName(String name, Consumer<String> checkResource) {
-    Objects.requireNonNull(name, "name must not be null");
-    if (name.isBlank()) {
-      throw new IllegalArgumentException("name must not be blank, was '" + name + "'");
-    }
-    try {
-      checkResource.accept(name);
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("name: " + e.getMessage(), e);
-    }
-  }
-
   @Override
   public ReadWriteLock readWriteLock(String name) {
     ensureOpen();
-    checkReadWriteName(name, store::checkResource);
+    Names.checkReadWriteName(name, store::checkResource);
     if (!store.hasReadWriteLocks()) {
       throw new UnsupportedOperationException(
           "this lease store (" + store.getClass().getSimpleName() + ") has no read-write locks");

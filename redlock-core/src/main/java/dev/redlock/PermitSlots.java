@@ -1,6 +1,7 @@
 package dev.redlock;
 
 import dev.redlock.LockUnavailableException.Reason;
+import dev.redlock.internal.Names;
 import dev.redlock.internal.Ticker;
 import dev.redlock.spi.LeaseStore;
 import java.time.Duration;
@@ -8,7 +9,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 
 /**
  * A {@link Semaphore} as {@code permits} mutexes: permit {@code i} is the engine's lease of the
@@ -58,51 +58,8 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
    */
   static <H extends LeaseStore.Held> PermitSlots<H> create(
       LeaseEngine<H> engine, String name, int permits) {
-    return new PermitSlots<>(engine, name, resources(name, permits, engine::checkResource));
-  }
-
-  /**
-   * The resources of the permits of the semaphore {@code name} of {@code permits} permits, {@code
-   * name@permit:0} first, once the arguments pass the semaphore's rules; {@code checkResource} is
-   * the store's check of a resource name. One set of rules and messages for the semaphore and for
-   * {@link RedlockAdmin#semaphoreStatus}.
-   *
-   * @throws NullPointerException if {@code name} is null
-   * @throws IllegalArgumentException as {@link #create}
-   */
-  static String[] resources(String name, int permits, Consumer<String> checkResource) {
-    Objects.requireNonNull(name, "name must not be null");
-    if (name.isBlank()) {
-      throw new IllegalArgumentException("name must not be blank, was '" + name + "'");
-    }
-    if (name.contains(PERMIT_MARK)) {
-      throw new IllegalArgumentException(
-          "name must not contain '"
-              + PERMIT_MARK
-              + "' (it marks a permit's resource: name@permit:i), was '"
-              + name
-              + "'");
-    }
-    if (permits < 1 || permits > MAX_PERMITS) {
-      throw new IllegalArgumentException(
-          "permits must be between 1 and " + MAX_PERMITS + ", was " + permits);
-    }
-    String[] resources = new String[permits];
-    for (int i = 0; i < permits; i++) {
-      resources[i] = name + PERMIT_MARK + i;
-    }
-    String longest = resources[permits - 1];
-    try {
-      checkResource.accept(longest);
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(
-          "name must make permit resources the store accepts ('"
-              + longest
-              + "'): "
-              + e.getMessage(),
-          e);
-    }
-    return resources;
+    return new PermitSlots<>(
+        engine, name, Names.permitResources(name, permits, engine::checkResource));
   }
 
   /**

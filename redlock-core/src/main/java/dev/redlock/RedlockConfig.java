@@ -114,6 +114,14 @@ public final class RedlockConfig {
     return nodes.stream().map(NodeUri::toString).toList();
   }
 
+  /**
+   * The nodes' URIs as configured, credentials included: for a tool that connects to the nodes as
+   * the lock does (redlock-admin). Never log them; {@link #nodes()} is the form for people.
+   */
+  public List<String> connectionUris() {
+    return nodes.stream().map(NodeUri::withCredentials).toList();
+  }
+
   /** The parsed nodes, with credentials: for the implementation, not exported. */
   List<NodeUri> nodeUris() {
     return nodes;

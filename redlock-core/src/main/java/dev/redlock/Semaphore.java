@@ -62,10 +62,10 @@ public interface Semaphore {
    * The most permits one semaphore may have: a full semaphore costs one round trip per permit, and
    * with a silent node up to a {@code nodeTimeout} each (64 × 50 ms at the defaults).
    */
-  int MAX_PERMITS = 64;
+  int MAX_PERMITS = dev.redlock.internal.Names.MAX_PERMITS;
 
   /** What stands between a semaphore's name and a permit's number in the permit's resource. */
-  String PERMIT_MARK = "@permit:";
+  String PERMIT_MARK = dev.redlock.internal.Names.PERMIT_MARK;
 
   /** The semaphore's name, as given. */
   String name();

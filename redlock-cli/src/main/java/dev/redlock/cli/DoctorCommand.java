@@ -1,7 +1,7 @@
 package dev.redlock.cli;
 
-import dev.redlock.RedlockAdmin;
 import dev.redlock.RedlockConfig;
+import dev.redlock.admin.RedlockAdmin;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -1,9 +1,9 @@
 package dev.redlock.cli;
 
-import dev.redlock.NewNodeCheck;
-import dev.redlock.RedlockAdmin;
 import dev.redlock.RedlockConfig;
 import dev.redlock.RedlockException;
+import dev.redlock.admin.NewNodeCheck;
+import dev.redlock.admin.RedlockAdmin;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.time.Instant;

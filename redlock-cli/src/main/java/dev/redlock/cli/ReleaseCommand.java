@@ -1,9 +1,9 @@
 package dev.redlock.cli;
 
-import dev.redlock.LockStatus;
-import dev.redlock.ReadWriteStatus;
-import dev.redlock.RedlockAdmin;
-import dev.redlock.SemaphoreStatus;
+import dev.redlock.admin.LockStatus;
+import dev.redlock.admin.ReadWriteStatus;
+import dev.redlock.admin.RedlockAdmin;
+import dev.redlock.admin.SemaphoreStatus;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;

@@ -2,12 +2,12 @@ package dev.redlock.cli;
 
 import dev.redlock.Lease;
 import dev.redlock.LeaseLostException;
-import dev.redlock.LockStatus;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.NodeOutcome;
 import dev.redlock.Redlock;
-import dev.redlock.RedlockAdmin;
 import dev.redlock.RedlockConfig;
+import dev.redlock.admin.LockStatus;
+import dev.redlock.admin.RedlockAdmin;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.LocalTime;

@@ -1,10 +1,10 @@
 package dev.redlock.cli;
 
-import dev.redlock.LockStatus;
-import dev.redlock.ReadWriteStatus;
-import dev.redlock.RedlockAdmin;
 import dev.redlock.Semaphore;
-import dev.redlock.SemaphoreStatus;
+import dev.redlock.admin.LockStatus;
+import dev.redlock.admin.ReadWriteStatus;
+import dev.redlock.admin.RedlockAdmin;
+import dev.redlock.admin.SemaphoreStatus;
 import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine;

@@ -8,13 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
-import dev.redlock.LockStatus;
 import dev.redlock.ReadWriteLock;
-import dev.redlock.ReadWriteStatus;
 import dev.redlock.Redlock;
-import dev.redlock.RedlockAdmin;
 import dev.redlock.RedlockConfig;
 import dev.redlock.Semaphore;
+import dev.redlock.admin.LockStatus;
+import dev.redlock.admin.ReadWriteStatus;
+import dev.redlock.admin.RedlockAdmin;
 import dev.redlock.testkit.FaultyNodes;
 import dev.redlock.testkit.Persistence;
 import dev.redlock.testkit.RedisFixture;

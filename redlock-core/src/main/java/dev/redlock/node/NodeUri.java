@@ -28,15 +28,23 @@ public final class NodeUri {
   private final int database;
   private final String user;
   private final String password;
+  private final String given; // as configured, credentials included
 
   private NodeUri(
-      String scheme, String host, int port, int database, String user, String password) {
+      String scheme,
+      String host,
+      int port,
+      int database,
+      String user,
+      String password,
+      String given) {
     this.scheme = scheme;
     this.host = host;
     this.port = port;
     this.database = database;
     this.user = user;
     this.password = password;
+    this.given = given;
   }
 
   /**
@@ -94,7 +102,7 @@ public final class NodeUri {
         password = decode(userInfo.substring(colon + 1));
       }
     }
-    return new NodeUri(scheme, host, port, database, user, password);
+    return new NodeUri(scheme, host, port, database, user, password, text);
   }
 
   private static String decode(String s) {
@@ -143,6 +151,11 @@ public final class NodeUri {
   /** The password, or null when none is given. */
   public String password() {
     return password;
+  }
+
+  /** The URI as configured, credentials included: never for a log. */
+  public String withCredentials() {
+    return given;
   }
 
   /** The URI without credentials, safe for logs: {@code redis://127.0.0.1:7001}. */

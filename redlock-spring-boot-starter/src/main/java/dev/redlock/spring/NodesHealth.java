@@ -1,8 +1,8 @@
 package dev.redlock.spring;
 
-import dev.redlock.LockStatus;
-import dev.redlock.RedlockAdmin;
 import dev.redlock.RedlockConfig;
+import dev.redlock.admin.LockStatus;
+import dev.redlock.admin.RedlockAdmin;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;

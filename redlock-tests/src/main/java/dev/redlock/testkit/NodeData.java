@@ -1,8 +1,8 @@
 package dev.redlock.testkit;
 
-import dev.redlock.NewNodeCheck;
-import dev.redlock.RedlockAdmin;
 import dev.redlock.RedlockConfig;
+import dev.redlock.admin.NewNodeCheck;
+import dev.redlock.admin.RedlockAdmin;
 import redis.clients.jedis.Jedis;
 
 /**

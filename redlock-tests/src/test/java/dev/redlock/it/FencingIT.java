@@ -354,8 +354,8 @@ class FencingIT extends RealNodesTest {
     Redlock b = client(3, second);
     try (Lease held = a.acquire(":" + tail, MAX_TTL, NO_HANG)) {
       assertEquals(Optional.empty(), b.tryAcquire(tail, MAX_TTL), "one lock, held");
-      try (dev.redlock.RedlockAdmin admin =
-          dev.redlock.RedlockAdmin.create(
+      try (dev.redlock.admin.RedlockAdmin admin =
+          dev.redlock.admin.RedlockAdmin.create(
               settings().keyPrefix("lock").nodes(nodes.uris().subList(0, 3)).build())) {
         admin.forceRelease(":" + tail, "FencingIT"); // counters raised past the clocks
       }

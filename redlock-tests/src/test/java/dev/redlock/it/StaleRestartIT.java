@@ -316,8 +316,8 @@ class StaleRestartIT {
     others.forEach(RedisNode::resume);
     fast.pause();
     try {
-      try (dev.redlock.RedlockAdmin admin =
-          dev.redlock.RedlockAdmin.create(
+      try (dev.redlock.admin.RedlockAdmin admin =
+          dev.redlock.admin.RedlockAdmin.create(
               RedlockConfig.builder()
                   .nodes(nodes.uris())
                   .nodeTimeout(Duration.ofMillis(200))

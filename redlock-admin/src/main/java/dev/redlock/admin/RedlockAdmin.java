@@ -1,5 +1,10 @@
-package dev.redlock;
+package dev.redlock.admin;
 
+import dev.redlock.LockService;
+import dev.redlock.RedlockConfig;
+import dev.redlock.RedlockException;
+import dev.redlock.Semaphore;
+import dev.redlock.internal.Names;
 import dev.redlock.internal.TokenHash;
 import dev.redlock.node.GuardProbe;
 import dev.redlock.node.NodeKeys;
@@ -42,10 +47,15 @@ public final class RedlockAdmin implements AutoCloseable {
   private static final Logger audit = LoggerFactory.getLogger("dev.redlock.audit");
 
   private final RedlockConfig config;
+
+  /** The nodes with their credentials, as the lock connects to them. */
+  private final List<NodeUri> uris;
+
   private final NodeKeys keys;
 
   private RedlockAdmin(RedlockConfig config) {
     this.config = config;
+    this.uris = config.connectionUris().stream().map(NodeUri::parse).toList();
     this.keys =
         NodeKeys.of(
             config.keyPrefix(),
@@ -70,7 +80,7 @@ public final class RedlockAdmin implements AutoCloseable {
 
   /** The nodes' URIs, without credentials, in order. */
   public List<String> nodes() {
-    return config.nodeUris().stream().map(NodeUri::toString).toList();
+    return uris.stream().map(NodeUri::toString).toList();
   }
 
   /**
@@ -81,7 +91,7 @@ public final class RedlockAdmin implements AutoCloseable {
    * @throws IndexOutOfBoundsException if there is no such node
    */
   public Jedis connect(int index) {
-    return connect(config.nodeUris().get(index));
+    return connect(uris.get(index));
   }
 
   private Jedis connect(NodeUri uri) {
@@ -100,7 +110,7 @@ public final class RedlockAdmin implements AutoCloseable {
   public LockStatus status(String resource) {
     String key = key(resource);
     List<LockStatus.Node> views = new ArrayList<>();
-    for (NodeUri uri : config.nodeUris()) {
+    for (NodeUri uri : uris) {
       views.add(read(uri, key));
     }
     return new LockStatus(resource, config.quorum(), views);
@@ -144,7 +154,7 @@ public final class RedlockAdmin implements AutoCloseable {
    *     of 1..{@link Semaphore#MAX_PERMITS}, a name whose permits' resources the nodes refuse
    */
   public SemaphoreStatus semaphoreStatus(String name, int permits) {
-    String[] resources = PermitSlots.resources(name, permits, NodeKeys::checkResource);
+    String[] resources = Names.permitResources(name, permits, NodeKeys::checkResource);
     List<LockStatus> statuses = new ArrayList<>(resources.length);
     for (String resource : resources) {
       statuses.add(status(resource));
@@ -163,9 +173,9 @@ public final class RedlockAdmin implements AutoCloseable {
       return List.of();
     }
     // Every permit's resource, named as the semaphore names them (the name was checked already).
-    String[] all = PermitSlots.resources(name, Semaphore.MAX_PERMITS, resource -> {});
+    String[] all = Names.permitResources(name, Semaphore.MAX_PERMITS, resource -> {});
     java.util.TreeSet<Integer> held = new java.util.TreeSet<>();
-    for (NodeUri uri : config.nodeUris()) {
+    for (NodeUri uri : uris) {
       try (Jedis jedis = connect(uri)) {
         Pipeline p = jedis.pipelined();
         List<Response<Boolean>> exists = new ArrayList<>();
@@ -199,7 +209,7 @@ public final class RedlockAdmin implements AutoCloseable {
   public ReadWriteStatus readWriteStatus(String name) {
     String[] rw = readWriteKeys(name);
     List<ReadWriteStatus.Node> views = new ArrayList<>();
-    for (NodeUri uri : config.nodeUris()) {
+    for (NodeUri uri : uris) {
       views.add(readReadWrite(uri, rw));
     }
     return new ReadWriteStatus(name, config.quorum(), views);
@@ -207,7 +217,7 @@ public final class RedlockAdmin implements AutoCloseable {
 
   /** The lock's writer key, readers, intent mark and fencing counter, after the name's checks. */
   private String[] readWriteKeys(String name) {
-    LeaseEngine.checkReadWriteName(name, NodeKeys::checkResource);
+    Names.checkReadWriteName(name, NodeKeys::checkResource);
     String[] rw = NodeKeys.readWriteKeys(config.keyPrefix(), name);
     // The counter is the writer key's, as the acquiring scripts are given it.
     return new String[] {rw[0], rw[1], rw[2], NodeKeys.fenceKeyOfLock(rw[0])};
@@ -271,7 +281,7 @@ public final class RedlockAdmin implements AutoCloseable {
    * @throws RuntimeException what Jedis throws if the node cannot be reached or refuses EVAL
    */
   public GuardView restartGuard(int index) {
-    NodeUri uri = config.nodeUris().get(index);
+    NodeUri uri = uris.get(index);
     try (Jedis jedis = connect(uri)) {
       GuardProbe.View view = GuardProbe.of(jedis, keys, uri.database());
       return new GuardView(view.quarantine(), view.why(), view.marker(), view.unknown());
@@ -327,7 +337,7 @@ public final class RedlockAdmin implements AutoCloseable {
       fence = Math.max(fence, node.fencingCounter());
     }
     List<String> results = new ArrayList<>();
-    for (NodeUri uri : config.nodeUris()) {
+    for (NodeUri uri : uris) {
       try (Jedis jedis = connect(uri)) {
         Object deleted =
             jedis.eval(
@@ -378,7 +388,7 @@ public final class RedlockAdmin implements AutoCloseable {
       fence = Math.max(fence, node.fencingCounter());
     }
     List<String> results = new ArrayList<>();
-    for (NodeUri uri : config.nodeUris()) {
+    for (NodeUri uri : uris) {
       try (Jedis jedis = connect(uri)) {
         List<?> r =
             (List<?>)
@@ -418,7 +428,7 @@ public final class RedlockAdmin implements AutoCloseable {
    * @throws RedlockException if the node cannot be reached, or refuses {@code INFO} or {@code EVAL}
    */
   public NewNodeCheck checkNewNode(int index) {
-    return vouch(config.nodeUris().get(index), "", false);
+    return vouch(uris.get(index), "", false);
   }
 
   /**
@@ -451,7 +461,7 @@ public final class RedlockAdmin implements AutoCloseable {
     if (runId.isBlank()) {
       throw new IllegalArgumentException("runId must not be blank, was '" + runId + "'");
     }
-    NodeUri uri = config.nodeUris().get(index);
+    NodeUri uri = uris.get(index);
     NewNodeCheck result;
     try {
       result = vouch(uri, runId, true);

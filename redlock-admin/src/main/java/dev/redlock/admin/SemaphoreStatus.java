@@ -1,4 +1,4 @@
-package dev.redlock;
+package dev.redlock.admin;
 
 import java.util.List;
 import java.util.Objects;
@@ -6,16 +6,16 @@ import java.util.Objects;
 /**
  * What the nodes say about a semaphore's permits right now, from {@link
  * RedlockAdmin#semaphoreStatus(String, int)}: permit {@code i} is the plain lock of the resource
- * {@code name@permit:i} ({@link Semaphore#permitResource}), so each permit's view is that lock's
- * {@link LockStatus}.
+ * {@code name@permit:i} ({@link dev.redlock.Semaphore#permitResource}), so each permit's view is
+ * that lock's {@link LockStatus}.
  *
- * @param name the semaphore's name, as given to {@link LockService#semaphore}
+ * @param name the semaphore's name, as given to {@link dev.redlock.LockService#semaphore}
  * @param permits each permit's status, permit 0 first: as many as the number of permits asked about
  * @param heldBeyond the permits at or past the number asked about, up to {@link
- *     Semaphore#MAX_PERMITS}, whose lock key some node holds, in order: clients that take this
- *     semaphore with more permits than were asked about (its real bound is theirs). They are not in
- *     {@link #permits()} nor counted by {@link #held()}; ask again with the number the clients use.
- *     Empty when none.
+ *     dev.redlock.Semaphore#MAX_PERMITS}, whose lock key some node holds, in order: clients that
+ *     take this semaphore with more permits than were asked about (its real bound is theirs). They
+ *     are not in {@link #permits()} nor counted by {@link #held()}; ask again with the number the
+ *     clients use. Empty when none.
  */
 public record SemaphoreStatus(String name, List<LockStatus> permits, List<Integer> heldBeyond) {
   public SemaphoreStatus {

@@ -1,4 +1,4 @@
-package dev.redlock;
+package dev.redlock.admin;
 
 import java.time.Duration;
 import java.util.HashMap;

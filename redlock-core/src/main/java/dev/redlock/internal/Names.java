@@ -1,0 +1,83 @@
+package dev.redlock.internal;
+
+import java.util.Objects;
+import java.util.function.Consumer;
+
+/**
+ * The rules of the names a lock service takes besides a resource's (a semaphore's, a read-write
+ * lock's), in one place for the lock and for the operator's tools (redlock-admin), with one set of
+ * messages.
+ */
+public final class Names {
+  private Names() {}
+
+  /** The most permits a semaphore may have. */
+  public static final int MAX_PERMITS = 64;
+
+  /** What a permit's resource adds to its semaphore's name: {@code name@permit:i}. */
+  public static final String PERMIT_MARK = "@permit:";
+
+  /**
+   * The resources of the permits of the semaphore {@code name} of {@code permits} permits, {@code
+   * name@permit:0} first, once the arguments pass the semaphore's rules; {@code checkResource} is
+   * the store's check of a resource name.
+   *
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException for a blank name, a name holding {@link #PERMIT_MARK}, a
+   *     number of permits out of 1..{@link #MAX_PERMITS}, or a name whose permits' resources the
+   *     store refuses (too long for a table's key, the nodes' reserved marks)
+   */
+  public static String[] permitResources(String name, int permits, Consumer<String> checkResource) {
+    Objects.requireNonNull(name, "name must not be null");
+    if (name.isBlank()) {
+      throw new IllegalArgumentException("name must not be blank, was '" + name + "'");
+    }
+    if (name.contains(PERMIT_MARK)) {
+      throw new IllegalArgumentException(
+          "name must not contain '"
+              + PERMIT_MARK
+              + "' (it marks a permit's resource: name@permit:i), was '"
+              + name
+              + "'");
+    }
+    if (permits < 1 || permits > MAX_PERMITS) {
+      throw new IllegalArgumentException(
+          "permits must be between 1 and " + MAX_PERMITS + ", was " + permits);
+    }
+    String[] resources = new String[permits];
+    for (int i = 0; i < permits; i++) {
+      resources[i] = name + PERMIT_MARK + i;
+    }
+    String longest = resources[permits - 1];
+    try {
+      checkResource.accept(longest);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "name must make permit resources the store accepts ('"
+              + longest
+              + "'): "
+              + e.getMessage(),
+          e);
+    }
+    return resources;
+  }
+
+  /**
+   * The rules of a read-write lock's name: not blank, and {@code checkResource} (the store's check
+   * of a resource name) accepts it.
+   *
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException if {@code name} is blank or the store refuses it
+   */
+  public static void checkReadWriteName(String name, Consumer<String> checkResource) {
+    Objects.requireNonNull(name, "name must not be null");
+    if (name.isBlank()) {
+      throw new IllegalArgumentException("name must not be blank, was '" + name + "'");
+    }
+    try {
+      checkResource.accept(name);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("name: " + e.getMessage(), e);
+    }
+  }
+}
