@@ -76,11 +76,12 @@ final class ConfigProperties {
               "redlock.maxHold", (b, v) -> b.maxHold(DurationText.parse("redlock.maxHold", v))),
           Row.shared(
               "redlock.taskInterruption",
-              (b, v) -> b.taskInterruption(interruption("redlock.taskInterruption", v))),
+              (b, v) ->
+                  b.taskInterruption(oneOf("redlock.taskInterruption", v, TaskInterruption.class))),
           Row.shared("redlock.maxTtl", (b, v) -> b.maxTtl(DurationText.parse("redlock.maxTtl", v))),
           Row.redis(
-              "redlock.trustFsyncedAofRestarts",
-              (b, v) -> b.trustFsyncedAofRestarts(bool("redlock.trustFsyncedAofRestarts", v))),
+              "redlock.restartGuard",
+              (b, v) -> b.restartGuard(oneOf("redlock.restartGuard", v, RestartGuard.class))),
           Row.shared(
               "redlock.auditLog",
               (b, v) -> {
@@ -199,14 +200,14 @@ final class ConfigProperties {
     }
   }
 
-  private static TaskInterruption interruption(String key, String value) {
+  private static <E extends Enum<E>> E oneOf(String key, String value, Class<E> type) {
     try {
-      return TaskInterruption.valueOf(value.trim().toUpperCase(Locale.ROOT));
+      return Enum.valueOf(type, value.trim().toUpperCase(Locale.ROOT));
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
           key
               + " must be one of "
-              + Arrays.toString(TaskInterruption.values())
+              + Arrays.toString(type.getEnumConstants())
               + ", was '"
               + value
               + "'");

@@ -78,8 +78,8 @@ public final class Redlock implements LockService {
         NodeKeys.of(
             config.keyPrefix(),
             config.settings().maxTtl().toMillis(),
-            config.restartGuard(),
-            config.trustFsyncedAofRestarts());
+            config.restartGuard() != RestartGuard.OFF,
+            config.restartGuard() == RestartGuard.TRUST_FSYNCED_AOF_RESTARTS);
     ExecutorService io = IoThreads.create(config.nodeUris().size() * IoThreads.PER_NODE);
     config
         .nodeUris()

@@ -44,8 +44,7 @@ public final class RedlockConfig {
   private final int maxConnectionsPerNode;
   private final Duration connectTimeout;
   private final SSLSocketFactory tlsSocketFactory;
-  private final boolean restartGuard;
-  private final boolean trustFsyncedAofRestarts;
+  private final RestartGuard restartGuard;
   private final LockSettings settings;
 
   private RedlockConfig(Builder b, List<NodeUri> nodes, int quorum) {
@@ -56,7 +55,6 @@ public final class RedlockConfig {
     this.connectTimeout = b.connectTimeout;
     this.tlsSocketFactory = b.tlsSocketFactory;
     this.restartGuard = b.restartGuard;
-    this.trustFsyncedAofRestarts = b.trustFsyncedAofRestarts;
     this.settings = b.settings.build();
   }
 
@@ -73,10 +71,11 @@ public final class RedlockConfig {
    * redlock.maxAttemptsInFlight}, {@code redlock.maxConnectionsPerNode}, {@code
    * redlock.connectTimeout}, {@code redlock.renewalFraction}, {@code redlock.maxHold}, {@code
    * redlock.taskInterruption} ({@code ON_LEASE_LOSS} or {@code NEVER}), {@code redlock.maxTtl},
-   * {@code redlock.trustFsyncedAofRestarts} and {@code redlock.auditLog} ({@code true} adds {@link
-   * RedlockListener#auditLog()}). Durations are written {@code 50ms}, {@code 2s}, {@code 1m},
-   * {@code 1h} or ISO-8601 ({@code PT0.05S}). Keys outside {@code redlock.} are ignored; an unknown
-   * key inside it is an error, so a typo cannot silently fall back to a default.
+   * {@code redlock.restartGuard} ({@code on}, {@code trust_fsynced_aof_restarts}, {@code off}) and
+   * {@code redlock.auditLog} ({@code true} adds {@link RedlockListener#auditLog()}). Durations are
+   * written {@code 50ms}, {@code 2s}, {@code 1m}, {@code 1h} or ISO-8601 ({@code PT0.05S}). Keys
+   * outside {@code redlock.} are ignored; an unknown key inside it is an error, so a typo cannot
+   * silently fall back to a default.
    *
    * @throws NullPointerException if {@code properties} is null
    * @throws IllegalArgumentException naming the key and the rule, for a missing, unknown or
@@ -158,17 +157,9 @@ public final class RedlockConfig {
     return Optional.ofNullable(tlsSocketFactory);
   }
 
-  /** Whether the restart guard is on: true, except in tests that show what it prevents. */
-  public boolean restartGuard() {
+  /** What the restart guard trusts: {@link RestartGuard#ON} unless set. */
+  public RestartGuard restartGuard() {
     return restartGuard;
-  }
-
-  /**
-   * Whether a node restarted from an AOF fsynced on every write keeps its vote (off by default):
-   * see {@link Builder#trustFsyncedAofRestarts(boolean)}.
-   */
-  public boolean trustFsyncedAofRestarts() {
-    return trustFsyncedAofRestarts;
   }
 
   /**
@@ -213,8 +204,7 @@ public final class RedlockConfig {
         + (tlsSocketFactory != null
             ? ", tlsSocketFactory=" + tlsSocketFactory.getClass().getName()
             : "")
-        + (trustFsyncedAofRestarts ? ", trustFsyncedAofRestarts" : "")
-        + (restartGuard ? "" : ", RESTART GUARD OFF")
+        + (restartGuard == RestartGuard.ON ? "" : ", restartGuard=" + restartGuard)
         + "}";
   }
 
@@ -229,8 +219,7 @@ public final class RedlockConfig {
     private int maxConnectionsPerNode = DEFAULT_MAX_CONNECTIONS_PER_NODE;
     private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
     private SSLSocketFactory tlsSocketFactory;
-    private boolean restartGuard = true;
-    private boolean trustFsyncedAofRestarts;
+    private RestartGuard restartGuard = RestartGuard.ON;
     // The settings every lease store shares: their rules and messages live in LockSettings.
     private final LockSettings.Builder settings = LockSettings.builder().timeoutName("nodeTimeout");
 
@@ -496,32 +485,13 @@ public final class RedlockConfig {
     }
 
     /**
-     * Lets a restarted node keep its vote when it lost nothing: its process runs with {@code
-     * appendonly yes}, {@code appendfsync always} and {@code no-appendfsync-on-rewrite no}, is a
-     * master that was never a replica in this life, loaded its data from its AOF when it started
-     * (no AOF rewrite since), was stamped by a process that was as durable, and a client reaches it
-     * within {@code maxTtl} of its start. Off by default: every restart then keeps the node out of
-     * votes for {@code maxTtl}, which is always safe.
+     * Sets what the restart guard trusts. Default: {@link RestartGuard#ON}, which is always safe;
+     * see {@link RestartGuard} for what the others give up, and docs/fencing.md.
      *
-     * <p>Turn it on only if the nodes' persistence is never changed at runtime ({@code CONFIG SET
-     * appendonly} / {@code appendfsync}: a client cannot see such a change on its open connections,
-     * and an AOF switched off and on again at a restart lacks what was written meanwhile), and if
-     * no one restores a node's AOF files from a backup or a disk snapshot without quarantining it
-     * first ({@code redlock quarantine}): such data looks exactly like the node's own. See
-     * docs/fencing.md.
+     * @throws NullPointerException if {@code policy} is null
      */
-    public Builder trustFsyncedAofRestarts(boolean trust) {
-      this.trustFsyncedAofRestarts = trust;
-      return this;
-    }
-
-    /**
-     * <strong>Unsafe; for tests only.</strong> Lets nodes whose data is younger than {@code maxTtl}
-     * vote. A node that restarted without persistence can then grant a lock that another client
-     * still holds: the fault suites switch the guard off to show that double grant.
-     */
-    public Builder unsafeDisableRestartGuardForTesting() {
-      this.restartGuard = false;
+    public Builder restartGuard(RestartGuard policy) {
+      this.restartGuard = Objects.requireNonNull(policy, "restartGuard must not be null");
       return this;
     }
 

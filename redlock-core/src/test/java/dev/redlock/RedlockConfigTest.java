@@ -206,10 +206,10 @@ class RedlockConfigTest {
     p.setProperty("redlock.retryJitter", "1s");
     p.setProperty("redlock.maxAttemptsInFlight", "16");
     p.setProperty("redlock.maxConnectionsPerNode", "8");
-    p.setProperty("redlock.trustFsyncedAofRestarts", " TRUE ");
+    p.setProperty("redlock.restartGuard", " trust_fsynced_aof_restarts ");
     p.setProperty("other.key", "ignored");
     RedlockConfig config = RedlockConfig.fromProperties(p);
-    assertTrue(config.trustFsyncedAofRestarts());
+    assertEquals(RestartGuard.TRUST_FSYNCED_AOF_RESTARTS, config.restartGuard());
     assertEquals(List.of("redis://h:1", "redis://h:2", "redis://h:3"), config.nodes());
     assertEquals(3, config.quorum());
     assertEquals("locks/", config.keyPrefix());
@@ -246,15 +246,19 @@ class RedlockConfigTest {
   }
 
   @Test
-  void fsyncedAofRestartsAreNotTrustedUnlessAskedAndABadValueNamesTheKey() {
+  void theRestartGuardIsOnUnlessAskedAndABadValueNamesTheKeyAndTheChoices() {
     Properties p = new Properties();
     p.setProperty("redlock.nodes", "redis://h:1");
-    assertFalse(RedlockConfig.fromProperties(p).trustFsyncedAofRestarts());
-    p.setProperty("redlock.trustFsyncedAofRestarts", "yes");
+    assertEquals(RestartGuard.ON, RedlockConfig.fromProperties(p).restartGuard());
+    p.setProperty("redlock.restartGuard", "yes");
     rejects(
         IllegalArgumentException.class,
-        "redlock.trustFsyncedAofRestarts must be true or false, was 'yes'",
+        "redlock.restartGuard must be one of [ON, TRUST_FSYNCED_AOF_RESTARTS, OFF], was 'yes'",
         () -> RedlockConfig.fromProperties(p));
+    rejects(
+        NullPointerException.class,
+        "restartGuard must not be null",
+        () -> RedlockConfig.builder().restartGuard(null));
   }
 
   @Test

@@ -3,6 +3,7 @@ package dev.redlock.admin;
 import dev.redlock.LockService;
 import dev.redlock.RedlockConfig;
 import dev.redlock.RedlockException;
+import dev.redlock.RestartGuard;
 import dev.redlock.Semaphore;
 import dev.redlock.internal.Names;
 import dev.redlock.internal.TokenHash;
@@ -60,8 +61,8 @@ public final class RedlockAdmin implements AutoCloseable {
         NodeKeys.of(
             config.keyPrefix(),
             config.settings().maxTtl().toMillis(),
-            config.restartGuard(),
-            config.trustFsyncedAofRestarts());
+            config.restartGuard() != RestartGuard.OFF,
+            config.restartGuard() == RestartGuard.TRUST_FSYNCED_AOF_RESTARTS);
   }
 
   /**

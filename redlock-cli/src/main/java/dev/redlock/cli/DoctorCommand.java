@@ -1,6 +1,7 @@
 package dev.redlock.cli;
 
 import dev.redlock.RedlockConfig;
+import dev.redlock.RestartGuard;
 import dev.redlock.admin.RedlockAdmin;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -262,7 +263,7 @@ final class DoctorCommand extends CliCommand {
     } else if (!"0".equals(replication.getOrDefault("connected_slaves", "0"))) {
       // A replica restarted as a master in its place looks to the guard like this node restarted
       // from its own AOF: with the opt-in, it would keep the node's vote with the replica's data.
-      boolean optIn = config.trustFsyncedAofRestarts();
+      boolean optIn = config.restartGuard() == RestartGuard.TRUST_FSYNCED_AOF_RESTARTS;
       add(
           optIn ? Verdict.FAIL : Verdict.WARN,
           node,
@@ -271,11 +272,11 @@ final class DoctorCommand extends CliCommand {
               + replication.get("connected_slaves")
               + " replica(s): a failover to one can lose locks"
               + (optIn
-                  ? ", and with trustFsyncedAofRestarts a replica restarted as a master in its"
+                  ? ", and with restartGuard=trust_fsynced_aof_restarts a replica restarted as a master in its"
                       + " place keeps its vote"
                   : ""),
           optIn
-              ? "detach the replicas, or turn trustFsyncedAofRestarts off"
+              ? "detach the replicas, or set restartGuard back to on"
               : "do not fail lock nodes over to replicas");
     } else {
       add(Verdict.OK, node, "independence", "a master without replicas", null);
@@ -313,7 +314,7 @@ final class DoctorCommand extends CliCommand {
       save = configGet(jedis, "save");
     } catch (JedisDataException e) {
       add(
-          config.restartGuard() ? Verdict.WARN : Verdict.FAIL,
+          config.restartGuard() != RestartGuard.OFF ? Verdict.WARN : Verdict.FAIL,
           node,
           "persistence",
           "CONFIG GET refused ("
@@ -353,9 +354,9 @@ final class DoctorCommand extends CliCommand {
           node,
           "persistence",
           "appendonly yes, appendfsync always: a restart keeps every acknowledged write"
-              + (config.trustFsyncedAofRestarts()
-                  ? ", and with trustFsyncedAofRestarts the node keeps its vote"
-                  : "; without trustFsyncedAofRestarts (off by default) each restart still keeps"
+              + (config.restartGuard() == RestartGuard.TRUST_FSYNCED_AOF_RESTARTS
+                  ? ", and with restartGuard=trust_fsynced_aof_restarts the node keeps its vote"
+                  : "; without restartGuard=trust_fsynced_aof_restarts (not the default) each restart still keeps"
                       + " the node out of votes for "
                       + maxTtl),
           null);
@@ -377,7 +378,7 @@ final class DoctorCommand extends CliCommand {
       consequence = "a restart comes back empty";
       detected = "the restart guard finds no life marker after a restart";
     }
-    if (config.restartGuard()) {
+    if (config.restartGuard() != RestartGuard.OFF) {
       add(
           Verdict.WARN,
           node,
@@ -390,7 +391,8 @@ final class DoctorCommand extends CliCommand {
               + " and keeps the node out of votes for "
               + maxTtl
               + " after it: safe, but the node's vote is lost that long",
-          fix + ": then, with trustFsyncedAofRestarts, a restart keeps the node's vote");
+          fix
+              + ": then, with restartGuard=trust_fsynced_aof_restarts, a restart keeps the node's vote");
     } else {
       add(
           Verdict.FAIL,
@@ -461,7 +463,7 @@ final class DoctorCommand extends CliCommand {
         "life",
         "run_id " + NodeLife.shortId(server.get("run_id")) + ", up " + NodeLife.uptime(uptime),
         null);
-    if (!config.restartGuard()) {
+    if (config.restartGuard() == RestartGuard.OFF) {
       add(
           Verdict.FAIL,
           node,

@@ -2,6 +2,7 @@ package dev.redlock.cli;
 
 import dev.redlock.RedlockConfig;
 import dev.redlock.RedlockException;
+import dev.redlock.RestartGuard;
 import dev.redlock.admin.NewNodeCheck;
 import dev.redlock.admin.RedlockAdmin;
 import java.io.BufferedReader;
@@ -131,7 +132,7 @@ final class InitNodesCommand extends CliCommand {
           default -> refused.add(check.node() + " " + check.verdict());
         }
       }
-      if (!config.restartGuard()) {
+      if (config.restartGuard() == RestartGuard.OFF) {
         cli.out.println("note: the restart guard is off in this configuration");
       }
       if (!refused.isEmpty() || !unreachable.isEmpty()) {

@@ -1,6 +1,7 @@
 package dev.redlock.cli;
 
 import dev.redlock.RedlockConfig;
+import dev.redlock.RestartGuard;
 import dev.redlock.admin.RedlockAdmin;
 import java.io.IOException;
 import java.time.Instant;
@@ -78,7 +79,7 @@ final class QuarantineCommand extends CliCommand {
               + ": the next acquire keeps this node out of votes for maxTtl ("
               + Durations.format(config.settings().maxTtl())
               + " in this configuration) from then");
-      if (!config.restartGuard()) {
+      if (config.restartGuard() == RestartGuard.OFF) {
         cli.out.println("  note: the restart guard is off in this configuration");
       }
       if (!yes) {

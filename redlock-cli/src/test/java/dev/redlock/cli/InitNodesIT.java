@@ -11,6 +11,7 @@ import dev.redlock.LockUnavailableException;
 import dev.redlock.NodeOutcome;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
+import dev.redlock.RestartGuard;
 import dev.redlock.testkit.NodeData;
 import dev.redlock.testkit.Persistence;
 import dev.redlock.testkit.RedisFixture;
@@ -298,7 +299,7 @@ class InitNodesIT {
         redis.client(
             redis
                 .config()
-                .unsafeDisableRestartGuardForTesting()
+                .restartGuard(RestartGuard.OFF)
                 .nodeTimeout(Duration.ofMillis(200))
                 .build());
     List<Lease> taken = new ArrayList<>();

@@ -709,7 +709,8 @@ class RedlockCliIT {
           assertTrue(
               line.startsWith("ok    ")
                   && line.contains("appendonly yes, appendfsync always")
-                  && line.contains("without trustFsyncedAofRestarts (off by default) each restart")
+                  && line.contains(
+                      "without restartGuard=trust_fsynced_aof_restarts (not the default) each restart")
                   && !line.contains("fix:"),
               line + "\n" + r);
         }
@@ -944,7 +945,8 @@ class RedlockCliIT {
               });
       Path config = dir.resolve("redlock-optin.properties");
       Files.writeString(
-          config, "redlock.nodes=" + nodeList + "\nredlock.trustFsyncedAofRestarts=true\n");
+          config,
+          "redlock.nodes=" + nodeList + "\nredlock.restartGuard=trust_fsynced_aof_restarts\n");
       Result optIn = redlock("", Map.of(), "doctor", "--config", config.toString());
       String line = check(optIn, master.uri(), "independence");
       assertTrue(line.startsWith("FAIL  "), line + "\n" + optIn);

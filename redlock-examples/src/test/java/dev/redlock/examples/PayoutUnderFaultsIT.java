@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
+import dev.redlock.RestartGuard;
 import dev.redlock.testkit.FaultyNodes;
 import dev.redlock.testkit.History;
 import dev.redlock.testkit.HistoryChecker;
@@ -59,7 +60,7 @@ class PayoutUnderFaultsIT {
         RedlockConfig.builder()
             .nodes(nodes.uris())
             .nodeTimeout(Duration.ofMillis(100))
-            .trustFsyncedAofRestarts(true)
+            .restartGuard(RestartGuard.TRUST_FSYNCED_AOF_RESTARTS)
             .maxTtl(Duration.ofSeconds(5))
             .build();
     ExecutorService workers = Executors.newFixedThreadPool(2);

@@ -90,10 +90,10 @@ public class RedlockProperties {
   private String maxTtl;
 
   /**
-   * Whether a node restarted from its own AOF fsynced on every write keeps its vote (default
-   * false); see docs/fencing.md before turning it on.
+   * What the restart guard trusts: on (default), trust_fsynced_aof_restarts, or off; see
+   * docs/fencing.md before changing it.
    */
-  private String trustFsyncedAofRestarts;
+  private String restartGuard;
 
   /** Whether to write the audit trail (logger dev.redlock.audit) (default false). */
   private String auditLog;
@@ -178,7 +178,7 @@ public class RedlockProperties {
     settings.put("redlock.maxHold", maxHold);
     settings.put("redlock.taskInterruption", taskInterruption);
     settings.put("redlock.maxTtl", maxTtl);
-    settings.put("redlock.trustFsyncedAofRestarts", trustFsyncedAofRestarts);
+    settings.put("redlock.restartGuard", restartGuard);
     settings.put("redlock.auditLog", auditLog);
     return settings;
   }
@@ -343,14 +343,14 @@ public class RedlockProperties {
     this.maxTtl = maxTtl;
   }
 
-  /** Whether fsynced AOF restarts keep their vote, as written. */
-  public String getTrustFsyncedAofRestarts() {
-    return trustFsyncedAofRestarts;
+  /** What the restart guard trusts, as written. */
+  public String getRestartGuard() {
+    return restartGuard;
   }
 
-  /** Sets whether fsynced AOF restarts keep their vote. */
-  public void setTrustFsyncedAofRestarts(String trustFsyncedAofRestarts) {
-    this.trustFsyncedAofRestarts = trustFsyncedAofRestarts;
+  /** Sets what the restart guard trusts. */
+  public void setRestartGuard(String restartGuard) {
+    this.restartGuard = restartGuard;
   }
 
   /** Whether to write the audit trail, as written. */

@@ -308,13 +308,13 @@ class DataReplacedIT {
   }
 
   /**
-   * With {@code trustFsyncedAofRestarts}: M restarts from its AOF (fsynced on every write, so
-   * nothing is lost) and a client's first acquire keeps its marker's epoch, as it should; then,
-   * within maxTtl of the restart, M's data is replaced by a copy from before A's grant, which holds
-   * a durable marker of M's earlier life. The same connection, which read when it was made that M
-   * loaded its AOF, asks again: the guard reads M's role, AOF state and the commands it ran again,
-   * and keeps it out. Planted (the facts the connection read, trusted; the commands not read): B is
-   * granted the lock while A holds it.
+   * With {@link RestartGuard#TRUST_FSYNCED_AOF_RESTARTS}: M restarts from its AOF (fsynced on every
+   * write, so nothing is lost) and a client's first acquire keeps its marker's epoch, as it should;
+   * then, within maxTtl of the restart, M's data is replaced by a copy from before A's grant, which
+   * holds a durable marker of M's earlier life. The same connection, which read when it was made
+   * that M loaded its AOF, asks again: the guard reads M's role, AOF state and the commands it ran
+   * again, and keeps it out. Planted (the facts the connection read, trusted; the commands not
+   * read): B is granted the lock while A holds it.
    */
   @ParameterizedTest(name = "{0}: {1}")
   @MethodSource("durableCases")

@@ -11,6 +11,7 @@ import dev.redlock.LockUnavailableException;
 import dev.redlock.NodeOutcome;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
+import dev.redlock.RestartGuard;
 import dev.redlock.testkit.AofMark;
 import dev.redlock.testkit.FaultyNodes;
 import dev.redlock.testkit.History;
@@ -87,15 +88,16 @@ class FaultSuitesIT {
   /**
    * Short timeouts and a short maxTtl, so emptied nodes come back within a run. The suites' AOF
    * nodes fsync every write and keep their configuration: a restart of one loses nothing, so it
-   * keeps its vote (trustFsyncedAofRestarts). Without it each restart quarantines its node for
-   * maxTtl, and a nemesis that restarts a minority at a time soon has a majority sitting out.
+   * keeps its vote (RestartGuard.TRUST_FSYNCED_AOF_RESTARTS). Without it each restart quarantines
+   * its node for maxTtl, and a nemesis that restarts a minority at a time soon has a majority
+   * sitting out.
    */
   static RedlockConfig.Builder settings(RedlockConfig.Builder b) {
     return b.nodeTimeout(Duration.ofMillis(100))
         .retryDelay(Duration.ofMillis(5))
         .retryJitter(Duration.ofMillis(10))
         .maxTtl(Duration.ofSeconds(3))
-        .trustFsyncedAofRestarts(true);
+        .restartGuard(RestartGuard.TRUST_FSYNCED_AOF_RESTARTS);
   }
 
   /** Each test's nodes, behind fault proxies: stopped after it, if it did not stop them. */
@@ -388,7 +390,7 @@ class FaultSuitesIT {
       UnaryOperator<RedlockConfig.Builder> config =
           b -> {
             RedlockConfig.Builder s = settings(b).maxTtl(Duration.ofSeconds(10));
-            return guard ? s : s.unsafeDisableRestartGuardForTesting();
+            return guard ? s : s.restartGuard(RestartGuard.OFF);
           };
       History history = new History();
       try (Redlock a =
@@ -711,8 +713,7 @@ class FaultSuitesIT {
     try (FaultyNodes nodes = staleDataNodes();
         Workload workload =
             workload(nodes)
-                .config(
-                    b -> guard ? settings(b) : settings(b).unsafeDisableRestartGuardForTesting())
+                .config(b -> guard ? settings(b) : settings(b).restartGuard(RestartGuard.OFF))
                 .start();
         Redlock probe =
             Redlock.create(settings(RedlockConfig.builder().nodes(nodes.uris())).build())) {
@@ -781,7 +782,7 @@ class FaultSuitesIT {
                         ? RedisBinary::embedded
                         : RedisBinary::locate))) {
       UnaryOperator<RedlockConfig.Builder> config =
-          b -> guard ? settings(b) : settings(b).unsafeDisableRestartGuardForTesting();
+          b -> guard ? settings(b) : settings(b).restartGuard(RestartGuard.OFF);
       History history = new History();
       List<Integer> majority = List.of(2, 3, 4);
       try (Redlock a =
@@ -1086,7 +1087,7 @@ class FaultSuitesIT {
       UnaryOperator<RedlockConfig.Builder> config =
           b -> {
             RedlockConfig.Builder s = settings(b).maxTtl(Duration.ofSeconds(10));
-            return guard ? s : s.unsafeDisableRestartGuardForTesting();
+            return guard ? s : s.restartGuard(RestartGuard.OFF);
           };
       History history = new History();
       try (Redlock a =

@@ -11,6 +11,7 @@ import dev.redlock.LockUnavailableException;
 import dev.redlock.NodeOutcome;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
+import dev.redlock.RestartGuard;
 import dev.redlock.testkit.Persistence;
 import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.RedisNode;
@@ -305,7 +306,7 @@ class FencingIT extends RealNodesTest {
   @Test
   void withTheGuardOffTheSameRestartGrantsTheLockTwice() throws Exception {
     Lease a = holdOnABareMajorityThenRestartNodeZeroEmpty();
-    Redlock unguarded = client(3, settings().unsafeDisableRestartGuardForTesting());
+    Redlock unguarded = client(3, settings().restartGuard(RestartGuard.OFF));
     Lease b =
         unguarded
             .tryAcquire(resource(), MAX_TTL)
@@ -346,10 +347,8 @@ class FencingIT extends RealNodesTest {
   @Test
   void twoSpellingsOfOneLockKeyShareTheLockAndItsCounter() throws Exception {
     String tail = resource().replace(':', '-');
-    RedlockConfig.Builder first =
-        settings().keyPrefix("lock").unsafeDisableRestartGuardForTesting();
-    RedlockConfig.Builder second =
-        settings().keyPrefix("lock:").unsafeDisableRestartGuardForTesting();
+    RedlockConfig.Builder first = settings().keyPrefix("lock").restartGuard(RestartGuard.OFF);
+    RedlockConfig.Builder second = settings().keyPrefix("lock:").restartGuard(RestartGuard.OFF);
     Redlock a = client(3, first);
     Redlock b = client(3, second);
     try (Lease held = a.acquire(":" + tail, MAX_TTL, NO_HANG)) {

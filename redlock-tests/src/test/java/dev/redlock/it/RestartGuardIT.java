@@ -10,6 +10,7 @@ import dev.redlock.LockUnavailableException;
 import dev.redlock.NodeOutcome;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
+import dev.redlock.RestartGuard;
 import dev.redlock.testkit.NodeData;
 import dev.redlock.testkit.Persistence;
 import dev.redlock.testkit.RedisFixture;
@@ -54,7 +55,8 @@ class RestartGuardIT extends RealNodesTest {
             .retryDelay(Duration.ofMillis(20))
             .retryJitter(Duration.ofMillis(20))
             .maxTtl(MAX_TTL)
-            .trustFsyncedAofRestarts(trustFsyncedAofRestarts)
+            .restartGuard(
+                trustFsyncedAofRestarts ? RestartGuard.TRUST_FSYNCED_AOF_RESTARTS : RestartGuard.ON)
             .build());
   }
 

@@ -9,6 +9,7 @@ import dev.redlock.Lease;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
+import dev.redlock.RestartGuard;
 import dev.redlock.testkit.AofMark;
 import dev.redlock.testkit.Persistence;
 import dev.redlock.testkit.RedisBinary;
@@ -75,15 +76,17 @@ class StaleRestartIT {
       List<String> uris, Duration maxTtl, boolean guard, boolean trustFsyncedAofRestarts) {
     RedlockConfig.Builder config =
         RedlockConfig.builder()
-            .trustFsyncedAofRestarts(trustFsyncedAofRestarts)
+            .restartGuard(
+                !guard
+                    ? RestartGuard.OFF
+                    : trustFsyncedAofRestarts
+                        ? RestartGuard.TRUST_FSYNCED_AOF_RESTARTS
+                        : RestartGuard.ON)
             .nodes(uris)
             .nodeTimeout(Duration.ofMillis(200))
             .retryDelay(Duration.ofMillis(20))
             .retryJitter(Duration.ofMillis(20))
             .maxTtl(maxTtl);
-    if (!guard) {
-      config.unsafeDisableRestartGuardForTesting();
-    }
     return config.build();
   }
 
@@ -211,8 +214,8 @@ class StaleRestartIT {
   }
 
   /**
-   * With {@code trustFsyncedAofRestarts}, a durable node restarted from its own AOF keeps its vote:
-   * B is refused at once, as busy.
+   * With {@link RestartGuard#TRUST_FSYNCED_AOF_RESTARTS}, a durable node restarted from its own AOF
+   * keeps its vote: B is refused at once, as busy.
    */
   @ParameterizedTest(name = "{0}, {1} nodes")
   @MethodSource("topologies")
