@@ -112,7 +112,8 @@ final class ConfigProperties {
 
   /**
    * Applies the {@code redlock.*} properties to {@code builder}: {@code redlock.nodes} is required
-   * unless the builder has nodes already.
+   * unless the builder has nodes or a store already; with a store, a key of the Redis nodes alone
+   * is an error.
    */
   static RedlockConfig.Builder apply(Properties properties, RedlockConfig.Builder builder) {
     Objects.requireNonNull(properties, "properties must not be null");
@@ -122,8 +123,23 @@ final class ConfigProperties {
             "unknown property " + key + "; known keys are " + keys().stream().sorted().toList());
       }
     }
+    if (builder.hasStore()) {
+      for (String key : properties.stringPropertyNames()) {
+        if (key.startsWith(PREFIX) && !appliesToStore(BY_KEY.get(key))) {
+          throw new IllegalArgumentException(
+              key
+                  + " is a setting of the Redis store only: it does not apply with a store"
+                  + " (RedlockConfig.Builder.store); the keys that do are "
+                  + ROWS.stream()
+                      .filter(ConfigProperties::appliesToStore)
+                      .map(Row::key)
+                      .sorted()
+                      .toList());
+        }
+      }
+    }
     String nodes = properties.getProperty("redlock.nodes");
-    if ((nodes == null || nodes.isBlank()) && !builder.hasNodes()) {
+    if ((nodes == null || nodes.isBlank()) && !builder.hasNodes() && !builder.hasStore()) {
       throw new IllegalArgumentException(
           "redlock.nodes is required: comma-separated redis:// URIs");
     }
@@ -168,6 +184,11 @@ final class ConfigProperties {
         row.shared.accept(builder, value);
       }
     }
+  }
+
+  /** Whether a row sets what a store other than Redis takes: the shared ones and the timeout. */
+  private static boolean appliesToStore(Row row) {
+    return row.shared != null || row.key.equals("redlock.nodeTimeout");
   }
 
   /** The keys of the settings every store shares, in table order. */

@@ -6,6 +6,7 @@ import dev.redlock.internal.Ticker;
 import dev.redlock.node.LockNode;
 import dev.redlock.node.NodeKeys;
 import dev.redlock.quorum.QuorumStore;
+import dev.redlock.spi.LeaseStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -15,9 +16,14 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
+import java.util.function.Function;
 
 /**
- * A distributed lock over N independent Redis nodes: the entry point of this library.
+ * A distributed lock over N independent Redis nodes, or over another {@link LeaseStore} (a SQL
+ * table, from {@code redlock-jdbc}; see {@link RedlockConfig.Builder#store}): the entry point of
+ * this library. Leases mean the same thing over every store: validity measured on this JVM's
+ * monotonic clock from before the store was asked, renewal and the lost-lease signal, fencing
+ * tokens that grow. What follows says what the Redis nodes do; a store keeps its own rows.
  *
  * <pre>{@code
  * try (Redlock redlock = Redlock.create(config)) {
@@ -39,27 +45,69 @@ import java.util.concurrent.ExecutorService;
  * connections.
  */
 public final class Redlock implements LockService {
+  /**
+   * The most resources one multi-resource lease may lock ({@link #tryAcquireAll}): each node runs
+   * one script over all of them while every other request waits, so the set is kept small.
+   */
+  public static final int MAX_RESOURCES = 64;
+
   private final RedlockConfig config;
-  private final LeaseEngine<QuorumStore.QuorumHeld> engine;
+  private final LeaseEngine<?> engine;
   private final List<LockNode> nodes;
 
+  /** A Redlock over {@code nodes}: the quorum's store over them, its connections opening. */
   Redlock(RedlockConfig config, List<LockNode> nodes, ExecutorService io, Ticker ticker) {
+    this(config, nodes, new Watchdog(ticker), io, ticker);
+  }
+
+  private Redlock(
+      RedlockConfig config,
+      List<LockNode> nodes,
+      Watchdog watchdog,
+      ExecutorService io,
+      Ticker ticker) {
+    this(config, nodes, quorumStore(config, nodes, io, ticker, watchdog), watchdog, ticker);
+  }
+
+  /**
+   * The one path every Redlock takes: the lease lifecycle ({@link LeaseEngine}) over {@code store},
+   * which it owns from now on, with {@code watchdog}'s timers.
+   */
+  private Redlock(
+      RedlockConfig config,
+      List<LockNode> nodes,
+      LeaseStore<?> store,
+      Watchdog watchdog,
+      Ticker ticker) {
     this.config = config;
     this.nodes = List.copyOf(nodes);
-    Watchdog watchdog = new Watchdog(ticker);
+    this.engine = engine(config, store, watchdog, ticker);
+  }
+
+  private static <H extends LeaseStore.Held> LeaseEngine<H> engine(
+      RedlockConfig config, LeaseStore<H> store, Watchdog watchdog, Ticker ticker) {
+    return new LeaseEngine<>("Redlock", config.settings(), store, ticker, watchdog);
+  }
+
+  private static QuorumStore quorumStore(
+      RedlockConfig config,
+      List<LockNode> nodes,
+      ExecutorService io,
+      Ticker ticker,
+      Watchdog watchdog) {
     QuorumStore store =
         new QuorumStore(
             config.quorum(),
             config.keyPrefix(),
-            config.settings().timeout(),
-            config.settings().maxTtl(),
+            config.nodeTimeout(),
+            config.maxTtl(),
             config.connectTimeout(),
             nodes,
             io,
             ticker,
             watchdog);
     store.openConnections();
-    this.engine = new LeaseEngine<>("Redlock", config.settings(), store, ticker, watchdog);
+    return store;
   }
 
   /**
@@ -69,15 +117,28 @@ public final class Redlock implements LockService {
    * one-shot job's only {@code tryAcquire} is not lost to connection setup. A node that is down now
    * only costs its vote until it comes back.
    *
-   * @throws NullPointerException if {@code config} is null
+   * <p>With a {@linkplain RedlockConfig.Builder#store store} instead of nodes, it calls the store's
+   * function once, with {@link RedlockConfig#nodeTimeout()}, and owns the store it returns ({@link
+   * #close()} closes it); what that function throws (a missing table, say) is thrown here.
+   *
+   * @throws NullPointerException if {@code config} is null, or its store's function returns null
    */
   public static Redlock create(RedlockConfig config) {
     Objects.requireNonNull(config, "config must not be null");
+    Optional<Function<Duration, ? extends LeaseStore<?>>> storeFunction = config.store();
+    if (storeFunction.isPresent()) {
+      LeaseStore<?> store =
+          Objects.requireNonNull(
+              storeFunction.get().apply(config.nodeTimeout()),
+              () -> "store returned null, it must return the LeaseStore: " + storeFunction.get());
+      Ticker ticker = Ticker.SYSTEM;
+      return new Redlock(config, List.of(), store, new Watchdog(ticker), ticker);
+    }
     List<LockNode> nodes = new ArrayList<>();
     NodeKeys keys =
         NodeKeys.of(
             config.keyPrefix(),
-            config.settings().maxTtl().toMillis(),
+            config.maxTtl().toMillis(),
             config.restartGuard() != RestartGuard.OFF,
             config.restartGuard() == RestartGuard.TRUST_FSYNCED_AOF_RESTARTS);
     ExecutorService io = IoThreads.create(config.nodeUris().size() * IoThreads.PER_NODE);
@@ -88,7 +149,7 @@ public final class Redlock implements LockService {
                 nodes.add(
                     LockNode.connect(
                         uri,
-                        config.settings().timeout(),
+                        config.nodeTimeout(),
                         config.connectTimeout(),
                         config.maxConnectionsPerNode(),
                         keys,
@@ -97,22 +158,76 @@ public final class Redlock implements LockService {
     return new Redlock(config, nodes, io, Ticker.SYSTEM);
   }
 
-  /** {@inheritDoc} */
-  @Override
+  /**
+   * {@link #tryAcquire}, without the calling thread waiting: one attempt, run on one of a few
+   * library threads (4 per Redlock). The future holds the lease, or empty if the lock is held
+   * elsewhere, or fails with what {@link #tryAcquire} throws ({@link LockUnavailableException} and
+   * its reason; {@link IllegalStateException} if the Redlock closes first; {@link RedlockException}
+   * if 4,096 asynchronous acquisitions are pending already). It is completed on the Redlock's
+   * callback threads (where {@code onLost} callbacks and listener events run; 8 per Redlock), never
+   * on an attempt or timer thread: chain to it with the {@code *Async} methods and an executor of
+   * yours for work that blocks. Completing it yourself (cancel, {@code orTimeout}) interrupts an
+   * attempt in flight, which rolls back what it sent; a lease won as it completed is released.
+   * Cancel the returned future itself, not one derived from it: if {@code cancel} returns false,
+   * the future holds a lease you must release.
+   *
+   * @param resource the name of the thing to lock
+   * @param ttl how long the store keeps the lock if it is never released
+   * @return the future lease, or empty if the lock is held elsewhere
+   * @throws IllegalArgumentException for a blank resource or a bad ttl (at once, not in the future)
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalStateException if this Redlock is closed
+   */
   public java.util.concurrent.CompletableFuture<Optional<Lease>> tryAcquireAsync(
       String resource, Duration ttl) {
     return engine.tryAcquireAsync(resource, ttl);
   }
 
-  /** {@inheritDoc} */
-  @Override
+  /**
+   * {@link #acquire}, without a thread waiting between attempts: each attempt runs on a library
+   * thread (as in {@link #tryAcquireAsync}), and the lease timers start the next one after {@code
+   * retryDelay} plus jitter. The future holds the lease, or fails with {@link
+   * LockUnavailableException} once {@code maxWait} is spent (and as {@link #tryAcquireAsync} says).
+   * Completing it yourself (cancel, {@code orTimeout}, {@code complete}) stops the retries and
+   * interrupts an attempt in flight (rolled back, nothing held, within about {@code nodeTimeout});
+   * a lease won as it completed is released. Same events and metrics as {@link #acquire}.
+   *
+   * @param resource the name of the thing to lock
+   * @param ttl how long the store keeps the lock if it is never released
+   * @param maxWait how long to keep trying; zero means one attempt
+   * @return the future lease
+   * @throws IllegalArgumentException for a blank resource, a bad ttl or a negative maxWait (at
+   *     once)
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalStateException if this Redlock is closed
+   */
   public java.util.concurrent.CompletableFuture<Lease> acquireAsync(
       String resource, Duration ttl, Duration maxWait) {
     return engine.acquireAsync(resource, ttl, maxWait);
   }
 
-  /** {@inheritDoc} */
-  @Override
+  /**
+   * Acquires asynchronously ({@link #acquireAsync}), then calls {@code task} with the lease, renews
+   * it until the stage {@code task} returns completes, and releases it in every case (the task
+   * throws, returns null, its stage fails, or it succeeds). The future holds the stage's value; it
+   * fails with the stage's error (the lease's loss, if it was lost, attached as suppressed), or, if
+   * the stage succeeded while the lease was lost or released by {@link #close}, with {@link
+   * LeaseLostException} or {@link IllegalStateException}: the work was not done under the lock
+   * throughout. When the lease is lost and {@code taskInterruption} is {@code ON_LEASE_LOSS}, the
+   * stage is cancelled (as {@link #withLock} interrupts its task). {@code task} is called, and the
+   * lease released, on the Redlock's callback threads: return a stage rather than block there.
+   * Completing the future before the lock is won stops the acquisition; after, nothing stops the
+   * task but its stage (and {@code maxHold}, the bound on every lease's renewal).
+   *
+   * @param resource the name of the thing to lock
+   * @param ttl the lease's time to live, renewed every {@code ttl × renewalFraction}
+   * @param maxWait how long to keep trying to acquire
+   * @param task the work, given the lease; returns the stage the lease is held until
+   * @return the future value of the task's stage
+   * @throws IllegalArgumentException for a bad argument, or a ttl too short to be renewed (at once)
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalStateException if this Redlock is closed
+   */
   public <T> java.util.concurrent.CompletableFuture<T> withLockAsync(
       String resource,
       Duration ttl,
@@ -122,8 +237,23 @@ public final class Redlock implements LockService {
     return engine.withLockAsync(resource, ttl, maxWait, task);
   }
 
-  /** {@inheritDoc} */
-  @Override
+  /**
+   * A counting semaphore over this Redlock: at most {@code permits} of its leases valid at once,
+   * across every client of the store. Each permit is a lease of this Redlock on one of the
+   * resources {@code name@permit:0} to {@code name@permit:(permits - 1)}, with the mutex's rules
+   * (quorum, ttl, renewal, owner check, restart guard, fencing token per permit, events, metrics);
+   * {@link Semaphore} says what holds when clients use different numbers of permits for one name.
+   * Cheap: it takes nothing and may be made per use.
+   *
+   * @param name the semaphore's name; not blank, without {@value Semaphore#PERMIT_MARK}
+   * @param permits how many permits, 1 to {@link Semaphore#MAX_PERMITS}
+   * @return the semaphore, whose {@code acquire} returns one permit's {@link Lease}
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException for a blank name, a name holding {@value
+   *     Semaphore#PERMIT_MARK}, a number of permits out of range, or a name whose permits'
+   *     resources the store refuses (as {@link #tryAcquire} would)
+   * @throws IllegalStateException if this Redlock is closed
+   */
   public Semaphore semaphore(String name, int permits) {
     return engine.semaphore(name, permits);
   }
@@ -152,7 +282,6 @@ public final class Redlock implements LockService {
    * @throws RedlockException if the thread was interrupted (the interrupt flag is set again)
    * @throws IllegalStateException if this Redlock is closed
    */
-  @Override
   public Optional<Lease> tryAcquire(String resource, Duration ttl) {
     return engine.tryAcquire(resource, ttl);
   }
@@ -177,7 +306,6 @@ public final class Redlock implements LockService {
    *     a negative {@code maxWait}
    * @throws IllegalStateException if this Redlock is closed
    */
-  @Override
   public Lease acquire(String resource, Duration ttl, Duration maxWait)
       throws InterruptedException {
     return engine.acquire(resource, ttl, maxWait);
@@ -189,8 +317,8 @@ public final class Redlock implements LockService {
    *
    * <p>If the lease is lost while the task runs, {@link Lease#checkValid()} throws, the task's
    * thread is interrupted once unless it has already learned of the loss from {@code checkValid()}
-   * (and unless {@link LockSettings#taskInterruption()} is {@link TaskInterruption#NEVER}), and the
-   * loss is attached as a suppressed exception to whatever the task throws. The library never
+   * (and unless {@link RedlockConfig#taskInterruption()} is {@link TaskInterruption#NEVER}), and
+   * the loss is attached as a suppressed exception to whatever the task throws. The library never
    * pretends the lock is still held; what to do is the job's call.
    *
    * @param resource the name of the thing to lock
@@ -207,7 +335,6 @@ public final class Redlock implements LockService {
    *     to renew (see {@link Lease#keepAlive()})
    * @throws IllegalStateException if this Redlock is closed
    */
-  @Override
   public <T, E extends Exception> T withLock(
       String resource, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
       throws E, InterruptedException {
@@ -236,10 +363,11 @@ public final class Redlock implements LockService {
    * @throws LockUnavailableException if the attempt failed for another reason than contention, as
    *     {@link #tryAcquire}; its {@link LockUnavailableException#resource()} is the sorted set as
    *     text
+   * @throws UnsupportedOperationException if the store cannot lock several resources at once
+   *     ({@link LeaseStore#takeAll}); both of this library's stores can
    * @throws RedlockException if the thread was interrupted (the interrupt flag is set again)
    * @throws IllegalStateException if this Redlock is closed
    */
-  @Override
   public Optional<Lease> tryAcquireAll(java.util.Set<String> resources, Duration ttl) {
     return engine.tryAcquireAll(resources, ttl);
   }
@@ -258,9 +386,9 @@ public final class Redlock implements LockService {
    * @throws InterruptedException if the thread was interrupted while waiting; nothing is held
    * @throws NullPointerException as {@link #tryAcquireAll}, or if {@code maxWait} is null
    * @throws IllegalArgumentException as {@link #tryAcquireAll}, or for a negative {@code maxWait}
+   * @throws UnsupportedOperationException as {@link #tryAcquireAll}
    * @throws IllegalStateException if this Redlock is closed
    */
-  @Override
   public Lease acquireAll(java.util.Set<String> resources, Duration ttl, Duration maxWait)
       throws InterruptedException {
     return engine.acquireAll(resources, ttl, maxWait);
@@ -281,9 +409,9 @@ public final class Redlock implements LockService {
    * @throws InterruptedException if interrupted while waiting to acquire; the task did not run
    * @throws NullPointerException as {@link #acquireAll}, or if {@code task} is null
    * @throws IllegalArgumentException as {@link #acquireAll}, or for a ttl too short to renew
+   * @throws UnsupportedOperationException as {@link #tryAcquireAll}
    * @throws IllegalStateException if this Redlock is closed
    */
-  @Override
   public <T, E extends Exception> T withLockAll(
       java.util.Set<String> resources, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
       throws E, InterruptedException {
@@ -304,16 +432,19 @@ public final class Redlock implements LockService {
    * @throws NullPointerException if {@code name} is null
    * @throws IllegalArgumentException if {@code name} is blank or a reserved name (see {@link
    *     #tryAcquire})
+   * @throws UnsupportedOperationException if the store has no read-write locks ({@link
+   *     LeaseStore#hasReadWriteLocks}); the message names the store. Both of this library's stores
+   *     have them
    * @throws IllegalStateException if this Redlock is closed
    */
-  @Override
   public ReadWriteLock readWriteLock(String name) {
     return engine.readWriteLock(name);
   }
 
   /**
    * Releases every lease still held (waiting at most about {@code nodeTimeout} for the nodes), then
-   * stops the I/O threads and closes all connections. Idempotent; after it, acquiring throws {@link
+   * stops the I/O threads and closes all connections, or closes the {@linkplain
+   * RedlockConfig.Builder#store store}. Idempotent; after it, acquiring throws {@link
    * IllegalStateException}.
    */
   @Override
@@ -328,22 +459,32 @@ public final class Redlock implements LockService {
    * left behind after interrupts, cancellations or faults. A frozen node keeps its requests in
    * flight for about {@code nodeTimeout}; then its connection breaks and they fail.
    *
-   * @return node URI (without credentials) to requests in flight, in the configured node order
+   * @return node URI (without credentials) to requests in flight, in the configured node order;
+   *     empty over a {@linkplain RedlockConfig.Builder#store store}, which has no nodes
+   */
+  public Map<String, Integer> requestsInFlight() {
+    Map<String, Integer> inFlight = new LinkedHashMap<>();
+    for (LockNode node : nodes) {
+      inFlight.put(node.name(), node.requestsInFlight());
+    }
+    return Collections.unmodifiableMap(inFlight);
+  }
+
+  /**
+   * The old name of {@link #requestsInFlight()}, which it returns: it counts requests, not
+   * connections. Going away: use {@link #requestsInFlight()}.
    */
   public Map<String, Integer> connectionsInUse() {
-    Map<String, Integer> inUse = new LinkedHashMap<>();
-    for (LockNode node : nodes) {
-      inUse.put(node.name(), node.connectionsInUse());
-    }
-    return Collections.unmodifiableMap(inUse);
+    return requestsInFlight();
   }
 
   @Override
   public String toString() {
-    return "Redlock{nodes="
-        + config.nodes()
-        + ", quorum="
-        + config.quorum()
+    return "Redlock{"
+        + config
+            .store()
+            .map(store -> "store=" + store)
+            .orElseGet(() -> "nodes=" + config.nodes() + ", quorum=" + config.quorum())
         + ", held="
         + engine.heldCount()
         + (engine.isClosed() ? ", closed" : "")

@@ -2,6 +2,7 @@ package dev.redlock;
 
 import dev.redlock.node.NodeKeys;
 import dev.redlock.node.NodeUri;
+import dev.redlock.spi.LeaseStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -11,16 +12,27 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
+import java.util.function.Function;
 import javax.net.ssl.SSLSocketFactory;
 
 /**
- * The immutable, validated configuration of a {@link Redlock}: which nodes, how many make a quorum,
- * and the timing bounds of an attempt.
+ * The immutable, validated configuration of a {@link Redlock}: where the leases are kept (a quorum
+ * of Redis nodes, or another {@linkplain Builder#store store}), and how leases behave (the timing
+ * bounds of an attempt, retries, renewal, listeners).
  *
  * <pre>{@code
  * RedlockConfig config = RedlockConfig.builder()
  *     .nodes(List.of("redis://10.0.0.1:6379", "redis://10.0.0.2:6379", "redis://10.0.0.3:6379"))
  *     .nodeTimeout(Duration.ofMillis(50))
+ *     .build();
+ * }</pre>
+ *
+ * <p>Leases in a SQL table instead ({@code redlock-jdbc}):
+ *
+ * <pre>{@code
+ * RedlockConfig config = RedlockConfig.builder()
+ *     .store(JdbcLeases.store(dataSource, "redlock_leases"))
+ *     .nodeTimeout(Duration.ofSeconds(2))
  *     .build();
  * }</pre>
  *
@@ -38,6 +50,16 @@ public final class RedlockConfig {
   /** Default bound on making one connection: TCP, TLS handshake, credentials, the node's life. */
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
 
+  /** Default clock-drift factor: 1% of the ttl (plus a fixed 2 ms). */
+  public static final double DEFAULT_CLOCK_DRIFT_FACTOR = 0.01;
+
+  /**
+   * Default longest ttl: one minute. It is also how long a node whose data is younger than this
+   * (restarted without persistence, or new) stays out of votes: a longer maxTtl makes that wait
+   * longer. Long jobs renew a short ttl rather than take a long one.
+   */
+  public static final Duration DEFAULT_MAX_TTL = Duration.ofMinutes(1);
+
   private final List<NodeUri> nodes;
   private final int quorum;
   private final String keyPrefix;
@@ -45,6 +67,7 @@ public final class RedlockConfig {
   private final Duration connectTimeout;
   private final SSLSocketFactory tlsSocketFactory;
   private final RestartGuard restartGuard;
+  private final Function<Duration, ? extends LeaseStore<?>> store;
   private final LockSettings settings;
 
   private RedlockConfig(Builder b, List<NodeUri> nodes, int quorum) {
@@ -55,10 +78,11 @@ public final class RedlockConfig {
     this.connectTimeout = b.connectTimeout;
     this.tlsSocketFactory = b.tlsSocketFactory;
     this.restartGuard = b.restartGuard;
+    this.store = b.store;
     this.settings = b.settings.build();
   }
 
-  /** Starts a builder with every default set and no nodes. */
+  /** Starts a builder with every default set, and no nodes nor store. */
   public static Builder builder() {
     return new Builder();
   }
@@ -75,7 +99,8 @@ public final class RedlockConfig {
    * {@code redlock.auditLog} ({@code true} adds {@link RedlockListener#auditLog()}). Durations are
    * written {@code 50ms}, {@code 2s}, {@code 1m}, {@code 1h} or ISO-8601 ({@code PT0.05S}). Keys
    * outside {@code redlock.} are ignored; an unknown key inside it is an error, so a typo cannot
-   * silently fall back to a default.
+   * silently fall back to a default. For a {@linkplain Builder#store store} other than Redis, set
+   * the store, then {@link Builder#properties}.
    *
    * @throws NullPointerException if {@code properties} is null
    * @throws IllegalArgumentException naming the key and the rule, for a missing, unknown or
@@ -108,14 +133,15 @@ public final class RedlockConfig {
     return DurationText.parse("duration", Objects.requireNonNull(text, "text must not be null"));
   }
 
-  /** The nodes, as URIs without credentials, in configured order. */
+  /** The nodes, as URIs without credentials, in configured order; empty with a store. */
   public List<String> nodes() {
     return nodes.stream().map(NodeUri::toString).toList();
   }
 
   /**
    * The nodes' URIs as configured, credentials included: for a tool that connects to the nodes as
-   * the lock does (redlock-admin). Never log them; {@link #nodes()} is the form for people.
+   * the lock does (redlock-admin). Never log them; {@link #nodes()} is the form for people. Empty
+   * with a store.
    */
   public List<String> connectionUris() {
     return nodes.stream().map(NodeUri::withCredentials).toList();
@@ -126,7 +152,10 @@ public final class RedlockConfig {
     return nodes;
   }
 
-  /** How many nodes must agree for a lock to be granted or extended. */
+  /**
+   * How many nodes must agree for a lock to be granted or extended; 0 with a {@linkplain
+   * Builder#store store}, which counts its own votes.
+   */
   public int quorum() {
     return quorum;
   }
@@ -162,10 +191,80 @@ public final class RedlockConfig {
     return restartGuard;
   }
 
+  /** The store given to {@link Builder#store}, if any: for {@link Redlock#create}. */
+  Optional<Function<Duration, ? extends LeaseStore<?>>> store() {
+    return Optional.ofNullable(store);
+  }
+
+  /**
+   * The bound on one request to the store: to one node and on one round of votes for Redis; for
+   * another store, what the store bounds by it (the SQL table: every statement and every wait for a
+   * pooled connection). Every ttl must exceed it plus the clock drift.
+   */
+  public Duration nodeTimeout() {
+    return settings.timeout();
+  }
+
+  /**
+   * How much the store's clocks may drift from this one, as a fraction of the ttl: a lease's
+   * validity is shortened by {@code ttl × clockDriftFactor + 2 ms}.
+   */
+  public double clockDriftFactor() {
+    return settings.clockDriftFactor();
+  }
+
+  /** The base delay between two attempts of {@link Redlock#acquire}. */
+  public Duration retryDelay() {
+    return settings.retryDelay();
+  }
+
+  /** The upper bound of the random extra delay added to each retry. */
+  public Duration retryJitter() {
+    return settings.retryJitter();
+  }
+
+  /**
+   * How many acquisition attempts of one {@link Redlock} may be on the store at once; more wait
+   * their turn, in arrival order, before their attempt starts ({@link
+   * Builder#maxAttemptsInFlight}).
+   */
+  public int maxAttemptsInFlight() {
+    return settings.maxAttemptsInFlight();
+  }
+
+  /** How often a renewed lease is extended, as a fraction of its ttl. */
+  public double renewalFraction() {
+    return settings.renewalFraction();
+  }
+
+  /** The longest a renewed lease is kept alive, counted from its grant; then it is lost. */
+  public Duration maxHold() {
+    return settings.maxHold();
+  }
+
+  /** Whether {@link Redlock#withLock} interrupts its task's thread when the lease is lost. */
+  public TaskInterruption taskInterruption() {
+    return settings.taskInterruption();
+  }
+
+  /**
+   * The longest ttl a lease may ask for; with Redis, also how long a node whose data is younger
+   * than that stays out of votes.
+   */
+  public Duration maxTtl() {
+    return settings.maxTtl();
+  }
+
+  /** The listeners of the lock's events, in the order they were added; unmodifiable. */
+  public List<RedlockListener> listeners() {
+    return settings.listeners();
+  }
+
   /**
    * How leases behave, as every store shares it: {@code timeout()} is {@code nodeTimeout}, and
    * clock drift, retries, renewal, {@code maxHold}, {@code maxTtl}, task interruption and the
-   * listeners. Set through this builder's methods of the same names.
+   * listeners. Set through this builder's methods of the same names. Going away: read each setting
+   * with its own accessor ({@link #nodeTimeout()}, ...).
    */
   public LockSettings settings() {
     return settings;
@@ -173,13 +272,11 @@ public final class RedlockConfig {
 
   @Override
   public String toString() {
-    return "RedlockConfig{nodes="
-        + nodes()
-        + ", quorum="
-        + quorum
-        + ", keyPrefix='"
-        + keyPrefix
-        + "', clockDriftFactor="
+    return "RedlockConfig{"
+        + (store != null
+            ? "store=" + store
+            : "nodes=" + nodes() + ", quorum=" + quorum + ", keyPrefix='" + keyPrefix + "'")
+        + ", clockDriftFactor="
         + settings.clockDriftFactor()
         + ", nodeTimeout="
         + settings.timeout()
@@ -189,10 +286,12 @@ public final class RedlockConfig {
         + settings.retryJitter()
         + ", maxAttemptsInFlight="
         + settings.maxAttemptsInFlight()
-        + ", maxConnectionsPerNode="
-        + maxConnectionsPerNode
-        + ", connectTimeout="
-        + connectTimeout
+        + (store != null
+            ? ""
+            : ", maxConnectionsPerNode="
+                + maxConnectionsPerNode
+                + ", connectTimeout="
+                + connectTimeout)
         + ", renewalFraction="
         + settings.renewalFraction()
         + ", maxHold="
@@ -201,16 +300,21 @@ public final class RedlockConfig {
         + settings.taskInterruption()
         + ", maxTtl="
         + settings.maxTtl()
-        + (tlsSocketFactory != null
+        + (tlsSocketFactory != null && store == null
             ? ", tlsSocketFactory=" + tlsSocketFactory.getClass().getName()
             : "")
-        + (restartGuard == RestartGuard.ON ? "" : ", restartGuard=" + restartGuard)
+        + (restartGuard == RestartGuard.ON || store != null ? "" : ", restartGuard=" + restartGuard)
         + "}";
   }
 
   /**
    * Builds a {@link RedlockConfig}. Each method rejects a bad argument at once, naming it; {@link
    * #build()} checks the rules between fields. Not thread-safe.
+   *
+   * <p>The leases are kept either on Redis {@linkplain #node nodes} or in a {@linkplain #store
+   * store}, never both. With a store, the settings of the Redis nodes do not apply and are ignored:
+   * {@link #quorum}, {@link #keyPrefix}, {@link #maxConnectionsPerNode}, {@link #connectTimeout},
+   * {@link #tlsSocketFactory} and {@link #restartGuard}. Every other setting applies to any store.
    */
   public static final class Builder {
     private final List<NodeUri> nodes = new ArrayList<>();
@@ -220,6 +324,7 @@ public final class RedlockConfig {
     private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
     private SSLSocketFactory tlsSocketFactory;
     private RestartGuard restartGuard = RestartGuard.ON;
+    private Function<Duration, ? extends LeaseStore<?>> store;
     // The settings every lease store shares: their rules and messages live in LockSettings.
     private final LockSettings.Builder settings = LockSettings.builder().timeoutName("nodeTimeout");
 
@@ -230,16 +335,25 @@ public final class RedlockConfig {
       return !nodes.isEmpty();
     }
 
+    /** Whether a store was set. */
+    boolean hasStore() {
+      return store != null;
+    }
+
     /**
      * Sets what {@code redlock.*} properties say, as {@link RedlockConfig#fromProperties} reads
      * them (same keys, rules and messages), on top of what this builder has: for a framework that
      * reads the properties and adds what properties cannot say (listeners, a {@link
-     * #tlsSocketFactory}). {@code redlock.nodes} is required unless nodes were added before. Keys
+     * #tlsSocketFactory}, a {@link #store}). {@code redlock.nodes} is required unless nodes were
+     * added or a store was set before. With a store set, a key of the Redis nodes alone ({@code
+     * redlock.nodes}, {@code redlock.quorum}, {@code redlock.keyPrefix}, {@code
+     * redlock.maxConnectionsPerNode}, {@code redlock.connectTimeout}, {@code redlock.restartGuard})
+     * is an error, so that a setting that would not apply is not taken for one that does. Keys
      * outside {@code redlock.} are ignored.
      *
      * @throws NullPointerException if {@code properties} is null
      * @throws IllegalArgumentException naming the key and the rule, for a missing, unknown or
-     *     malformed value
+     *     malformed value, or a key of the Redis nodes alone when a store is set
      */
     public Builder properties(Properties properties) {
       ConfigProperties.apply(properties, this);
@@ -249,6 +363,23 @@ public final class RedlockConfig {
     /** The shared settings' builder, which the shared {@code redlock.*} keys set. */
     LockSettings.Builder settingsBuilder() {
       return settings;
+    }
+
+    /**
+     * Keeps the leases in {@code store} instead of on Redis nodes: a {@link LeaseStore} of another
+     * module, such as a SQL table ({@code JdbcLeases.store(dataSource, table)} of {@code
+     * redlock-jdbc}). {@link Redlock#create} calls {@code store} once, with {@link
+     * RedlockConfig#nodeTimeout()} (which the store bounds its requests by), and the {@link
+     * Redlock} then owns the store it returns: closing the Redlock closes it. The settings of the
+     * Redis nodes do not apply to a store (see {@link Builder}); {@link RedlockConfig#nodes()} is
+     * then empty.
+     *
+     * @param store makes the store, given the node timeout; it must not return null
+     * @throws NullPointerException if {@code store} is null
+     */
+    public Builder store(Function<Duration, ? extends LeaseStore<?>> store) {
+      this.store = Objects.requireNonNull(store, "store must not be null");
+      return this;
     }
 
     /**
@@ -321,7 +452,9 @@ public final class RedlockConfig {
     /**
      * Sets the bound on one request to one node (connect, write, reply) and on the wait for one
      * round of votes. A node slower than this counts as failed for that round. It must be small
-     * against the ttl: every ttl must exceed nodeTimeout + drift. Default 50 ms.
+     * against the ttl: every ttl must exceed nodeTimeout + drift. Default 50 ms. With a {@link
+     * #store}, the bound the store puts on its requests (the SQL table: every statement, in whole
+     * seconds, at least 1, and every wait for a pooled connection).
      *
      * @throws NullPointerException if {@code timeout} is null
      * @throws IllegalArgumentException unless it is between 1 ms and 1 minute
@@ -355,11 +488,17 @@ public final class RedlockConfig {
     }
 
     /**
-     * Sets how many acquisition attempts this client may have on the nodes at once (default 8 per
-     * processor, at most 64: {@link LockSettings#defaultMaxAttemptsInFlight()}); more wait their
-     * turn, in arrival order, before their attempt (and its validity clock) starts, so that a burst
-     * of threads queues here rather than on the nodes, where requests waiting longer than {@code
-     * nodeTimeout} would lose their votes. See {@link LockSettings.Builder#maxAttemptsInFlight}.
+     * Sets how many acquisition attempts this client may have on the store at once, 1 to 65,536.
+     * Default: 8 per processor the JVM may use ({@link Runtime#availableProcessors()}, which
+     * follows a container's CPU limit), at most 64: 16 on 2 cores. One attempt is one round of
+     * votes, whether from {@code tryAcquire}, an attempt of {@code acquire}, a semaphore's permit
+     * or a read-write lock's side. More wait their turn, first come first served, <em>before</em>
+     * their attempt (and its validity clock) starts: the wait costs no validity and no vote, and it
+     * is bounded, since each attempt in flight ends within about {@code nodeTimeout}. Without the
+     * bound, a burst of callers (say 256 threads on one client) queues on the nodes instead, where
+     * every request waits behind the others until some wait longer than {@code nodeTimeout} and
+     * lose their votes: attempts fail on healthy nodes. Releases, extends and renewals are never
+     * held back. A waiting caller that is interrupted stops waiting, having sent nothing.
      *
      * @throws IllegalArgumentException if it is below 1 or above 65,536
      */
@@ -498,13 +637,27 @@ public final class RedlockConfig {
     /**
      * Checks the rules that span fields and returns the configuration.
      *
-     * @throws IllegalArgumentException if there are no nodes, a node is listed twice, or the quorum
-     *     is below a majority or above the node count
+     * @throws IllegalArgumentException if there are both nodes and a store, or neither; if a node
+     *     is listed twice, or the quorum is below a majority or above the node count; or if {@code
+     *     maxTtl} leaves no valid ttl (it must exceed {@code nodeTimeout} plus the clock drift)
      */
     public RedlockConfig build() {
+      if (store != null) {
+        if (!nodes.isEmpty()) {
+          throw new IllegalArgumentException(
+              "nodes and store are both set: the leases are kept either on Redis nodes or in a"
+                  + " store, not both; remove the nodes "
+                  + nodes
+                  + " or the store "
+                  + store);
+        }
+        settings.build(); // its rules between fields (maxTtl must leave a valid ttl) fail here
+        return new RedlockConfig(this, List.of(), 0);
+      }
       if (nodes.isEmpty()) {
         throw new IllegalArgumentException(
-            "nodes must not be empty: add at least one node (3 or 5 for fault tolerance)");
+            "nodes must not be empty: add at least one node (3 or 5 for fault tolerance), or set a"
+                + " store");
       }
       Set<NodeUri> seen = new LinkedHashSet<>();
       for (NodeUri node : nodes) {

@@ -5,9 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.redlock.spi.LeaseStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -16,6 +18,20 @@ import org.junit.jupiter.params.provider.ValueSource;
 class RedlockConfigTest {
   private static final List<String> THREE =
       List.of("redis://127.0.0.1:7001", "redis://127.0.0.1:7002", "redis://127.0.0.1:7003");
+
+  /** A store other than Redis, as {@link RedlockConfig.Builder#store} takes one. */
+  private static final Function<Duration, LeaseStore<?>> STORE =
+      new Function<>() {
+        @Override
+        public LeaseStore<?> apply(Duration timeout) {
+          return new MemoryStore(timeout);
+        }
+
+        @Override
+        public String toString() {
+          return "memory store";
+        }
+      };
 
   private static void rejects(
       Class<? extends Throwable> type, String messagePart, Executable call) {
@@ -382,5 +398,110 @@ class RedlockConfigTest {
         IllegalArgumentException.class,
         "maxTtl must be >= 1ms and <= 1d, was PT48H",
         () -> RedlockConfig.builder().properties(p));
+  }
+
+  @Test
+  void aStoreReadsTheSharedKeysWithTheSameRulesAndRefusesRedisOnes() {
+    Properties p = new Properties();
+    p.setProperty("redlock.clockDriftFactor", "0.02");
+    p.setProperty("redlock.retryDelay", "PT0.5S");
+    p.setProperty("redlock.retryJitter", "1s");
+    p.setProperty("redlock.renewalFraction", "0.25");
+    p.setProperty("redlock.maxHold", "2h");
+    p.setProperty("redlock.taskInterruption", "never");
+    p.setProperty("redlock.maxTtl", "5m");
+    p.setProperty("redlock.auditLog", "true");
+    p.setProperty("other.key", "ignored");
+    RedlockConfig settings =
+        RedlockConfig.builder()
+            .store(STORE)
+            .nodeTimeout(Duration.ofSeconds(2))
+            .properties(p)
+            .build();
+    assertEquals(Duration.ofSeconds(2), settings.nodeTimeout());
+    assertEquals(0.02, settings.clockDriftFactor());
+    assertEquals(Duration.ofMillis(500), settings.retryDelay());
+    assertEquals(Duration.ofSeconds(1), settings.retryJitter());
+    assertEquals(0.25, settings.renewalFraction());
+    assertEquals(Duration.ofHours(2), settings.maxHold());
+    assertEquals(TaskInterruption.NEVER, settings.taskInterruption());
+    assertEquals(Duration.ofMinutes(5), settings.maxTtl());
+    assertEquals(1, settings.listeners().size());
+
+    Properties bad = new Properties();
+    bad.setProperty("redlock.maxHold", "long");
+    rejects(
+        IllegalArgumentException.class,
+        "redlock.maxHold must be a duration like 50ms, 2s, 1m or PT0.05S, was 'long'",
+        () -> RedlockConfig.builder().store(STORE).properties(bad));
+    bad.setProperty("redlock.maxHold", "0s");
+    rejects(
+        IllegalArgumentException.class,
+        "maxHold must be > 0, was PT0S",
+        () -> RedlockConfig.builder().store(STORE).properties(bad));
+    bad.clear();
+    bad.setProperty("redlock.nodes", "redis://h:1");
+    rejects(
+        IllegalArgumentException.class,
+        "redlock.nodes is a setting of the Redis store only: it does not apply with a store",
+        () -> RedlockConfig.builder().store(STORE).properties(bad));
+    bad.clear();
+    bad.setProperty("redlock.maxHodl", "1h");
+    rejects(
+        IllegalArgumentException.class,
+        "unknown property redlock.maxHodl",
+        () -> RedlockConfig.builder().store(STORE).properties(bad));
+    bad.clear();
+    bad.setProperty("redlock.quorum", "1");
+    rejects(
+        IllegalArgumentException.class,
+        "redlock.quorum is a setting of the Redis store only",
+        () -> RedlockConfig.builder().store(STORE).properties(bad));
+    rejects(
+        NullPointerException.class,
+        "properties",
+        () -> RedlockConfig.builder().store(STORE).properties(null));
+    bad.clear();
+    bad.setProperty("redlock.nodeTimeout", "3s");
+    assertEquals(
+        Duration.ofSeconds(3),
+        RedlockConfig.builder().store(STORE).properties(bad).build().nodeTimeout(),
+        "the node timeout is the store's too");
+  }
+
+  @Test
+  void aConfigHasEitherNodesOrAStore() {
+    rejects(
+        IllegalArgumentException.class,
+        "nodes must not be empty: add at least one node (3 or 5 for fault tolerance), or set a"
+            + " store",
+        () -> RedlockConfig.builder().build());
+    rejects(
+        IllegalArgumentException.class,
+        "nodes and store are both set: the leases are kept either on Redis nodes or in a store,"
+            + " not both; remove the nodes [redis://h:1] or the store memory store",
+        () -> RedlockConfig.builder().node("redis://h:1").store(STORE).build());
+    rejects(
+        NullPointerException.class,
+        "store must not be null",
+        () -> RedlockConfig.builder().store(null));
+    RedlockConfig config =
+        RedlockConfig.builder()
+            .store(STORE)
+            .quorum(3)
+            .keyPrefix("ignored:")
+            .nodeTimeout(Duration.ofSeconds(2))
+            .build();
+    assertEquals(List.of(), config.nodes());
+    assertEquals(List.of(), config.connectionUris());
+    assertEquals(0, config.quorum(), "the store counts its own votes");
+    assertEquals(Duration.ofSeconds(2), config.nodeTimeout());
+    assertTrue(
+        config
+            .toString()
+            .startsWith(
+                "RedlockConfig{store=memory store, clockDriftFactor=0.01, nodeTimeout=PT2S"),
+        config.toString());
+    assertFalse(config.toString().contains("ignored:"), "Redis settings do not apply: " + config);
   }
 }

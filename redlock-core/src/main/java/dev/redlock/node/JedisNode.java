@@ -122,7 +122,7 @@ final class JedisNode implements LockNode {
 
   /** Requests written whose reply has not been read yet, over every connection. */
   @Override
-  public int connectionsInUse() {
+  public int requestsInFlight() {
     int inFlight = 0;
     for (SharedConnection c : made) {
       if (c.isClosed()) {

@@ -57,7 +57,7 @@ public interface LockNode extends AutoCloseable {
   }
 
   /** How many requests are in flight now: written, their reply not read yet. */
-  default int connectionsInUse() {
+  default int requestsInFlight() {
     return 0;
   }
 

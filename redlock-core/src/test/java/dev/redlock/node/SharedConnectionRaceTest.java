@@ -144,10 +144,10 @@ class SharedConnectionRaceTest {
               .finish(2_000_000_000L);
       assertEquals(0, released, "nothing to release: the acquisition never ran");
       long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-      while (node.connectionsInUse() > 0 && System.nanoTime() < until) {
+      while (node.requestsInFlight() > 0 && System.nanoTime() < until) {
         java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // until every reply is read
       }
-      assertEquals(0, node.connectionsInUse());
+      assertEquals(0, node.requestsInFlight());
       assertEquals(null, admin.get("redlock:job"), "the acquisition ran after its roll-back");
     } finally {
       node.close();
@@ -184,7 +184,7 @@ class SharedConnectionRaceTest {
       for (int i = 0; i < n; i++) {
         assertEquals(i % 2 == 0 ? 1 : 0, sent.get(i).finish(2_000_000_000L), "request " + i);
       }
-      assertEquals(0, node.connectionsInUse());
+      assertEquals(0, node.requestsInFlight());
     } finally {
       node.close();
     }
