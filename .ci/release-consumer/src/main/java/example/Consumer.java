@@ -1,8 +1,6 @@
 package example;
 
 import dev.redlock.Lease;
-import dev.redlock.LockService;
-import dev.redlock.LockSettings;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.admin.LockStatus;
@@ -21,9 +19,13 @@ import javax.sql.DataSource;
 public final class Consumer {
   private Consumer() {}
 
-  /** A lock service over the given database (compiled, not run: there is no database here). */
-  public static LockService locks(DataSource dataSource) {
-    return JdbcLeases.create(dataSource, "locks", LockSettings.builder().build());
+  /** A Redlock over the given database (compiled, not run: there is no database here). */
+  public static Redlock locks(DataSource dataSource) {
+    return Redlock.create(
+        RedlockConfig.builder()
+            .store(JdbcLeases.store(dataSource, "locks"))
+            .nodeTimeout(Duration.ofSeconds(2))
+            .build());
   }
 
   /**

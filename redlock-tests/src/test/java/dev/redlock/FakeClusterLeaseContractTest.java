@@ -2,7 +2,6 @@ package dev.redlock;
 
 import static org.awaitility.Awaitility.await;
 
-import dev.redlock.it.RedlockSettings;
 import dev.redlock.testkit.LeaseContract;
 import java.time.Duration;
 import java.util.List;
@@ -28,14 +27,14 @@ class FakeClusterLeaseContractTest extends LeaseContract {
   }
 
   @Override
-  protected LockService createClient(Consumer<LockSettings.Builder> settings) {
-    LockSettings.Builder base =
-        LockSettings.builder()
-            .timeout(TIMING.scaled(Duration.ofMillis(100)))
+  protected Redlock createClient(Consumer<RedlockConfig.Builder> settings) {
+    RedlockConfig.Builder config =
+        RedlockConfig.builder()
+            .nodeTimeout(TIMING.scaled(Duration.ofMillis(100)))
             .retryDelay(Duration.ofMillis(20))
             .retryJitter(Duration.ofMillis(20));
-    settings.accept(base);
-    return cluster.client(RedlockSettings.from(base.build()));
+    settings.accept(config);
+    return cluster.client(config);
   }
 
   /** Half a second, scaled: the fake answers at once, so a ttl need only outlast the scheduling. */

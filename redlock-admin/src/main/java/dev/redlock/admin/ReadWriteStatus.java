@@ -13,7 +13,7 @@ import java.util.Objects;
  * left, a waiting writer's intent mark, the lock's one fencing counter and the restart guard's
  * quarantine; and the quorum's verdict.
  *
- * @param name the read-write lock's name, as given to {@link dev.redlock.LockService#readWriteLock}
+ * @param name the read-write lock's name, as given to {@link dev.redlock.Redlock#readWriteLock}
  * @param quorum how many nodes make a majority
  * @param nodes one entry per configured node, in order
  */

@@ -1,6 +1,6 @@
 package dev.redlock.admin;
 
-import dev.redlock.LockService;
+import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.RedlockException;
 import dev.redlock.RestartGuard;
@@ -60,7 +60,7 @@ public final class RedlockAdmin implements AutoCloseable {
     this.keys =
         NodeKeys.of(
             config.keyPrefix(),
-            config.settings().maxTtl().toMillis(),
+            config.maxTtl().toMillis(),
             config.restartGuard() != RestartGuard.OFF,
             config.restartGuard() == RestartGuard.TRUST_FSYNCED_AOF_RESTARTS);
   }
@@ -147,12 +147,12 @@ public final class RedlockAdmin implements AutoCloseable {
    * LockStatus#resource()}). A node that cannot be read gets an entry with its error; this never
    * throws for a node failure.
    *
-   * @param name the semaphore's name, as given to {@link LockService#semaphore}
-   * @param permits how many permits to look at, as given to {@link LockService#semaphore}: 1 to
-   *     {@link Semaphore#MAX_PERMITS}
-   * @throws IllegalArgumentException for what {@link LockService#semaphore} refuses, with its
-   *     message: a blank name, a name holding {@value Semaphore#PERMIT_MARK}, {@code permits} out
-   *     of 1..{@link Semaphore#MAX_PERMITS}, a name whose permits' resources the nodes refuse
+   * @param name the semaphore's name, as given to {@link Redlock#semaphore}
+   * @param permits how many permits to look at, as given to {@link Redlock#semaphore}: 1 to {@link
+   *     Semaphore#MAX_PERMITS}
+   * @throws IllegalArgumentException for what {@link Redlock#semaphore} refuses, with its message:
+   *     a blank name, a name holding {@value Semaphore#PERMIT_MARK}, {@code permits} out of
+   *     1..{@link Semaphore#MAX_PERMITS}, a name whose permits' resources the nodes refuse
    */
   public SemaphoreStatus semaphoreStatus(String name, int permits) {
     String[] resources = Names.permitResources(name, permits, NodeKeys::checkResource);
@@ -202,9 +202,9 @@ public final class RedlockAdmin implements AutoCloseable {
    * pipeline), its writer intent mark, its one fencing counter and the node's quarantine. A node
    * that cannot be read gets an entry with its error; this never throws for a node failure.
    *
-   * @param name the lock's name, as given to {@link LockService#readWriteLock}
+   * @param name the lock's name, as given to {@link Redlock#readWriteLock}
    * @throws NullPointerException if {@code name} is null
-   * @throws IllegalArgumentException for what {@link LockService#readWriteLock} refuses, with its
+   * @throws IllegalArgumentException for what {@link Redlock#readWriteLock} refuses, with its
    *     message: a blank name, or one the nodes refuse as a resource name
    */
   public ReadWriteStatus readWriteStatus(String name) {
@@ -312,7 +312,7 @@ public final class RedlockAdmin implements AutoCloseable {
   /** The guard's quarantine of the node {@code jedis} reaches; maxTtl if it cannot vote at all. */
   private Duration quarantine(Jedis jedis, NodeUri uri) {
     GuardProbe.View view = GuardProbe.of(jedis, keys, uri.database());
-    return view.unknown() != null ? config.settings().maxTtl() : view.quarantine();
+    return view.unknown() != null ? config.maxTtl() : view.quarantine();
   }
 
   /**
@@ -370,12 +370,12 @@ public final class RedlockAdmin implements AutoCloseable {
    * (a fenced store still refuses their writes). Logged at WARN on {@code dev.redlock.audit} with
    * who and when, the writer and the readers removed.
    *
-   * @param name the lock's name, as given to {@link LockService#readWriteLock}
+   * @param name the lock's name, as given to {@link Redlock#readWriteLock}
    * @param operator who breaks the lock, for the audit line (for instance {@code user@host})
    * @return per node: what was deleted ({@code writer deleted|absent, N live readers removed,
    *     intent mark deleted|absent}), or the error
    * @throws NullPointerException if an argument is null
-   * @throws IllegalArgumentException for what {@link LockService#readWriteLock} refuses, with its
+   * @throws IllegalArgumentException for what {@link Redlock#readWriteLock} refuses, with its
    *     message
    */
   public List<String> forceReleaseReadWrite(String name, String operator) {

@@ -9,7 +9,7 @@ import java.util.Objects;
  * {@code name@permit:i} ({@link dev.redlock.Semaphore#permitResource}), so each permit's view is
  * that lock's {@link LockStatus}.
  *
- * @param name the semaphore's name, as given to {@link dev.redlock.LockService#semaphore}
+ * @param name the semaphore's name, as given to {@link dev.redlock.Redlock#semaphore}
  * @param permits each permit's status, permit 0 first: as many as the number of permits asked about
  * @param heldBeyond the permits at or past the number asked about, up to {@link
  *     dev.redlock.Semaphore#MAX_PERMITS}, whose lock key some node holds, in order: clients that

@@ -164,12 +164,12 @@ final class DoctorCommand extends CliCommand {
         "reachable",
         String.format(Locale.ROOT, "round trip %.2f ms", rtt / 1000.0),
         null);
-    if (rtt > config.settings().timeout().toNanos() / 1000 / 2) {
+    if (rtt > config.nodeTimeout().toNanos() / 1000 / 2) {
       add(
           Verdict.WARN,
           node,
           "round trip",
-          "over half of nodeTimeout (" + config.settings().timeout().toMillis() + " ms)",
+          "over half of nodeTimeout (" + config.nodeTimeout().toMillis() + " ms)",
           "raise redlock.nodeTimeout, or move the node closer");
     }
     Map<String, String> server = null;
@@ -304,7 +304,7 @@ final class DoctorCommand extends CliCommand {
    */
   private boolean checkPersistence(
       RedlockConfig config, String node, Jedis jedis, Map<String, String> persistenceInfo) {
-    String maxTtl = "maxTtl (" + Durations.format(config.settings().maxTtl()) + ")";
+    String maxTtl = "maxTtl (" + Durations.format(config.maxTtl()) + ")";
     String appendonly;
     String appendfsync;
     String save;
@@ -641,7 +641,7 @@ final class DoctorCommand extends CliCommand {
       long min = seen.stream().mapToLong(Seen::clockOffsetMillis).min().orElse(0);
       long max = seen.stream().mapToLong(Seen::clockOffsetMillis).max().orElse(0);
       long spread = max - min;
-      Duration limit = config.settings().maxTtl().dividedBy(2);
+      Duration limit = config.maxTtl().dividedBy(2);
       if (spread > limit.toMillis()) {
         add(
             Verdict.FAIL,

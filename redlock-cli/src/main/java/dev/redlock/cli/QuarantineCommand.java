@@ -77,7 +77,7 @@ final class QuarantineCommand extends CliCommand {
               + " and "
               + witness
               + ": the next acquire keeps this node out of votes for maxTtl ("
-              + Durations.format(config.settings().maxTtl())
+              + Durations.format(config.maxTtl())
               + " in this configuration) from then");
       if (config.restartGuard() == RestartGuard.OFF) {
         cli.out.println("  note: the restart guard is off in this configuration");

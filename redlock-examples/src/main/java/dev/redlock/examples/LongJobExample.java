@@ -44,7 +44,7 @@ public final class LongJobExample {
           "3 local nodes; ttl "
               + ttl.toMillis()
               + " ms, renewed every "
-              + (long) (ttl.toMillis() * config.settings().renewalFraction())
+              + (long) (ttl.toMillis() * config.renewalFraction())
               + " ms");
       try (Redlock redlock = Redlock.create(config)) {
         return redlock.withLock(

@@ -3,8 +3,8 @@ package dev.redlock.examples;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.redlock.Lease;
-import dev.redlock.LockService;
-import dev.redlock.LockSettings;
+import dev.redlock.Redlock;
+import dev.redlock.RedlockConfig;
 import dev.redlock.jdbc.JdbcLeases;
 import java.io.PrintStream;
 import java.sql.Connection;
@@ -24,10 +24,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The settlement example on PostgreSQL, without Redis: four workers, each a service with its own
- * connection pool (HikariCP) and lock service ({@link JdbcLeases}), settle the entries of one
- * ledger held in the same database. The lock is a row in {@code redlock_leases}; each settlement is
- * written with the lease's fencing token, and the write refuses a token older than the ledger's
- * newest, so even a holder that stalled past its lease could not settle twice.
+ * connection pool (HikariCP) and {@link Redlock} over the table ({@link JdbcLeases#store}), settle
+ * the entries of one ledger held in the same database. The lock is a row in {@code redlock_leases};
+ * each settlement is written with the lease's fencing token, and the write refuses a token older
+ * than the ledger's newest, so even a holder that stalled past its lease could not settle twice.
  *
  * <p>Needs a PostgreSQL server: {@code sudo .ci/databases} starts Debian's and creates the user; or
  * set {@code REDLOCK_PG_URL} (and {@code REDLOCK_DB_USER}, {@code REDLOCK_DB_PASSWORD}).
@@ -109,15 +109,16 @@ public final class SettlementOnPostgresExample {
     }
   }
 
-  /** One service: its own pool and lock service; settles entries while there are any. */
+  /** One service: its own pool and Redlock; settles entries while there are any. */
   private int work(String name) throws Exception {
     int mine = 0;
     try (HikariDataSource dataSource = pool();
-        LockService locks =
-            JdbcLeases.create(
-                dataSource,
-                "redlock_leases",
-                LockSettings.builder().timeout(Duration.ofSeconds(1)).build())) {
+        Redlock locks =
+            Redlock.create(
+                RedlockConfig.builder()
+                    .store(JdbcLeases.store(dataSource, "redlock_leases"))
+                    .nodeTimeout(Duration.ofSeconds(1))
+                    .build())) {
       while (true) {
         Integer settled =
             locks.withLock(

@@ -701,7 +701,7 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     } catch (TimeoutException e) {
       giveUp(borrowed, waiting);
       throw new SQLTimeoutException(
-          "no connection from the DataSource within LockSettings.timeout ("
+          "no connection from the DataSource within nodeTimeout ("
               + timeout.toMillis()
               + " ms): the pool is exhausted or cannot reach the database");
     } catch (InterruptedException e) {

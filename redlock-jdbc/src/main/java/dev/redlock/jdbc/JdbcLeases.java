@@ -1,12 +1,12 @@
 package dev.redlock.jdbc;
 
-import dev.redlock.LockService;
-import dev.redlock.LockSettings;
+import dev.redlock.spi.LeaseStore;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.Function;
 import javax.sql.DataSource;
 
 /**
@@ -16,8 +16,10 @@ import javax.sql.DataSource;
  *
  * <pre>{@code
  * JdbcLeases.createTableIfAbsent(dataSource, "redlock_leases");   // or run the shipped SQL
- * try (LockService locks = JdbcLeases.create(dataSource, "redlock_leases",
- *         LockSettings.builder().timeout(Duration.ofSeconds(2)).build())) {
+ * try (Redlock locks = Redlock.create(RedlockConfig.builder()
+ *         .store(JdbcLeases.store(dataSource, "redlock_leases"))
+ *         .nodeTimeout(Duration.ofSeconds(2))
+ *         .build())) {
  *   locks.withLock("settlement:2026-11-30", Duration.ofSeconds(30), Duration.ofSeconds(10),
  *       lease -> settle(lease.fencingToken()));
  * }
@@ -33,26 +35,49 @@ public final class JdbcLeases {
   private JdbcLeases() {}
 
   /**
-   * A lock service over {@code table}. Checks now that the database is supported and the table and
-   * its sequence exist.
+   * The leases of {@code table}, as a store for {@link dev.redlock.RedlockConfig.Builder#store}.
+   * Checks now, before any Redlock is made, that the database is supported and the table and its
+   * sequence exist. The {@link dev.redlock.Redlock} then gives it its {@link
+   * dev.redlock.RedlockConfig#nodeTimeout() nodeTimeout}, which bounds every statement (query
+   * timeout, whole seconds, at least 1) and every wait for a connection from {@code dataSource} (an
+   * exhausted pool fails the operation then, naming {@code nodeTimeout}, not after the pool's own
+   * wait); a ttl must exceed it. The Redlock closes the store it made when it is closed; {@code
+   * dataSource} stays the application's to close.
    *
-   * @param settings {@link LockSettings#timeout()} bounds every statement (query timeout, whole
-   *     seconds, at least 1) and every wait for a connection from {@code dataSource} (an exhausted
-   *     pool fails the operation then, naming the timeout, not after the pool's own wait); a ttl
-   *     must exceed it
+   * @param dataSource where the table is; its pool is shared with the application
+   * @param table the lease table's name: a plain SQL identifier, optionally schema-qualified
+   * @return what makes the store, for {@link dev.redlock.RedlockConfig.Builder#store}
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException for a bad table name, an unsupported database, or a missing
    *     table or sequence (the message says how to create them)
    * @throws IllegalStateException if the database cannot be reached
    */
-  public static LockService create(DataSource dataSource, String table, LockSettings settings) {
+  public static Function<Duration, LeaseStore<?>> store(DataSource dataSource, String table) {
     Objects.requireNonNull(dataSource, "dataSource must not be null");
-    Objects.requireNonNull(settings, "settings must not be null");
+    Objects.requireNonNull(table, "table must not be null");
     Table t = new Table(table);
     Dialect dialect = dialect(dataSource);
     checkTable(dataSource, t, dialect);
-    return LockService.over(
-        new JdbcLeaseStore(dataSource, t, dialect, settings.timeout()), settings);
+    return new TableStore(dataSource, t, dialect);
+  }
+
+  /** What {@link #store} returns: named after the table, so a config's {@code toString} says it. */
+  private record TableStore(DataSource dataSource, Table table, Dialect dialect)
+      implements Function<Duration, LeaseStore<?>> {
+    @Override
+    public LeaseStore<?> apply(Duration nodeTimeout) {
+      Objects.requireNonNull(nodeTimeout, "nodeTimeout must not be null");
+      return new JdbcLeaseStore(dataSource, table, dialect, nodeTimeout);
+    }
+
+    @Override
+    public String toString() {
+      return "JdbcLeases.store("
+          + dialect.name().toLowerCase(java.util.Locale.ROOT)
+          + ":"
+          + table.name()
+          + ")";
+    }
   }
 
   /**

@@ -10,10 +10,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.redlock.Lease;
-import dev.redlock.LockService;
-import dev.redlock.LockSettings;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.NodeOutcome;
+import dev.redlock.Redlock;
+import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.LeaseContract;
 import dev.redlock.testkit.Tools;
 import java.io.BufferedReader;
@@ -37,6 +37,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -49,7 +50,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class JdbcLeasesContract extends LeaseContract {
-  static final LockSettings SETTINGS = settings().build();
 
   Database db;
   String table;
@@ -71,23 +71,29 @@ abstract class JdbcLeasesContract extends LeaseContract {
   }
 
   /**
-   * The settings the suite's clients run with: a 1 s statement timeout, short retries, and a maxTtl
-   * scaled with the ttls (a minute at factor 1).
+   * The settings the suite's clients run with, over {@code table} of {@code dataSource}: a 1 s
+   * statement timeout, short retries, and a maxTtl scaled with the ttls (a minute at factor 1).
    */
-  static LockSettings.Builder settings() {
-    return LockSettings.builder()
-        .timeout(Duration.ofSeconds(1))
-        .maxTtl(TIMING.scaled(LockSettings.DEFAULT_MAX_TTL))
+  static RedlockConfig.Builder settings(DataSource dataSource, String table) {
+    return RedlockConfig.builder()
+        .store(JdbcLeases.store(dataSource, table))
+        .nodeTimeout(Duration.ofSeconds(1))
+        .maxTtl(TIMING.scaled(RedlockConfig.DEFAULT_MAX_TTL))
         .retryDelay(Duration.ofMillis(20))
         .retryJitter(Duration.ofMillis(20));
   }
 
-  /** Each client is a service of its own: its own pool, closed after the test's clients. */
+  /** A Redlock over {@code table} of {@code dataSource}, with the suite's settings. */
+  static Redlock open(DataSource dataSource, String table) {
+    return Redlock.create(settings(dataSource, table).build());
+  }
+
+  /** Each client is a Redlock of its own: its own pool, closed after the test's clients. */
   @Override
-  protected LockService createClient(Consumer<LockSettings.Builder> adjust) {
-    LockSettings.Builder settings = settings();
+  protected Redlock createClient(Consumer<RedlockConfig.Builder> adjust) {
+    RedlockConfig.Builder settings = settings(closeAfterClients(db.newPool()), table);
     adjust.accept(settings);
-    return JdbcLeases.create(closeAfterClients(db.newPool()), table, settings.build());
+    return Redlock.create(settings.build());
   }
 
   @Override
@@ -142,12 +148,29 @@ abstract class JdbcLeasesContract extends LeaseContract {
     JdbcLeases.createTableIfAbsent(db.dataSource(), table);
   }
 
+  /** The store goes through the one config: it names the table, and there are no nodes. */
+  @Test
+  void aConfigWithTheTableNamesItAndHasNoNodes() {
+    RedlockConfig config = settings(db.dataSource(), table).build();
+    assertTrue(
+        config
+            .toString()
+            .startsWith("RedlockConfig{store=JdbcLeases.store(" + nodeNames().get(0) + ")"),
+        config.toString());
+    assertEquals(List.of(), config.nodes());
+    try (Redlock redlock = Redlock.create(config)) {
+      assertEquals(java.util.Map.of(), redlock.requestsInFlight());
+      assertTrue(
+          redlock.toString().startsWith("Redlock{store=JdbcLeases.store("), redlock.toString());
+    }
+  }
+
   @Test
   void aMissingTableIsAClearErrorThatSaysHowToCreateIt() {
     IllegalArgumentException e =
         assertThrows(
             IllegalArgumentException.class,
-            () -> JdbcLeases.create(db.dataSource(), db.table("nope"), SETTINGS));
+            () -> JdbcLeases.store(db.dataSource(), db.table("nope")));
     assertTrue(
         e.getMessage().startsWith("table " + db.table("nope") + " is missing"), e.getMessage());
     assertTrue(e.getMessage().contains("createTableIfAbsent"), e.getMessage());
@@ -158,9 +181,10 @@ abstract class JdbcLeasesContract extends LeaseContract {
     IllegalArgumentException e =
         assertThrows(
             IllegalArgumentException.class,
-            () -> JdbcLeases.create(db.dataSource(), "leases; DROP TABLE x", SETTINGS));
+            () -> JdbcLeases.store(db.dataSource(), "leases; DROP TABLE x"));
     assertTrue(e.getMessage().startsWith("table must be a plain SQL identifier"), e.getMessage());
-    assertThrows(NullPointerException.class, () -> JdbcLeases.create(null, table, SETTINGS));
+    assertThrows(NullPointerException.class, () -> JdbcLeases.store(null, table));
+    assertThrows(NullPointerException.class, () -> JdbcLeases.store(db.dataSource(), null));
   }
 
   @Test
@@ -174,8 +198,7 @@ abstract class JdbcLeasesContract extends LeaseContract {
     config.setInitializationFailTimeout(-1);
     try (HikariDataSource nowhere = new HikariDataSource(config)) {
       IllegalStateException e =
-          assertThrows(
-              IllegalStateException.class, () -> JdbcLeases.create(nowhere, table, SETTINGS));
+          assertThrows(IllegalStateException.class, () -> JdbcLeases.store(nowhere, table));
       assertTrue(e.getMessage().startsWith("cannot reach the database"), e.getMessage());
     }
   }
@@ -240,7 +263,7 @@ abstract class JdbcLeasesContract extends LeaseContract {
 
   @Test
   void fencingTokensGrowAcrossResourcesFromTheSequence() throws Exception {
-    LockService a = client();
+    Redlock a = client();
     List<Long> tokens = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
       try (Lease lease = a.acquire(resource("seq" + i), Duration.ofSeconds(10), NO_HANG)) {
@@ -273,12 +296,17 @@ abstract class JdbcLeasesContract extends LeaseContract {
     int key = db.schema.hashCode(); // advisory keys and user-lock names are server-wide
     String armed = db.schema + "_armed";
     String hold = db.schema + "_hold";
-    LockSettings patient = LockSettings.builder().timeout(Duration.ofSeconds(30)).build();
+
     ExecutorService background = Executors.newSingleThreadExecutor();
     try (Connection lock = db.directDataSource().getConnection();
         Statement s = lock.createStatement();
-        LockService a = JdbcLeases.create(closeAfterClients(db.newPool()), t, patient);
-        LockService b = JdbcLeases.create(closeAfterClients(db.newPool()), t, SETTINGS)) {
+        Redlock a =
+            Redlock.create(
+                RedlockConfig.builder()
+                    .store(JdbcLeases.store(closeAfterClients(db.newPool()), t))
+                    .nodeTimeout(Duration.ofSeconds(30))
+                    .build());
+        Redlock b = open(closeAfterClients(db.newPool()), t)) {
       if (pg) {
         s.execute("CREATE TABLE " + t + "_gate (up BOOLEAN)");
         s.execute(
@@ -377,7 +405,7 @@ abstract class JdbcLeasesContract extends LeaseContract {
     String r = resource("unanswered");
     try (CommitProxy proxy = new CommitProxy(db.host(), db.port());
         HikariDataSource pool = db.newPoolThrough(proxy.port());
-        LockService a = JdbcLeases.create(pool, table, SETTINGS);
+        Redlock a = open(pool, table);
         CapturedLog log = new CapturedLog()) {
       String owner = loseTheAnswerToACommit(proxy, a, r, false);
       assertEquals(null, owner(r), "the row it wrote is deleted before the attempt returns");
@@ -399,7 +427,7 @@ abstract class JdbcLeasesContract extends LeaseContract {
     String r = resource("unanswered-gone");
     try (CommitProxy proxy = new CommitProxy(db.host(), db.port());
         HikariDataSource pool = db.newPoolThrough(proxy.port());
-        LockService a = JdbcLeases.create(pool, table, SETTINGS);
+        Redlock a = open(pool, table);
         CapturedLog log = new CapturedLog()) {
       String owner = loseTheAnswerToACommit(proxy, a, r, true);
       assertEquals(owner, owner(r), "nobody could delete the row");
@@ -413,7 +441,7 @@ abstract class JdbcLeasesContract extends LeaseContract {
           warnings.toString());
       assertFalse(log.text().contains(owner), "the owner token never reaches the log");
       await().atMost(NO_HANG).until(() -> pool.getHikariPoolMXBean().getActiveConnections() == 0);
-      LockService b = client();
+      Redlock b = client();
       assertTrue(b.tryAcquire(r, Duration.ofSeconds(10)).isEmpty(), "held until its ttl");
       b.acquire(r, Duration.ofSeconds(10), NO_HANG).release(); // then it expires
     }
@@ -425,7 +453,7 @@ abstract class JdbcLeasesContract extends LeaseContract {
    * {@code gone}, every link for good). Returns the owner token the row was committed with, after
    * checking that the attempt failed.
    */
-  private String loseTheAnswerToACommit(CommitProxy proxy, LockService a, String r, boolean gone)
+  private String loseTheAnswerToACommit(CommitProxy proxy, Redlock a, String r, boolean gone)
       throws Exception {
     ExecutorService background = Executors.newSingleThreadExecutor();
     try {
@@ -481,7 +509,7 @@ abstract class JdbcLeasesContract extends LeaseContract {
     Duration bound = TIMING.scaled(Duration.ofSeconds(10));
     HikariDataSource pool = closeAfterClients(db.newPool(1, TIMING.scaled(Duration.ofSeconds(30))));
     try (CapturedLog log = new CapturedLog()) {
-      try (LockService a = JdbcLeases.create(pool, table, SETTINGS)) {
+      try (Redlock a = open(pool, table)) {
         Lease held = a.acquire(r, Duration.ofSeconds(10), NO_HANG);
         try (Connection taken = pool.getConnection()) {
           assertTrue(taken.isValid(1), "the test holds the pool's only connection");
@@ -514,7 +542,7 @@ abstract class JdbcLeasesContract extends LeaseContract {
   void aConnectionThatComesAfterTheTimeoutIsClosedNotLeaked() throws Exception {
     HikariDataSource pool = closeAfterClients(db.newPool());
     GatedDataSource gated = new GatedDataSource(pool);
-    try (LockService a = JdbcLeases.create(gated, table, SETTINGS)) {
+    try (Redlock a = open(gated, table)) {
       gated.shut();
       try {
         LockUnavailableException e =
@@ -538,7 +566,7 @@ abstract class JdbcLeasesContract extends LeaseContract {
   }
 
   private static final String NO_CONNECTION =
-      "no connection from the DataSource within LockSettings.timeout (1000 ms)";
+      "no connection from the DataSource within nodeTimeout (1000 ms)";
 
   /** The store's threads that wait on a DataSource, alive now. */
   private static List<Thread> connectors() {
@@ -552,8 +580,8 @@ abstract class JdbcLeasesContract extends LeaseContract {
     try (Database manual = new Database(kind(), false)) {
       String t = manual.table("leases");
       JdbcLeases.createTableIfAbsent(manual.dataSource(), t);
-      try (LockService a = JdbcLeases.create(manual.dataSource(), t, SETTINGS);
-          LockService b = JdbcLeases.create(manual.dataSource(), t, SETTINGS)) {
+      try (Redlock a = open(manual.dataSource(), t);
+          Redlock b = open(manual.dataSource(), t)) {
         Lease lease = a.acquire("manual", Duration.ofSeconds(10), NO_HANG);
         assertTrue(b.tryAcquire("manual", Duration.ofSeconds(10)).isEmpty(), "committed");
         assertTrue(lease.extend(Duration.ofSeconds(10)));

@@ -3,7 +3,7 @@ package dev.redlock.jdbc;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.redlock.Lease;
-import dev.redlock.LockService;
+import dev.redlock.Redlock;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,7 +28,7 @@ public final class Racer {
     Path go = Path.of(args[5]);
     Path done = Path.of(args[6]);
     try (HikariDataSource pool = new HikariDataSource(config);
-        LockService locks = JdbcLeases.create(pool, args[3], JdbcLeasesContract.SETTINGS)) {
+        Redlock locks = JdbcLeasesContract.open(pool, args[3])) {
       System.out.println("READY");
       System.out.flush();
       waitFor(go);

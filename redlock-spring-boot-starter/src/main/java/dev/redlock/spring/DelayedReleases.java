@@ -9,7 +9,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * Releases leases of {@code lockAtLeastFor} methods at their time, from one shared timer thread
  * (started on first use, never one per lock). Closed with the application context: what is still
- * waiting is released then, before the lock service closes.
+ * waiting is released then, before the Redlock closes.
  */
 final class DelayedReleases implements AutoCloseable {
   static final String THREAD_NAME = "redlock-spring-release";

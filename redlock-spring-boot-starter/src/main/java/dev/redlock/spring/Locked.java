@@ -8,7 +8,7 @@ import java.lang.annotation.Target;
 
 /**
  * Runs the method under a lock: acquired before it starts, renewed while it runs, released when it
- * returns or throws (as {@link dev.redlock.LockService#withLock} does).
+ * returns or throws (as {@link dev.redlock.Redlock#withLock} does).
  *
  * <pre>{@code
  * @Scheduled(cron = "0 0 2 * * *")
@@ -24,7 +24,7 @@ import java.lang.annotation.Target;
  * 30s}, {@code 1m}, {@code 1h}, ISO-8601) and may be {@code ${...}} placeholders; a malformed one,
  * or a resource expression that does not parse, fails the context's start naming the method and the
  * attribute. The ttl's own rules (larger than the node timeout plus drift, at most {@code maxTtl},
- * long enough to renew) are the lock service's and are checked at each call.
+ * long enough to renew) are the Redlock's and are checked at each call.
  *
  * <p>Inside the method, {@link CurrentLease#get()} is the lease (its {@link
  * dev.redlock.Lease#fencingToken() fencing token} is what the protected resource should check).

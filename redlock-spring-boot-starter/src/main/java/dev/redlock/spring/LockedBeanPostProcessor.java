@@ -58,9 +58,9 @@ final class LockedBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
         interceptor.register(method);
       }
       if (beans != null
-          && beans.getBeanNamesForType(dev.redlock.LockService.class, true, false).length == 0) {
+          && beans.getBeanNamesForType(dev.redlock.Redlock.class, true, false).length == 0) {
         throw new IllegalStateException(
-            "@Locked methods need a LockService bean: set redlock.nodes (or redlock.store=jdbc),"
+            "@Locked methods need a Redlock bean: set redlock.nodes (or redlock.store=jdbc),"
                 + " or define one; redlock.enabled=false turns the starter off");
       }
     } catch (IllegalArgumentException | IllegalStateException e) {

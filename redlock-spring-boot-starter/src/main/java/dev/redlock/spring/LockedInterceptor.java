@@ -2,9 +2,8 @@ package dev.redlock.spring;
 
 import dev.redlock.Lease;
 import dev.redlock.LeaseLostException;
-import dev.redlock.LockService;
-import dev.redlock.LockSettings;
 import dev.redlock.LockUnavailableException;
+import dev.redlock.Redlock;
 import dev.redlock.RedlockException;
 import dev.redlock.TaskInterruption;
 import java.lang.reflect.Method;
@@ -22,8 +21,8 @@ import org.springframework.expression.BeanResolver;
 import org.springframework.util.StringValueResolver;
 
 /**
- * The advice around a {@link Locked} method: it only turns the annotation into a call of the lock
- * service ({@code withLock}) and applies the not-acquired policy. With {@code lockAtLeastFor} the
+ * The advice around a {@link Locked} method: it only turns the annotation into a call of the {@link
+ * Redlock} ({@code withLock}) and applies the not-acquired policy. With {@code lockAtLeastFor} the
  * lease is acquired, kept alive and released no sooner than that after the grant ({@link
  * DelayedReleases}).
  */
@@ -31,20 +30,17 @@ final class LockedInterceptor implements MethodInterceptor {
   private static final Logger log = LoggerFactory.getLogger(Locked.class);
 
   private final Map<Method, LockedMethod> methods = new ConcurrentHashMap<>();
-  private final Supplier<LockService> locks;
-  private final Supplier<LockSettings> settings;
+  private final Supplier<Redlock> locks;
   private final Supplier<DelayedReleases> releases;
   private final StringValueResolver placeholders;
   private final BeanResolver beans;
 
   LockedInterceptor(
-      Supplier<LockService> locks,
-      Supplier<LockSettings> settings,
+      Supplier<Redlock> locks,
       Supplier<DelayedReleases> releases,
       StringValueResolver placeholders,
       BeanResolver beans) {
     this.locks = locks;
-    this.settings = settings;
     this.releases = releases;
     this.placeholders = placeholders;
     this.beans = beans;
@@ -112,9 +108,10 @@ final class LockedInterceptor implements MethodInterceptor {
    */
   private Object atLeast(LockedMethod locked, String resource, MethodInvocation invocation)
       throws Throwable {
+    Redlock redlock = locks.get();
     Lease lease;
     try {
-      lease = locks.get().acquire(resource, locked.ttl, locked.maxWait);
+      lease = redlock.acquire(resource, locked.ttl, locked.maxWait);
     } catch (LockUnavailableException e) {
       return notAcquired(locked, resource, e);
     } catch (InterruptedException e) {
@@ -130,7 +127,7 @@ final class LockedInterceptor implements MethodInterceptor {
     LossInterrupt interrupt = new LossInterrupt(Thread.currentThread());
     Throwable thrown = null;
     try {
-      if (settings.get().taskInterruption() == TaskInterruption.ON_LEASE_LOSS) {
+      if (redlock.config().taskInterruption() == TaskInterruption.ON_LEASE_LOSS) {
         lease.onLost(loss -> interrupt.lost());
       }
       return run(invocation, lease);

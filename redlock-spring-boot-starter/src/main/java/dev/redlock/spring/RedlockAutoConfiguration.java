@@ -1,16 +1,18 @@
 package dev.redlock.spring;
 
-import dev.redlock.LockService;
-import dev.redlock.LockSettings;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.RedlockListener;
 import dev.redlock.jdbc.JdbcLeases;
 import dev.redlock.micrometer.RedlockMetrics;
+import dev.redlock.spi.LeaseStore;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Properties;
+import java.util.function.Function;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -24,17 +26,17 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Makes the application's lock service from {@code redlock.*} properties ({@link
- * RedlockProperties}), closed with the context: a {@link Redlock} over {@code redlock.nodes}, or
- * with {@code redlock.store=jdbc} leases in a table of the application's {@code DataSource}; and
- * puts the lock around {@link Locked} methods.
+ * Makes the application's {@link Redlock} from {@code redlock.*} properties ({@link
+ * RedlockProperties}), closed with the context: over {@code redlock.nodes}, or with {@code
+ * redlock.store=jdbc} over a table of the application's {@code DataSource}; and puts the lock
+ * around {@link Locked} methods.
  *
  * <p>Each part steps aside for the application's own: a {@link RedlockConfig} bean (for a TLS
- * socket factory, say) replaces the one read from properties, a {@link LockService} bean replaces
- * the service. Every {@link RedlockListener} bean is registered, and the metrics of {@code
+ * socket factory, say) replaces the one read from properties, a {@link Redlock} bean replaces the
+ * starter's. Every {@link RedlockListener} bean is registered, and the metrics of {@code
  * redlock-micrometer} when there is a {@code MeterRegistry}. {@code redlock.enabled=false} makes no
- * lock service; {@link Locked} methods are checked all the same, so one can never run unlocked
- * because the service is missing: the context then fails to start.
+ * Redlock; {@link Locked} methods are checked all the same, so one can never run unlocked because
+ * the Redlock is missing: the context then fails to start.
  */
 @AutoConfiguration
 @EnableConfigurationProperties(RedlockProperties.class)
@@ -49,24 +51,15 @@ public class RedlockAutoConfiguration {
     return new DelayedReleases();
   }
 
-  /** The proxy maker for {@link Locked} methods; it looks the lock service up at each call. */
+  /** The proxy maker for {@link Locked} methods; it looks the Redlock up at each call. */
   @Bean
   static LockedBeanPostProcessor redlockLockedBeanPostProcessor(
-      ObjectProvider<LockService> locks,
-      ObjectProvider<StoreSettings> storeSettings,
+      ObjectProvider<Redlock> locks,
       ObjectProvider<DelayedReleases> releases,
       ConfigurableListableBeanFactory beanFactory) {
     LockedInterceptor interceptor =
         new LockedInterceptor(
             locks::getObject,
-            () -> {
-              LockService service = locks.getObject();
-              if (service instanceof Redlock redlock) {
-                return redlock.config().settings();
-              }
-              StoreSettings own = storeSettings.getIfAvailable();
-              return own != null ? own.settings() : LockSettings.builder().build();
-            },
             releases::getObject,
             beanFactory::resolveEmbeddedValue,
             LockedMethod.beans(beanFactory));
@@ -81,7 +74,7 @@ public class RedlockAutoConfiguration {
     return all;
   }
 
-  /** The lock service, unless {@code redlock.enabled=false}. */
+  /** The Redlock, unless {@code redlock.enabled=false}. */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnProperty(
       prefix = "redlock",
@@ -109,50 +102,70 @@ public class RedlockAutoConfiguration {
       }
 
       @Bean(destroyMethod = "close")
-      @ConditionalOnMissingBean(LockService.class)
+      @ConditionalOnMissingBean(Redlock.class)
       Redlock redlock(RedlockConfig config) {
         return Redlock.create(config);
       }
     }
 
-    /** {@code redlock.store=jdbc}: leases in a table of the application's {@code DataSource}. */
+    /**
+     * {@code redlock.store=jdbc}: leases in a table of the application's {@code DataSource} ({@link
+     * JdbcLeases#store}), with {@code redlock.jdbc.timeout} as the config's {@code nodeTimeout}.
+     */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnProperty(prefix = "redlock", name = "store", havingValue = "jdbc")
     @ConditionalOnClass(name = "dev.redlock.jdbc.JdbcLeases")
     static class JdbcStore {
-      @Bean
-      StoreSettings redlockStoreSettings(
+      @Bean(destroyMethod = "close")
+      @ConditionalOnMissingBean(Redlock.class)
+      Redlock redlockJdbcLeases(
+          ObjectProvider<DataSource> dataSources,
           RedlockProperties properties,
           ObjectProvider<RedlockListener> listeners,
           ObjectProvider<ListenerSource> sources) {
-        LockSettings.Builder builder = LockSettings.builder();
+        Properties core = properties.coreProperties();
+        if (core.containsKey("redlock.nodeTimeout")) {
+          throw new IllegalArgumentException(
+              "redlock.nodeTimeout is a setting of the Redis store only: with redlock.store=jdbc,"
+                  + " set redlock.jdbc.timeout");
+        }
+        RedlockConfig.Builder builder = RedlockConfig.builder();
         try {
-          builder.timeout(properties.getJdbc().getTimeout());
+          builder.nodeTimeout(properties.getJdbc().getTimeout());
         } catch (IllegalArgumentException | NullPointerException e) {
           throw new IllegalArgumentException("redlock.jdbc.timeout: " + e.getMessage(), e);
         }
+        builder.store(new TableStore(dataSources, properties.getJdbc()));
         listeners(listeners, sources).forEach(builder::listener);
-        return new StoreSettings(builder.properties(properties.coreProperties()).build());
+        // The settings are checked before the database is touched: the store is made by create.
+        return Redlock.create(builder.properties(core).build());
       }
 
-      @Bean(destroyMethod = "close")
-      @ConditionalOnMissingBean(LockService.class)
-      LockService redlockJdbcLeases(
-          ObjectProvider<DataSource> dataSources,
-          RedlockProperties properties,
-          StoreSettings settings) {
-        DataSource dataSource = dataSources.getIfUnique();
-        if (dataSource == null) {
-          throw new IllegalStateException(
-              "redlock.store=jdbc needs one DataSource bean (spring.datasource.url and friends), "
-                  + "found "
-                  + dataSources.stream().count());
+      /**
+       * The store of {@code redlock.jdbc.*}: the one {@code DataSource} bean's table, created first
+       * if {@code redlock.jdbc.create-table} asks. {@link Redlock#create} calls it once.
+       */
+      private record TableStore(ObjectProvider<DataSource> dataSources, RedlockProperties.Jdbc jdbc)
+          implements Function<Duration, LeaseStore<?>> {
+        @Override
+        public LeaseStore<?> apply(Duration nodeTimeout) {
+          DataSource dataSource = dataSources.getIfUnique();
+          if (dataSource == null) {
+            throw new IllegalStateException(
+                "redlock.store=jdbc needs one DataSource bean (spring.datasource.url and friends), "
+                    + "found "
+                    + dataSources.stream().count());
+          }
+          if (jdbc.isCreateTable()) {
+            JdbcLeases.createTableIfAbsent(dataSource, jdbc.getTable());
+          }
+          return JdbcLeases.store(dataSource, jdbc.getTable()).apply(nodeTimeout);
         }
-        String table = properties.getJdbc().getTable();
-        if (properties.getJdbc().isCreateTable()) {
-          JdbcLeases.createTableIfAbsent(dataSource, table);
+
+        @Override
+        public String toString() {
+          return "redlock.store=jdbc (table " + jdbc.getTable() + ")";
         }
-        return JdbcLeases.create(dataSource, table, settings.settings());
       }
     }
 
@@ -162,7 +175,7 @@ public class RedlockAutoConfiguration {
     @ConditionalOnMissingClass("dev.redlock.jdbc.JdbcLeases")
     static class JdbcStoreMissing {
       @Bean
-      LockService redlockJdbcLeases() {
+      Redlock redlockJdbcLeases() {
         throw new IllegalStateException(
             "redlock.store=jdbc needs dev.redlock:redlock-jdbc on the class path");
       }

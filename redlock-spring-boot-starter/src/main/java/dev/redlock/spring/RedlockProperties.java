@@ -1,6 +1,5 @@
 package dev.redlock.spring;
 
-import dev.redlock.LockSettings;
 import dev.redlock.RedlockConfig;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,11 +14,11 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * docs/configuration.md}, plus which store keeps the leases.
  *
  * <p>The settings are bound as text and handed to the core ({@link
- * RedlockConfig.Builder#properties}, {@link LockSettings.Builder#properties}), which parses and
- * checks them: a bad value fails the context's start with the core's message, naming the key and
- * the rule. Spring's relaxed names apply ({@code redlock.node-timeout}, {@code
- * redlock.nodeTimeout}, {@code REDLOCK_NODETIMEOUT}); a key under {@code redlock.} that is none of
- * these is an error, so a typo never falls back to a default silently.
+ * RedlockConfig.Builder#properties}), which parses and checks them: a bad value fails the context's
+ * start with the core's message, naming the key and the rule. Spring's relaxed names apply ({@code
+ * redlock.node-timeout}, {@code redlock.nodeTimeout}, {@code REDLOCK_NODETIMEOUT}); a key under
+ * {@code redlock.} that is none of these is an error, so a typo never falls back to a default
+ * silently.
  */
 @ConfigurationProperties(prefix = "redlock", ignoreUnknownFields = false)
 public class RedlockProperties {
@@ -32,7 +31,7 @@ public class RedlockProperties {
     JDBC
   }
 
-  /** Whether to configure a lock service at all (default true). */
+  /** Whether to configure a Redlock at all (default true). */
   private boolean enabled = true;
 
   /** Which store keeps the leases: redis (default) or jdbc. */
@@ -63,7 +62,7 @@ public class RedlockProperties {
   private String retryJitter;
 
   /**
-   * Acquisition attempts of this service on the nodes at once, 1 to 65536 (default 8 per processor,
+   * Acquisition attempts of this Redlock on the store at once, 1 to 65536 (default 8 per processor,
    * at most 64); more wait their turn before their attempt starts.
    */
   private String maxAttemptsInFlight;
@@ -183,12 +182,12 @@ public class RedlockProperties {
     return settings;
   }
 
-  /** Whether a lock service is configured. */
+  /** Whether a Redlock is configured. */
   public boolean isEnabled() {
     return enabled;
   }
 
-  /** Sets whether a lock service is configured. */
+  /** Sets whether a Redlock is configured. */
   public void setEnabled(boolean enabled) {
     this.enabled = enabled;
   }

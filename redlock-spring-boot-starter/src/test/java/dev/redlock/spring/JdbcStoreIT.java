@@ -1,13 +1,11 @@
 package dev.redlock.spring;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
-import dev.redlock.LockService;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.Redlock;
 import dev.redlock.testkit.MissingToolException;
@@ -18,6 +16,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
@@ -103,8 +102,14 @@ class JdbcStoreIT {
     runner()
         .run(
             context -> {
-              LockService locks = context.getBean(LockService.class);
-              assertFalse(locks instanceof Redlock, "the SQL store: " + locks);
+              Redlock locks = context.getBean(Redlock.class);
+              assertEquals(List.of(), locks.config().nodes(), "the SQL store: " + locks);
+              assertTrue(
+                  locks
+                      .toString()
+                      .startsWith("Redlock{store=redlock.store=jdbc (table settlement_leases)"),
+                  locks.toString());
+              assertEquals(Duration.ofSeconds(1), locks.config().nodeTimeout());
               assertEquals(0, context.getBeanNamesForType(RedlockHealthIndicator.class).length);
               Jobs jobs = context.getBean(Jobs.class);
               long first = jobs.token("jdbc");

@@ -3,7 +3,6 @@ package dev.redlock.spring;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.LockSettings;
 import dev.redlock.RedlockConfig;
 import java.io.IOException;
 import java.io.InputStream;
@@ -110,12 +109,13 @@ class RedlockPropertiesTest {
       one.setProperty(key, m.group(1));
       RedlockConfig read = RedlockConfig.builder().node("redis://h:1").properties(one).build();
       assertEquals(defaults.toString(), read.toString(), key + "'s default in the metadata");
-      assertEquals(defaults.settings().listeners().size(), read.settings().listeners().size(), key);
+      assertEquals(defaults.listeners().size(), read.listeners().size(), key);
       checked++;
     }
     assertEquals(RedlockConfig.propertyKeys().size() - 4, checked);
-    assertEquals(LockSettings.DEFAULT_RENEWAL_FRACTION, defaults.settings().renewalFraction());
+    assertEquals(1.0 / 3, defaults.renewalFraction());
     assertEquals(
-        LockSettings.defaultMaxAttemptsInFlight(), defaults.settings().maxAttemptsInFlight());
+        Math.min(64, 8 * Runtime.getRuntime().availableProcessors()),
+        defaults.maxAttemptsInFlight());
   }
 }

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
-import dev.redlock.LockService;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
@@ -155,14 +154,11 @@ class StarterIT {
               assertEquals(
                   1, registry.get("redlock.acquire").tag("outcome", "acquired").timer().count());
               assertEquals(0.0, registry.get("redlock.leases.held").gauge().value());
-              assertEquals(
-                  1, context.getBean(Redlock.class).config().settings().listeners().size());
+              assertEquals(1, context.getBean(Redlock.class).config().listeners().size());
             });
     runner()
         .run(
-            context ->
-                assertEquals(
-                    0, context.getBean(Redlock.class).config().settings().listeners().size()));
+            context -> assertEquals(0, context.getBean(Redlock.class).config().listeners().size()));
   }
 
   @Test
@@ -189,19 +185,19 @@ class StarterIT {
         .run(
             context -> {
               Redlock redlock = context.getBean(Redlock.class);
-              assertEquals(Duration.ofMillis(77), redlock.config().settings().timeout());
+              assertEquals(Duration.ofMillis(77), redlock.config().nodeTimeout());
               assertTrue(context.getBean(Jobs.class).token("own") > 0);
             });
   }
 
   @Test
-  void closingTheContextClosesTheLockServiceAndLeavesNoThreadNorConnection() {
+  void closingTheContextClosesTheRedlockAndLeavesNoThreadNorConnection() {
     List<Redlock> closed = new ArrayList<>();
     runner()
         .run(
             context -> {
               Redlock redlock = context.getBean(Redlock.class);
-              assertTrue(context.getBean(LockService.class) == redlock);
+              assertEquals(1, context.getBeanNamesForType(Redlock.class).length);
               closed.add(redlock);
               Jobs jobs = context.getBean(Jobs.class);
               jobs.token("close");

@@ -3,7 +3,7 @@ package dev.redlock.spring;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.LockService;
+import dev.redlock.Redlock;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -112,17 +112,17 @@ class StartupFailureTest {
   }
 
   @Test
-  void aLockedMethodWithoutALockServiceSaysHowToGetOne() {
+  void aLockedMethodWithoutARedlockSaysHowToGetOne() {
     assertMentions(
         failure(runner().withPropertyValues("redlock.enabled=false").withBean(Jobs.class)),
-        "@Locked methods need a LockService bean");
+        "@Locked methods need a Redlock bean");
   }
 
   @Test
-  void turnedOffThereIsNoLockService() {
+  void turnedOffThereIsNoRedlock() {
     runner()
         .withPropertyValues("redlock.enabled=false")
-        .run(context -> assertTrue(context.getBeanNamesForType(LockService.class).length == 0));
+        .run(context -> assertTrue(context.getBeanNamesForType(Redlock.class).length == 0));
   }
 
   /**
@@ -143,6 +143,6 @@ class StartupFailureTest {
     }
     assertMentions(
         failure(runner().withPropertyValues("redlock.store=jdbc", NOWHERE)),
-        "redlock.nodes is a setting of the Redis store (RedlockConfig) only");
+        "redlock.nodes is a setting of the Redis store only");
   }
 }

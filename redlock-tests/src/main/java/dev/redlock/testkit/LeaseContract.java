@@ -10,11 +10,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.Lease;
 import dev.redlock.LeaseLostException;
 import dev.redlock.LockEvent;
-import dev.redlock.LockService;
-import dev.redlock.LockSettings;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.NodeOutcome;
 import dev.redlock.ReadWriteLock;
+import dev.redlock.Redlock;
+import dev.redlock.RedlockConfig;
 import dev.redlock.RedlockListener;
 import dev.redlock.Semaphore;
 import java.time.Duration;
@@ -40,16 +40,18 @@ import org.junit.jupiter.api.function.Executable;
 
 /**
  * What every lease store must do, whatever keeps the leases: the semantics the Redis quorum and the
- * SQL table share, spoken through the public API only ({@link LockService}, {@link Lease}, {@link
+ * SQL table share, spoken through the public API only ({@link Redlock}, {@link Lease}, {@link
  * LockEvent}s, the exceptions). A store's suite extends this and says how to make a client, how
  * long a short ttl is, how to cut the store off and back, and what its per-node account names.
  *
  * <pre>{@code
  * class PostgresLeasesIT extends LeaseContract {
- *   protected LockService createClient(Consumer<LockSettings.Builder> settings) {
- *     LockSettings.Builder b = LockSettings.builder().timeout(Duration.ofSeconds(1));
+ *   protected Redlock createClient(Consumer<RedlockConfig.Builder> settings) {
+ *     RedlockConfig.Builder b = RedlockConfig.builder()
+ *         .store(JdbcLeases.store(dataSource, table))
+ *         .nodeTimeout(Duration.ofSeconds(1));
  *     settings.accept(b);
- *     return JdbcLeases.create(dataSource, table, b.build());
+ *     return Redlock.create(b.build());
  *   }
  *   ...
  * }
@@ -69,17 +71,17 @@ public abstract class LeaseContract {
   /** A ttl no test outlives: 10 s, scaled, at most the default {@code maxTtl}. */
   private static final Duration LONG_TTL = atMostMaxTtl(TIMING.scaled(Duration.ofSeconds(10)));
 
-  private final List<LockService> clients = new ArrayList<>();
+  private final List<Redlock> clients = new ArrayList<>();
   private final List<AutoCloseable> afterClients = new ArrayList<>();
 
   /**
    * A new client of the store under test (each test may make several), with the settings the store
    * usually runs the contract with, changed by {@code settings} (a test adds a listener, say)
    * before they are built. The store's own settings come first, so the test's win. Their {@code
-   * maxTtl} must be at least the default ({@link LockSettings#DEFAULT_MAX_TTL}): the tests' longest
-   * ttls are capped there.
+   * maxTtl} must be at least the default ({@link RedlockConfig#DEFAULT_MAX_TTL}): the tests'
+   * longest ttls are capped there.
    */
-  protected abstract LockService createClient(Consumer<LockSettings.Builder> settings);
+  protected abstract Redlock createClient(Consumer<RedlockConfig.Builder> settings);
 
   /**
    * A ttl short enough to wait out in a test, long enough to renew (a few timeouts), scaled by
@@ -135,13 +137,13 @@ public abstract class LeaseContract {
   }
 
   /** A new client with the store's usual settings, closed after the test. */
-  protected final LockService client() {
+  protected final Redlock client() {
     return client(settings -> {});
   }
 
   /** A new client whose settings {@code settings} changed (see {@link #createClient}). */
-  protected final LockService client(Consumer<LockSettings.Builder> settings) {
-    LockService client = createClient(settings);
+  protected final Redlock client(Consumer<RedlockConfig.Builder> settings) {
+    Redlock client = createClient(settings);
     clients.add(client);
     return client;
   }
@@ -149,7 +151,7 @@ public abstract class LeaseContract {
   @AfterEach
   void closeClients() throws Exception {
     reconnect();
-    clients.forEach(LockService::close);
+    clients.forEach(Redlock::close);
     clients.clear();
     for (AutoCloseable resource : afterClients) {
       resource.close();
@@ -158,7 +160,7 @@ public abstract class LeaseContract {
   }
 
   private static Duration atMostMaxTtl(Duration ttl) {
-    return ttl.compareTo(LockSettings.DEFAULT_MAX_TTL) < 0 ? ttl : LockSettings.DEFAULT_MAX_TTL;
+    return ttl.compareTo(RedlockConfig.DEFAULT_MAX_TTL) < 0 ? ttl : RedlockConfig.DEFAULT_MAX_TTL;
   }
 
   /** Waits until {@code lease} has run out, on its own clock (bounded by {@link #NO_HANG}). */
@@ -188,8 +190,8 @@ public abstract class LeaseContract {
    * ttl}, on 4 threads at once (10 each, every acquire and the whole waiting at most {@link
    * #NO_HANG}): what a busy client does before it is closed.
    */
-  protected static void acquireAndReleaseOnFourThreads(
-      LockService client, String prefix, Duration ttl) throws Exception {
+  protected static void acquireAndReleaseOnFourThreads(Redlock client, String prefix, Duration ttl)
+      throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(4);
     try {
       List<Future<?>> work = new ArrayList<>();
@@ -213,7 +215,7 @@ public abstract class LeaseContract {
   }
 
   /** Whether {@code other} is refused {@code r} now (a lease it got is released at once). */
-  private static boolean refused(LockService other, String r) {
+  private static boolean refused(Redlock other, String r) {
     Optional<Lease> taken = other.tryAcquire(r, LONG_TTL);
     taken.ifPresent(Lease::release);
     return taken.isEmpty();
@@ -223,8 +225,8 @@ public abstract class LeaseContract {
 
   @Test
   void oneHolderAtATimeAndTheNextAfterRelease() throws Exception {
-    LockService a = client();
-    LockService b = client();
+    Redlock a = client();
+    Redlock b = client();
     String r = resource("exclusive");
     Lease held = a.acquire(r, LONG_TTL, NO_HANG);
     assertTrue(held.isValid());
@@ -240,7 +242,7 @@ public abstract class LeaseContract {
 
   @Test
   void aLeaseNamesItsResourceAndKeepsMostOfItsTtl() throws Exception {
-    LockService a = client();
+    Redlock a = client();
     String r = resource("happy");
     Lease lease = a.acquire(r, LONG_TTL, NO_HANG);
     assertEquals(r, lease.resource());
@@ -258,8 +260,8 @@ public abstract class LeaseContract {
 
   @Test
   void acquireGivesUpAfterMaxWaitWhenHeldElsewhere() throws Exception {
-    LockService a = client();
-    LockService b = client();
+    Redlock a = client();
+    Redlock b = client();
     String r = resource("busy");
     try (Lease held = a.acquire(r, LONG_TTL, Duration.ZERO)) {
       LockUnavailableException e =
@@ -282,8 +284,8 @@ public abstract class LeaseContract {
 
   @Test
   void twoRacingForOneResourceExactlyOneWins() throws Exception {
-    LockService a = client();
-    LockService b = client();
+    Redlock a = client();
+    Redlock b = client();
     String r = resource("race");
     // Warm both up first: the race is about the store's decision, not about connecting.
     a.acquire(resource("warm-a"), LONG_TTL, NO_HANG).release();
@@ -292,7 +294,7 @@ public abstract class LeaseContract {
     ExecutorService pool = Executors.newFixedThreadPool(2);
     try {
       List<Future<Optional<Lease>>> tries = new ArrayList<>();
-      for (LockService s : List.of(a, b)) {
+      for (Redlock s : List.of(a, b)) {
         tries.add(
             pool.submit(
                 () -> {
@@ -335,7 +337,7 @@ public abstract class LeaseContract {
     try {
       List<Future<?>> workers = new ArrayList<>();
       for (int c = 0; c < clientsCount; c++) {
-        LockService s = client();
+        Redlock s = client();
         for (int t = 0; t < threadsPerClient; t++) {
           String who = "client" + c + "-thread" + t;
           workers.add(
@@ -373,7 +375,7 @@ public abstract class LeaseContract {
 
   @Test
   void resourcesAreCaseSensitive() throws Exception {
-    LockService a = client();
+    Redlock a = client();
     Lease upper = a.acquire(resource("Case"), LONG_TTL, NO_HANG);
     Lease lower =
         a.tryAcquire(resource("case"), LONG_TTL)
@@ -387,8 +389,8 @@ public abstract class LeaseContract {
 
   @Test
   void aHolderThatHangsLosesTheLockWhenItsTtlEnds() throws Exception {
-    LockService a = client();
-    LockService b = client();
+    Redlock a = client();
+    Redlock b = client();
     String r = resource("hang");
     Lease stalled = a.acquire(r, shortTtl(), NO_HANG);
     // A stops renewing and acting: after its ttl, B gets the lock.
@@ -400,9 +402,9 @@ public abstract class LeaseContract {
 
   @Test
   void anExpiredHolderCanNeitherReleaseNorExtendTheNextOwnersLock() throws Exception {
-    LockService a = client();
-    LockService b = client();
-    LockService c = client();
+    Redlock a = client();
+    Redlock b = client();
+    Redlock c = client();
     String r = resource("stale");
     Lease stale = a.acquire(r, shortTtl(), NO_HANG);
     waitOut(stale);
@@ -421,8 +423,8 @@ public abstract class LeaseContract {
    */
   @Test
   void extendMovesValidityForwardInTheStore() throws Exception {
-    LockService a = client();
-    LockService b = client();
+    Redlock a = client();
+    Redlock b = client();
     String r = resource("extended");
     Lease lease = a.tryAcquire(r, shortTtl()).orElseThrow();
     Duration longer = atMostMaxTtl(TIMING.scaled(Duration.ofSeconds(30)));
@@ -447,8 +449,8 @@ public abstract class LeaseContract {
    */
   @Test
   void anExtendShorterThanWhatIsLeftShortensNothing() throws Exception {
-    LockService a = client();
-    LockService b = client();
+    Redlock a = client();
+    Redlock b = client();
     String r = resource("shorter");
     Duration longTtl = shortTtl().multipliedBy(3);
     Lease lease = a.acquire(r, longTtl, NO_HANG);
@@ -473,8 +475,8 @@ public abstract class LeaseContract {
    */
   @Test
   void aKeptAliveLeaseSurvivesAShorterExtend() {
-    LockService a = client();
-    LockService b = client();
+    Redlock a = client();
+    Redlock b = client();
     String r = resource("kept-shorter");
     Lease lease = a.tryAcquire(r, shortTtl().multipliedBy(6)).orElseThrow().keepAlive();
     assertTrue(lease.extend(shortTtl()));
@@ -492,7 +494,7 @@ public abstract class LeaseContract {
   @Test
   void aKeptAliveLeaseGivenALongerExtendRenewsAtItsPace() {
     AtomicInteger renewals = new AtomicInteger();
-    LockService a =
+    Redlock a =
         client(
             settings ->
                 settings.listener(
@@ -517,8 +519,8 @@ public abstract class LeaseContract {
 
   @Test
   void withLockRenewsWhileTheTaskRunsAndReleasesAfter() throws Exception {
-    LockService a = client();
-    LockService b = client();
+    Redlock a = client();
+    Redlock b = client();
     String r = resource("renewed");
     Duration ttl = shortTtl();
     String result =
@@ -544,7 +546,7 @@ public abstract class LeaseContract {
 
   @Test
   void aStoreCutOffMidTaskLosesTheLeaseAndTellsTheTask() throws Exception {
-    LockService a = client();
+    Redlock a = client();
     String r = resource("lost");
     CompletableFuture<LeaseLostException> signalled = new CompletableFuture<>();
     Exception thrown =
@@ -585,7 +587,7 @@ public abstract class LeaseContract {
    */
   @Test
   void whileTheStoreIsCutOffAttemptsFailInTimeAndSaySo() throws Exception {
-    LockService a = client();
+    Redlock a = client();
     String r = resource("cut-off");
     a.acquire(resource("warm"), LONG_TTL, NO_HANG).release(); // connected before the cut
     disconnect();
@@ -619,8 +621,8 @@ public abstract class LeaseContract {
    */
   @Test
   void anInterruptedHolderStillReleases() throws Exception {
-    LockService a = client();
-    LockService b = client();
+    Redlock a = client();
+    Redlock b = client();
     String r = resource("interrupted");
     Lease lease = a.acquire(r, LONG_TTL, NO_HANG);
     Thread.currentThread().interrupt();
@@ -638,7 +640,7 @@ public abstract class LeaseContract {
 
   @Test
   void releaseIsIdempotent() {
-    LockService a = client();
+    Redlock a = client();
     String r = resource("released");
     Lease lease = a.tryAcquire(r, LONG_TTL).orElseThrow();
     lease.release();
@@ -656,7 +658,7 @@ public abstract class LeaseContract {
    */
   @Test
   void closeReleasesWhatIsHeldAndRefusesLaterCalls() throws Exception {
-    LockService a = client();
+    Redlock a = client();
     String r = resource("closed");
     acquireAndReleaseOnFourThreads(a, r, LONG_TTL);
     Lease stillHeld = a.tryAcquire(r, LONG_TTL).orElseThrow();
@@ -679,7 +681,7 @@ public abstract class LeaseContract {
   @Test
   void listenersSeeEachLeaseFromGrantToRelease() {
     List<LockEvent> events = new CopyOnWriteArrayList<>();
-    LockService a =
+    Redlock a =
         client(settings -> settings.listener(events::add).listener(RedlockListener.auditLog()));
     Lease lease = a.tryAcquire(resource("listened"), LONG_TTL).orElseThrow();
     lease.release();
@@ -693,7 +695,7 @@ public abstract class LeaseContract {
 
   @Test
   void badInputIsRefusedEarlyWithTheRule() {
-    LockService a = client();
+    Redlock a = client();
     IllegalArgumentException blank =
         assertThrows(IllegalArgumentException.class, () -> a.tryAcquire(" ", shortTtl()));
     assertTrue(blank.getMessage().startsWith("resource must not be blank"), blank.getMessage());
@@ -739,8 +741,8 @@ public abstract class LeaseContract {
    */
   @Test
   void aSetWithOneResourceHeldElsewhereTakesNothing() throws Exception {
-    LockService a = client();
-    LockService b = client();
+    Redlock a = client();
+    Redlock b = client();
     Set<String> set = resources("all-a", "all-b-held", "all-c");
     Lease held = a.acquire(resource("all-b-held"), LONG_TTL, NO_HANG);
     awaitEverywhere(
@@ -774,8 +776,8 @@ public abstract class LeaseContract {
    */
   @Test
   void aSingleLockAndASetHoldingItExcludeEachOther() throws Exception {
-    LockService a = client();
-    LockService b = client();
+    Redlock a = client();
+    Redlock b = client();
     String one = resource("x-one");
     String two = resource("x-two");
     Lease single = a.acquire(one, LONG_TTL, NO_HANG);
@@ -802,7 +804,7 @@ public abstract class LeaseContract {
    */
   @Test
   void aSetHasATokenPerResourceLargerThanItsPreviousHolders() throws Exception {
-    LockService a = client();
+    Redlock a = client();
     String one = resource("t-one");
     String two = resource("t-two");
     Lease first = a.acquire(one, LONG_TTL, NO_HANG);
@@ -830,8 +832,8 @@ public abstract class LeaseContract {
    */
   @Test
   void aSetIsExtendedAndReleasedAsOne() throws Exception {
-    LockService a = client();
-    LockService b = client();
+    Redlock a = client();
+    Redlock b = client();
     Set<String> set = resources("e-one", "e-two", "e-three");
     Lease lease = a.tryAcquireAll(set, shortTtl()).orElseThrow();
     Duration longer = atMostMaxTtl(TIMING.scaled(Duration.ofSeconds(30)));
@@ -852,8 +854,8 @@ public abstract class LeaseContract {
   /** A set left to expire gives every resource back, in the store, with nothing left behind. */
   @Test
   void anExpiredSetGivesEveryResourceBack() throws Exception {
-    LockService a = client();
-    LockService b = client();
+    Redlock a = client();
+    Redlock b = client();
     Set<String> set = resources("x-left", "x-mid", "x-right");
     Lease lease = a.tryAcquireAll(set, shortTtl()).orElseThrow();
     waitOut(lease);
@@ -871,8 +873,8 @@ public abstract class LeaseContract {
   /** withLockAll renews the whole set while the task runs and releases it after. */
   @Test
   void withLockAllRenewsTheSetWhileTheTaskRuns() throws Exception {
-    LockService a = client();
-    LockService b = client();
+    Redlock a = client();
+    Redlock b = client();
     Set<String> set = resources("w-one", "w-two");
     Duration ttl = shortTtl();
     String result =
@@ -923,7 +925,7 @@ public abstract class LeaseContract {
     try {
       List<Future<?>> workers = new ArrayList<>();
       for (int c = 0; c < clientsCount; c++) {
-        LockService s = client();
+        Redlock s = client();
         for (int t = 0; t < threadsPerClient; t++) {
           String who = "client" + c + "-thread" + t;
           int first = c * threadsPerClient + t;
@@ -964,16 +966,16 @@ public abstract class LeaseContract {
 
   @Test
   void badSetsAreRefusedEarlyWithTheRule() {
-    LockService a = client();
+    Redlock a = client();
     Duration ttl = shortTtl();
     assertRule(() -> a.tryAcquireAll(Set.of(), ttl), "resources must not be empty");
     Set<String> many = new java.util.TreeSet<>();
-    for (int i = 0; i <= LockService.MAX_RESOURCES; i++) {
+    for (int i = 0; i <= Redlock.MAX_RESOURCES; i++) {
       many.add(resource("many-" + i));
     }
     assertRule(
         () -> a.tryAcquireAll(many, ttl),
-        "resources must hold at most " + LockService.MAX_RESOURCES + " names, was 65");
+        "resources must hold at most " + Redlock.MAX_RESOURCES + " names, was 65");
     assertRule(
         () -> a.tryAcquireAll(Set.of(resource("ok"), " "), ttl),
         "resources must not contain a blank name");
@@ -1008,8 +1010,8 @@ public abstract class LeaseContract {
 
   @Test
   void theAsyncApiGrantsRefusesWaitsAndReleasesLikeTheBlockingOne() throws Exception {
-    LockService a = client();
-    LockService b = client();
+    Redlock a = client();
+    Redlock b = client();
     String r = resource("async");
     Lease held =
         a.tryAcquireAsync(r, LONG_TTL).get(NO_HANG.toMillis(), TimeUnit.MILLISECONDS).orElseThrow();
@@ -1036,8 +1038,8 @@ public abstract class LeaseContract {
   @Test
   void aCancelledAsyncWaitTakesNothingLater() throws Exception {
     AtomicInteger attempts = new AtomicInteger();
-    LockService a = client();
-    LockService b =
+    Redlock a = client();
+    Redlock b =
         client(
             settings ->
                 settings
@@ -1090,8 +1092,8 @@ public abstract class LeaseContract {
    */
   @Test
   void aSemaphoreGrantsAtMostItsPermitsAndTheNextOnRelease() throws Exception {
-    LockService a = client();
-    LockService b = client();
+    Redlock a = client();
+    Redlock b = client();
     String name = resource("sem-k");
     Semaphore ofA = a.semaphore(name, 3);
     Semaphore ofB = b.semaphore(name, 3);
@@ -1131,9 +1133,9 @@ public abstract class LeaseContract {
    */
   @Test
   void aPermitComesBackWithItsTtlAndAStaleHolderCannotTouchTheNext() throws Exception {
-    LockService a = client();
-    LockService b = client();
-    LockService c = client();
+    Redlock a = client();
+    Redlock b = client();
+    Redlock c = client();
     String name = resource("sem-ttl");
     Semaphore ofA = a.semaphore(name, 2);
     Lease stalled = ofA.tryAcquire(shortTtl()).orElseThrow();
@@ -1154,8 +1156,8 @@ public abstract class LeaseContract {
   /** withPermit renews the permit while the task runs (past its ttl) and releases it after. */
   @Test
   void withPermitRenewsThePermitWhileTheTaskRunsAndReleasesAfter() throws Exception {
-    LockService a = client();
-    LockService b = client();
+    Redlock a = client();
+    Redlock b = client();
     String name = resource("sem-renewed");
     Semaphore ofB = b.semaphore(name, 1);
     Duration ttl = shortTtl();
@@ -1189,8 +1191,8 @@ public abstract class LeaseContract {
    */
   @Test
   void growingAndShrinkingThePermitsOfALiveSemaphore() throws Exception {
-    LockService a = client();
-    LockService b = client();
+    Redlock a = client();
+    Redlock b = client();
     String name = resource("sem-resize");
     Semaphore three = a.semaphore(name, 3);
     Semaphore five = b.semaphore(name, 5);
@@ -1273,7 +1275,7 @@ public abstract class LeaseContract {
 
   @Test
   void badSemaphoresAreRefusedEarlyWithTheRule() {
-    LockService a = client();
+    Redlock a = client();
     assertRule(() -> a.semaphore(" ", 2), "name must not be blank");
     assertRule(() -> a.semaphore("jobs@permit:1", 2), "name must not contain '@permit:'");
     assertRule(() -> a.semaphore(resource("s"), 0), "permits must be between 1 and 64, was 0");
@@ -1303,7 +1305,7 @@ public abstract class LeaseContract {
    * The read-write lock {@code name} of {@code client}; on a store without read-write locks, checks
    * that it says so, naming the store, and skips the test.
    */
-  private ReadWriteLock readWrite(LockService client, String name) {
+  private ReadWriteLock readWrite(Redlock client, String name) {
     try {
       return client.readWriteLock(resource(name));
     } catch (UnsupportedOperationException e) {
@@ -1357,8 +1359,8 @@ public abstract class LeaseContract {
   /** A plain lock and a read-write lock of the same name are apart: neither refuses the other. */
   @Test
   void aPlainLockOfTheSameNameIsApartFromTheReadWriteLock() throws Exception {
-    LockService a = client();
-    LockService b = client();
+    Redlock a = client();
+    Redlock b = client();
     ReadWriteLock rw = readWrite(a, "rw-apart");
     try (Lease plain = b.acquire(rw.name(), LONG_TTL, NO_HANG)) {
       Lease write =
@@ -1599,7 +1601,7 @@ public abstract class LeaseContract {
 
   @Test
   void badReadWriteLockNamesAndTtlsAreRefusedEarlyWithTheRule() {
-    LockService a = client();
+    Redlock a = client();
     ReadWriteLock rw = readWrite(a, "rw-bad");
     NullPointerException npe =
         assertThrows(NullPointerException.class, () -> a.readWriteLock(null));

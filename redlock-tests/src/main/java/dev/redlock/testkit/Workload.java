@@ -523,23 +523,24 @@ public final class Workload implements AutoCloseable {
     return true;
   }
 
-  /** Connections the clients have in use now, over all nodes. */
-  public int connectionsInUse() {
+  /** Requests the clients have in flight now, over all nodes ({@link Redlock#requestsInFlight}). */
+  public int requestsInFlight() {
     return clients.stream()
-        .flatMap(c -> c.connectionsInUse().values().stream())
+        .flatMap(c -> c.requestsInFlight().values().stream())
         .mapToInt(Integer::intValue)
         .sum();
   }
 
   /**
-   * Waits, at most {@code max}, until the clients have no connection in use (call it once the nodes
-   * are healed: a frozen node holds its connections up to the node timeout, and re-sent releases
-   * keep writing to it); returns how many are still in use then (0: every one came back).
+   * Waits, at most {@code max}, until the clients have no request in flight on their connections
+   * (call it once the nodes are healed: a frozen node holds its requests up to the node timeout,
+   * and re-sent releases keep writing to it); returns how many are still in flight then (0: every
+   * connection came back).
    */
   public int awaitConnectionsBack(Duration max) {
     long deadline = System.nanoTime() + max.toNanos();
     int inUse;
-    while ((inUse = connectionsInUse()) > 0 && System.nanoTime() < deadline) {
+    while ((inUse = requestsInFlight()) > 0 && System.nanoTime() < deadline) {
       LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
     }
     return inUse;

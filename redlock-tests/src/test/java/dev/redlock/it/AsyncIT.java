@@ -203,7 +203,7 @@ class AsyncIT {
       nodes.restoreLinks();
       await("every reply read after the cancel")
           .atMost(NO_HANG)
-          .until(() -> redlock.connectionsInUse().values().stream().allMatch(n -> n == 0));
+          .until(() -> redlock.requestsInFlight().values().stream().allMatch(n -> n == 0));
       for (RedisNode node : nodes.nodes().all()) {
         await("rolled back on " + node.uri())
             .atMost(NO_HANG)

@@ -514,7 +514,7 @@ class FaultSuitesIT {
                 .hold(Duration.ofMillis(1_100))
                 .start()) {
       Workload.Result result = workload.runFor(RUN.plusSeconds(2));
-      boolean withinBudget = rate - 1 <= dev.redlock.LockSettings.DEFAULT_CLOCK_DRIFT_FACTOR;
+      boolean withinBudget = rate - 1 <= RedlockConfig.DEFAULT_CLOCK_DRIFT_FACTOR;
       report.add(
           "5 fast clocks",
           "clock ×" + rate + " on 3 of 5 nodes (drift budget 1%)",

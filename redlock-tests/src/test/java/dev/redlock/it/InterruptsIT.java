@@ -66,7 +66,7 @@ class InterruptsIT extends RealNodesTest {
         .atMost(GIVEN_BACK)
         .until(
             () -> {
-              Map<String, Integer> inUse = redlock.connectionsInUse();
+              Map<String, Integer> inUse = redlock.requestsInFlight();
               return which.stream().allMatch(n -> inUse.get(n.uri()) == 0);
             });
   }

@@ -153,7 +153,7 @@ class NetworkFaultsIT {
           .until(
               () ->
                   Admin.get(slow, key) == null
-                      && redlock.connectionsInUse().values().stream().allMatch(n -> n == 0));
+                      && redlock.requestsInFlight().values().stream().allMatch(n -> n == 0));
     }
   }
 
@@ -161,7 +161,7 @@ class NetworkFaultsIT {
     await()
         .atMost(Duration.ofSeconds(5))
         .pollInterval(Duration.ofMillis(10))
-        .until(() -> redlock.connectionsInUse().values().stream().allMatch(n -> n == 0));
+        .until(() -> redlock.requestsInFlight().values().stream().allMatch(n -> n == 0));
   }
 
   @Test

@@ -9,8 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
-import dev.redlock.LockService;
-import dev.redlock.LockSettings;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.NodeOutcome;
 import dev.redlock.Redlock;
@@ -72,14 +70,14 @@ abstract class RedisQuorumContract extends LeaseContract implements RealNodesSui
    * A Redlock over every node with the fixture's settings (as {@link #config()}), then the test's.
    */
   @Override
-  protected LockService createClient(Consumer<LockSettings.Builder> settings) {
-    LockSettings.Builder base =
-        LockSettings.builder()
-            .timeout(NODE_TIMEOUT)
+  protected Redlock createClient(Consumer<RedlockConfig.Builder> settings) {
+    RedlockConfig.Builder config =
+        RedlockConfig.builder()
+            .nodeTimeout(NODE_TIMEOUT)
             .retryDelay(Duration.ofMillis(20))
             .retryJitter(Duration.ofMillis(20));
-    settings.accept(base);
-    RedlockConfig.Builder config = RedlockSettings.from(base.build()).nodes(nodes().uris());
+    settings.accept(config);
+    config.nodes(nodes().uris());
     redis().tls().ifPresent(tls -> config.tlsSocketFactory(tls.socketFactory()));
     return Redlock.create(config.build());
   }

@@ -159,7 +159,7 @@ class SharedConnectionsIT {
       assertEquals(0, out.freeNotGranted().get(), "free resources refused or failed");
       await("every reply read")
           .atMost(NO_HANG)
-          .until(() -> redlock.connectionsInUse().values().stream().allMatch(n -> n == 0));
+          .until(() -> redlock.requestsInFlight().values().stream().allMatch(n -> n == 0));
     }
   }
 
@@ -207,7 +207,7 @@ class SharedConnectionsIT {
       assertEquals(0, after.freeNotGranted().get(), "free resources refused after the heal");
       await("every reply read, or failed with its connection")
           .atMost(NO_HANG)
-          .until(() -> redlock.connectionsInUse().values().stream().allMatch(n -> n == 0));
+          .until(() -> redlock.requestsInFlight().values().stream().allMatch(n -> n == 0));
     }
   }
 }
