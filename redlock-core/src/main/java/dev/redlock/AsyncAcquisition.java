@@ -9,12 +9,12 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.function.Function;
 
 /**
- * One asynchronous acquisition ({@link LockService#acquireAsync}, {@link
- * LockService#tryAcquireAsync}): each attempt runs on one of the engine's few async attempt threads
- * (an attempt waits on the nodes, at most about {@code nodeTimeout}); between attempts no thread
- * waits, a timer submits the next one. The future is completed on the service's callback threads
- * (where onLost callbacks and listener events run), never on an attempt or timer thread: what the
- * caller chains to it cannot hold up other acquisitions or any lease's timers.
+ * One asynchronous acquisition ({@link Redlock#acquireAsync}, {@link Redlock#tryAcquireAsync}):
+ * each attempt runs on one of the engine's few async attempt threads (an attempt waits on the
+ * nodes, at most about {@code nodeTimeout}); between attempts no thread waits, a timer submits the
+ * next one. The future is completed on the service's callback threads (where onLost callbacks and
+ * listener events run), never on an attempt or timer thread: what the caller chains to it cannot
+ * hold up other acquisitions or any lease's timers.
  *
  * <p>Any completion of the future stops it (a cancel, {@code orTimeout}, {@code complete} by the
  * caller): a scheduled retry is dropped, an attempt in flight is interrupted (it rolls back what it

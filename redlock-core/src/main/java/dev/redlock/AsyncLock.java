@@ -6,7 +6,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 
 /**
- * {@link LockService#withLockAsync}: the lease from an asynchronous acquisition, renewed while the
+ * {@link Redlock#withLockAsync}: the lease from an asynchronous acquisition, renewed while the
  * task's stage runs, released when it completes, whatever it completes with. The task is called,
  * and the lease released, on the service's callback threads: never on an attempt or timer thread,
  * never on the thread that completes the task's stage (an event loop must not wait on a release).
@@ -76,8 +76,8 @@ final class AsyncLock {
 
   /**
    * Releases the lease, then completes {@code out}: with the task's failure (the loss attached),
-   * or, if it succeeded, with the value — unless the lease was lost, or released by a close of the
-   * service, while it ran: the work was not done under the lock throughout.
+   * or, if it succeeded, with the value — unless the lease was lost, or released by a close of its
+   * Redlock, while it ran: the work was not done under the lock throughout.
    */
   private static <T> void completeAfterRelease(
       CompletableFuture<T> out,
@@ -113,7 +113,7 @@ final class AsyncLock {
           new IllegalStateException(
               "the lease on '"
                   + lease.resource()
-                  + "' was released by a close of the lock service while the task ran"));
+                  + "' was released by a close of its Redlock while the task ran"));
     } else {
       out.complete(value);
     }

@@ -18,21 +18,18 @@ final class ConfigProperties {
   static final String PREFIX = "redlock.";
 
   /**
-   * How one key's text sets the builder (the text is never null). A shared row sets one of the
-   * {@link LockSettings} every store shares, so {@link LockSettings.Builder#properties} reads it
-   * too; the others are the Redis store's alone.
+   * How one key's text sets the builder (the text is never null). A shared row sets what every
+   * store shares; the others are settings of the Redis nodes alone, refused with a {@link
+   * RedlockConfig.Builder#store store}.
    */
-  private record Row(
-      String key,
-      BiConsumer<RedlockConfig.Builder, String> apply,
-      BiConsumer<LockSettings.Builder, String> shared) {
+  private record Row(String key, BiConsumer<RedlockConfig.Builder, String> apply, boolean shared) {
 
     static Row redis(String key, BiConsumer<RedlockConfig.Builder, String> apply) {
-      return new Row(key, apply, null);
+      return new Row(key, apply, false);
     }
 
-    static Row shared(String key, BiConsumer<LockSettings.Builder, String> apply) {
-      return new Row(key, (b, v) -> apply.accept(b.settingsBuilder(), v), apply);
+    static Row shared(String key, BiConsumer<RedlockConfig.Builder, String> apply) {
+      return new Row(key, apply, true);
     }
   }
 
@@ -51,7 +48,7 @@ final class ConfigProperties {
           Row.shared(
               "redlock.clockDriftFactor",
               (b, v) -> b.clockDriftFactor(number("redlock.clockDriftFactor", v))),
-          Row.redis(
+          Row.shared(
               "redlock.nodeTimeout",
               (b, v) -> b.nodeTimeout(DurationText.parse("redlock.nodeTimeout", v))),
           Row.shared(
@@ -125,16 +122,12 @@ final class ConfigProperties {
     }
     if (builder.hasStore()) {
       for (String key : properties.stringPropertyNames()) {
-        if (key.startsWith(PREFIX) && !appliesToStore(BY_KEY.get(key))) {
+        if (key.startsWith(PREFIX) && !BY_KEY.get(key).shared) {
           throw new IllegalArgumentException(
               key
                   + " is a setting of the Redis store only: it does not apply with a store"
                   + " (RedlockConfig.Builder.store); the keys that do are "
-                  + ROWS.stream()
-                      .filter(ConfigProperties::appliesToStore)
-                      .map(Row::key)
-                      .sorted()
-                      .toList());
+                  + sharedKeys().stream().sorted().toList());
         }
       }
     }
@@ -152,48 +145,9 @@ final class ConfigProperties {
     return builder;
   }
 
-  /**
-   * Applies the shared {@code redlock.*} properties to {@code builder}: a Redis-only key is an
-   * error there, as is an unknown one.
-   */
-  static void readShared(Properties properties, LockSettings.Builder builder) {
-    Objects.requireNonNull(properties, "properties must not be null");
-    for (String key : properties.stringPropertyNames()) {
-      if (!key.startsWith(PREFIX)) {
-        continue;
-      }
-      Row row = BY_KEY.get(key);
-      if (row == null) {
-        throw new IllegalArgumentException(
-            "unknown property "
-                + key
-                + "; the keys every store shares are "
-                + sharedKeys().stream().sorted().toList());
-      }
-      if (row.shared == null) {
-        throw new IllegalArgumentException(
-            key
-                + " is a setting of the Redis store (RedlockConfig) only; the keys every store"
-                + " shares are "
-                + sharedKeys().stream().sorted().toList());
-      }
-    }
-    for (Row row : ROWS) {
-      String value = properties.getProperty(row.key);
-      if (value != null && row.shared != null) {
-        row.shared.accept(builder, value);
-      }
-    }
-  }
-
-  /** Whether a row sets what a store other than Redis takes: the shared ones and the timeout. */
-  private static boolean appliesToStore(Row row) {
-    return row.shared != null || row.key.equals("redlock.nodeTimeout");
-  }
-
   /** The keys of the settings every store shares, in table order. */
   static List<String> sharedKeys() {
-    return ROWS.stream().filter(row -> row.shared != null).map(Row::key).toList();
+    return ROWS.stream().filter(Row::shared).map(Row::key).toList();
   }
 
   private static boolean bool(String key, String value) {

@@ -22,15 +22,15 @@ public interface Lease extends AutoCloseable {
 
   /**
    * The resource name this lease locks, as given to {@code acquire}. For a lease of several
-   * resources ({@link LockService#tryAcquireAll}), a label for logs and events: the resources in
-   * sorted order as a list prints ({@code [a, b]}); {@link #resources()} has the names.
+   * resources ({@link Redlock#tryAcquireAll}), a label for logs and events: the resources in sorted
+   * order as a list prints ({@code [a, b]}); {@link #resources()} has the names.
    */
   String resource();
 
   /**
    * Every resource this lease locks, in sorted order: the one {@link #resource()} of a lease of one
-   * resource, or the whole set of a multi-resource lease ({@link LockService#tryAcquireAll}), which
-   * is held, extended, lost and released as one.
+   * resource, or the whole set of a multi-resource lease ({@link Redlock#tryAcquireAll}), which is
+   * held, extended, lost and released as one.
    *
    * @return an unmodifiable list, never empty
    */

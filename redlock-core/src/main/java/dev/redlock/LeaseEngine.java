@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  *
  * @param <H> what the store keeps about a granted lease
  */
-final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renewal.Renewer<H> {
+final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H> {
   private static final Logger log = LoggerFactory.getLogger(LeaseEngine.class);
 
   private final LockSettings settings;
@@ -80,7 +80,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     this.store = store;
     this.ticker = ticker;
     this.watchdog = watchdog;
-    this.roundNanos = settings.timeout().toNanos();
+    this.roundNanos = settings.nodeTimeout().toNanos();
     this.listeners = settings.listeners();
     this.attemptTurns = new java.util.concurrent.Semaphore(settings.maxAttemptsInFlight(), true);
     this.waiters =
@@ -106,12 +106,6 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     waiters.noticed(resource, part, fencingToken);
   }
 
-  /** An engine with timers of its own over {@code store}. */
-  static <H extends LeaseStore.Held> LeaseEngine<H> create(
-      LeaseStore<H> store, LockSettings settings, Ticker ticker) {
-    return new LeaseEngine<>("lock service", settings, store, ticker, new Watchdog(ticker));
-  }
-
   LockSettings settings() {
     return settings;
   }
@@ -135,7 +129,6 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
 
   // ---- acquiring --------------------------------------------------------------------------
 
-  @Override
   public Optional<Lease> tryAcquire(String resource, Duration ttl) {
     long ttlMillis = request(resource, ttl);
     return tryOnce(resource, null, ttlMillis);
@@ -175,14 +168,12 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     throw attempt.failure(resource, 1, 0);
   }
 
-  @Override
   public Lease acquire(String resource, Duration ttl, Duration maxWait)
       throws InterruptedException {
     long ttlMillis = request(resource, ttl);
     return acquire(resource, null, null, ttlMillis, maxWait);
   }
 
-  @Override
   public Optional<Lease> tryAcquireAll(Set<String> resources, Duration ttl) {
     List<String> sorted = requestAll(resources);
     long ttlMillis = checkTtl(ttl);
@@ -191,7 +182,6 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
         : tryOnce(sorted.toString(), sorted, ttlMillis);
   }
 
-  @Override
   public Lease acquireAll(Set<String> resources, Duration ttl, Duration maxWait)
       throws InterruptedException {
     List<String> sorted = requestAll(resources);
@@ -201,7 +191,6 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
         : acquire(sorted.toString(), sorted, null, ttlMillis, maxWait);
   }
 
-  @Override
   public <T, E extends Exception> T withLockAll(
       Set<String> resources, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
       throws E, InterruptedException {
@@ -330,7 +319,6 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     }
   }
 
-  @Override
   public <T, E extends Exception> T withLock(
       String resource, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
       throws E, InterruptedException {
@@ -458,14 +446,12 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     }
   }
 
-  @Override
   public java.util.concurrent.CompletableFuture<Optional<Lease>> tryAcquireAsync(
       String resource, Duration ttl) {
     long ttlMillis = request(resource, ttl);
     return AsyncAcquisition.tryOnce(this, resource, ttlMillis);
   }
 
-  @Override
   public java.util.concurrent.CompletableFuture<Lease> acquireAsync(
       String resource, Duration ttl, Duration maxWait) {
     long ttlMillis = request(resource, ttl);
@@ -476,7 +462,6 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     return AsyncAcquisition.acquire(this, resource, ttlMillis, saturatedNanos(maxWait));
   }
 
-  @Override
   public <T> java.util.concurrent.CompletableFuture<T> withLockAsync(
       String resource,
       Duration ttl,
@@ -842,11 +827,11 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
               java.util.Locale.ROOT,
               "ttl too short to renew: ttl × renewalFraction must be >= %s (%d ms) and ttl × (1 - renewalFraction)"
                   + " must be > clock drift + 2 × %s (%d ms + %d ms), was %s with renewalFraction %.3f",
-              settings.timeoutName(),
-              settings.timeout().toMillis(),
-              settings.timeoutName(),
+              "nodeTimeout",
+              settings.nodeTimeout().toMillis(),
+              "nodeTimeout",
               TimeUnit.NANOSECONDS.toMillis(drift),
-              2 * settings.timeout().toMillis(),
+              2 * settings.nodeTimeout().toMillis(),
               ttl,
               settings.renewalFraction()));
     }
@@ -907,7 +892,6 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   /** The key of a read-write lock side's line ({@link Waiters}): equal only to itself. */
   private record ReadWriteLine(String name, RwSide side) {}
 
-  @Override
   public ReadWriteLock readWriteLock(String name) {
     ensureOpen();
     Names.checkReadWriteName(name, store::checkResource);
@@ -1082,9 +1066,9 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     if (size == 0) {
       throw new IllegalArgumentException("resources must not be empty");
     }
-    if (size > MAX_RESOURCES) {
+    if (size > Redlock.MAX_RESOURCES) {
       throw new IllegalArgumentException(
-          "resources must hold at most " + MAX_RESOURCES + " names, was " + size);
+          "resources must hold at most " + Redlock.MAX_RESOURCES + " names, was " + size);
     }
     String[] sorted = new String[size];
     int i = 0;
@@ -1122,7 +1106,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   }
 
   long checkTtl(Duration ttl) {
-    long millis = Validity.checkTtl(ttl, settings.timeout(), settings.clockDriftFactor());
+    long millis = Validity.checkTtl(ttl, settings.nodeTimeout(), settings.clockDriftFactor());
     if (ttl.compareTo(settings.maxTtl()) > 0) {
       throw new IllegalArgumentException(
           "ttl must be <= maxTtl ("
@@ -1160,7 +1144,6 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
   }
 
   /** Releases every lease still held (bounded), then closes the store and the timers. */
-  @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;
@@ -1182,7 +1165,8 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
           // ...and are waited for (bounded), so that what they took or rolled back goes out
           // before the store closes.
           pool.awaitTermination(
-              2 * settings.timeout().toMillis() + ASYNC_CLOSE_MARGIN_MILLIS, TimeUnit.MILLISECONDS);
+              2 * settings.nodeTimeout().toMillis() + ASYNC_CLOSE_MARGIN_MILLIS,
+              TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }
@@ -1230,7 +1214,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
     long deadline =
         System.nanoTime()
             + TimeUnit.MILLISECONDS.toNanos(
-                5 * settings.timeout().toMillis() + ASYNC_CLOSE_MARGIN_MILLIS);
+                5 * settings.nodeTimeout().toMillis() + ASYNC_CLOSE_MARGIN_MILLIS);
     return Uninterruptibly.await(
         () ->
             attemptTurns.tryAcquire(
@@ -1245,7 +1229,6 @@ final class LeaseEngine<H extends LeaseStore.Held> implements LockService, Renew
    * <p>Its permits are leases of this service on the resources {@code name@permit:0} to {@code
    * name@permit:(permits - 1)} (see {@link PermitSlots}).
    */
-  @Override
   public Semaphore semaphore(String name, int permits) {
     ensureOpen();
     return PermitSlots.create(this, name, permits);

@@ -4,51 +4,33 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 
 /**
- * How leases behave, whatever store keeps them: the store's timeout per request, the clock drift
- * allowance, retries, renewal, the longest hold and ttl, interruption, listeners. Immutable and
- * validated; {@link RedlockConfig} carries one for Redis, a {@link dev.redlock.spi.LeaseStore} from
- * another module (a SQL table) takes one through {@link LockService#over}.
- *
- * <pre>{@code
- * LockSettings settings = LockSettings.builder()
- *     .timeout(Duration.ofSeconds(1))
- *     .maxTtl(Duration.ofMinutes(5))
- *     .build();
- * }</pre>
+ * How leases behave, whatever store keeps them: the timeout per request ({@code nodeTimeout}), the
+ * clock drift allowance, retries, renewal, the longest hold and ttl, interruption, listeners.
+ * Immutable and validated. Not API: {@link RedlockConfig} is the one configuration type; it keeps
+ * one of these for the {@link LeaseEngine}, and its builder sets this builder.
  */
-public final class LockSettings {
-  /** Default clock-drift factor: 1% of the ttl (plus a fixed 2 ms). */
-  public static final double DEFAULT_CLOCK_DRIFT_FACTOR = 0.01;
-
-  /** Default bound on one request to the store (Redis: one node, {@code nodeTimeout}). */
-  public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(50);
+final class LockSettings {
+  /** Default bound on one request to the store: {@code nodeTimeout}. */
+  static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofMillis(50);
 
   /** Default base delay between attempts in {@code acquire}. */
-  public static final Duration DEFAULT_RETRY_DELAY = Duration.ofMillis(200);
+  static final Duration DEFAULT_RETRY_DELAY = Duration.ofMillis(200);
 
   /** Default random extra delay added to each retry. */
-  public static final Duration DEFAULT_RETRY_JITTER = Duration.ofMillis(100);
+  static final Duration DEFAULT_RETRY_JITTER = Duration.ofMillis(100);
 
   /** Default renewal interval, as a fraction of the ttl: renew three times per ttl. */
-  public static final double DEFAULT_RENEWAL_FRACTION = 1.0 / 3;
+  static final double DEFAULT_RENEWAL_FRACTION = 1.0 / 3;
 
   /**
    * Default longest hold of a renewed lease: one hour. Long enough for the batch jobs this library
    * is for; short enough that a hung job cannot block a resource for a working day. Jobs that
    * legitimately run longer raise it explicitly.
    */
-  public static final Duration DEFAULT_MAX_HOLD = Duration.ofHours(1);
-
-  /**
-   * Default longest ttl: one minute. It is also how long a node whose data is younger than this
-   * (restarted without persistence, or new) stays out of votes: a longer maxTtl makes that wait
-   * longer. Long jobs renew a short ttl rather than take a long one.
-   */
-  public static final Duration DEFAULT_MAX_TTL = Duration.ofMinutes(1);
+  static final Duration DEFAULT_MAX_HOLD = Duration.ofHours(1);
 
   /**
    * The default {@link Builder#maxAttemptsInFlight} per processor the JVM may use: 8. An attempt in
@@ -59,17 +41,17 @@ public final class LockSettings {
    * attempts on healthy nodes (some in four of six loaded runs), with 16 at most one, at the same
    * throughput (docs/performance.md).
    */
-  public static final int DEFAULT_ATTEMPTS_IN_FLIGHT_PER_PROCESSOR = 8;
+  static final int DEFAULT_ATTEMPTS_IN_FLIGHT_PER_PROCESSOR = 8;
 
   /**
    * The largest default {@link Builder#maxAttemptsInFlight}, whatever the processors: 64. Enough
    * for the nodes to be the bound on throughput (64 rounds of about 0.4 ms at N=5), few enough that
    * a round waits behind at most 63 others on each node, well within the default timeout.
    */
-  public static final int DEFAULT_MAX_ATTEMPTS_IN_FLIGHT_CEILING = 64;
+  static final int DEFAULT_MAX_ATTEMPTS_IN_FLIGHT_CEILING = 64;
 
   /** The largest {@link Builder#maxAttemptsInFlight} accepted. */
-  public static final int MAX_ATTEMPTS_IN_FLIGHT = 65_536;
+  static final int MAX_ATTEMPTS_IN_FLIGHT = 65_536;
 
   /**
    * The default {@link Builder#maxAttemptsInFlight} on this JVM now: {@value
@@ -77,7 +59,7 @@ public final class LockSettings {
    * Runtime#availableProcessors()}, which follows a container's CPU limit), at most {@value
    * #DEFAULT_MAX_ATTEMPTS_IN_FLIGHT_CEILING}: 16 on 2 cores, 64 on 8 or more.
    */
-  public static int defaultMaxAttemptsInFlight() {
+  static int defaultMaxAttemptsInFlight() {
     return defaultMaxAttemptsInFlight(Runtime.getRuntime().availableProcessors());
   }
 
@@ -88,7 +70,6 @@ public final class LockSettings {
         DEFAULT_ATTEMPTS_IN_FLIGHT_PER_PROCESSOR * Math.max(1, processors));
   }
 
-  private final String timeoutName;
   private final Duration timeout;
   private final double clockDriftFactor;
   private final Duration retryDelay;
@@ -101,7 +82,6 @@ public final class LockSettings {
   private final List<RedlockListener> listeners;
 
   private LockSettings(Builder b) {
-    this.timeoutName = b.timeoutName;
     this.timeout = b.timeout;
     this.clockDriftFactor = b.clockDriftFactor;
     this.retryDelay = b.retryDelay;
@@ -115,29 +95,24 @@ public final class LockSettings {
   }
 
   /** A builder with every default: the defaults of every store, Redis included. */
-  public static Builder builder() {
+  static Builder builder() {
     return new Builder();
   }
 
-  /** The longest one request to the store may take (Redis: {@code nodeTimeout}). */
-  public Duration timeout() {
+  /** The longest one request to the store may take: {@code nodeTimeout}. */
+  Duration nodeTimeout() {
     return timeout;
   }
 
-  /** What the timeout is called in messages: {@code nodeTimeout} for Redis. */
-  String timeoutName() {
-    return timeoutName;
-  }
-
-  public double clockDriftFactor() {
+  double clockDriftFactor() {
     return clockDriftFactor;
   }
 
-  public Duration retryDelay() {
+  Duration retryDelay() {
     return retryDelay;
   }
 
-  public Duration retryJitter() {
+  Duration retryJitter() {
     return retryJitter;
   }
 
@@ -145,70 +120,54 @@ public final class LockSettings {
    * How many acquisition attempts of one service may be on the store at once; more wait their turn,
    * in arrival order, before their attempt starts ({@link Builder#maxAttemptsInFlight}).
    */
-  public int maxAttemptsInFlight() {
+  int maxAttemptsInFlight() {
     return maxAttemptsInFlight;
   }
 
-  public double renewalFraction() {
+  double renewalFraction() {
     return renewalFraction;
   }
 
-  public Duration maxHold() {
+  Duration maxHold() {
     return maxHold;
   }
 
-  public TaskInterruption taskInterruption() {
+  TaskInterruption taskInterruption() {
     return taskInterruption;
   }
 
-  public Duration maxTtl() {
+  Duration maxTtl() {
     return maxTtl;
   }
 
-  public List<RedlockListener> listeners() {
+  List<RedlockListener> listeners() {
     return listeners;
   }
 
-  /**
-   * The property keys {@link Builder#properties(Properties)} reads: those of {@link
-   * RedlockConfig#propertyKeys()} that every store shares, in the same order.
-   */
-  public static List<String> propertyKeys() {
-    return ConfigProperties.sharedKeys();
-  }
-
   /** Builds {@link LockSettings}; every setter checks its value at once and names the rule. */
-  public static final class Builder {
-    private String timeoutName = "timeout";
-    private Duration timeout = DEFAULT_TIMEOUT;
-    private double clockDriftFactor = DEFAULT_CLOCK_DRIFT_FACTOR;
+  static final class Builder {
+    private Duration timeout = DEFAULT_NODE_TIMEOUT;
+    private double clockDriftFactor = RedlockConfig.DEFAULT_CLOCK_DRIFT_FACTOR;
     private Duration retryDelay = DEFAULT_RETRY_DELAY;
     private Duration retryJitter = DEFAULT_RETRY_JITTER;
     private int maxAttemptsInFlight = defaultMaxAttemptsInFlight();
     private double renewalFraction = DEFAULT_RENEWAL_FRACTION;
     private Duration maxHold = DEFAULT_MAX_HOLD;
     private TaskInterruption taskInterruption = TaskInterruption.ON_LEASE_LOSS;
-    private Duration maxTtl = DEFAULT_MAX_TTL;
+    private Duration maxTtl = RedlockConfig.DEFAULT_MAX_TTL;
     private final List<RedlockListener> listeners = new ArrayList<>();
 
     private Builder() {}
-
-    /** Names the timeout in error messages as its owner calls it ({@code nodeTimeout}). */
-    Builder timeoutName(String name) {
-      this.timeoutName = name;
-      return this;
-    }
 
     /**
      * The longest one request to the store may take, 1 ms to 1 min (default 50 ms). A lease's ttl
      * must exceed it, and a renewal must fit in the ttl with it.
      */
-    public Builder timeout(Duration timeout) {
-      Objects.requireNonNull(timeout, timeoutName + " must not be null");
+    Builder nodeTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "nodeTimeout must not be null");
       if (timeout.compareTo(Duration.ofMillis(1)) < 0
           || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
-        throw new IllegalArgumentException(
-            timeoutName + " must be >= 1ms and <= 1m, was " + timeout);
+        throw new IllegalArgumentException("nodeTimeout must be >= 1ms and <= 1m, was " + timeout);
       }
       this.timeout = timeout;
       return this;
@@ -218,7 +177,7 @@ public final class LockSettings {
      * How much the store's clocks may drift relative to this one, as a fraction of the ttl, in [0,
      * 0.5) (default 0.01): validity is {@code ttl − elapsed − (ttl × factor + 2 ms)}.
      */
-    public Builder clockDriftFactor(double factor) {
+    Builder clockDriftFactor(double factor) {
       if (!(factor >= 0 && factor < 0.5)) {
         throw new IllegalArgumentException(
             "clockDriftFactor must be >= 0 and < 0.5, was " + factor);
@@ -228,7 +187,7 @@ public final class LockSettings {
     }
 
     /** The pause between attempts of {@code acquire}, at least 1 ms (default 200 ms). */
-    public Builder retryDelay(Duration delay) {
+    Builder retryDelay(Duration delay) {
       Objects.requireNonNull(delay, "retryDelay must not be null");
       if (delay.compareTo(Duration.ofMillis(1)) < 0) {
         throw new IllegalArgumentException("retryDelay must be >= 1ms, was " + delay);
@@ -240,7 +199,7 @@ public final class LockSettings {
     /**
      * A random extra pause, from 0 to this, so contenders do not retry in step (default 100 ms).
      */
-    public Builder retryJitter(Duration jitter) {
+    Builder retryJitter(Duration jitter) {
       Objects.requireNonNull(jitter, "retryJitter must not be null");
       if (jitter.isNegative()) {
         throw new IllegalArgumentException("retryJitter must be >= 0, was " + jitter);
@@ -250,21 +209,10 @@ public final class LockSettings {
     }
 
     /**
-     * How many acquisition attempts of this service may be on the store at once, 1 to 65,536
-     * (default {@link LockSettings#defaultMaxAttemptsInFlight()}: 8 per processor, at most 64, so
-     * 16 on 2 cores): one attempt is one round of votes, whether from {@code tryAcquire}, an
-     * attempt of {@code acquire}, a semaphore's permit or a read-write lock's side. More wait their
-     * turn, first come first served, <em>before</em> their attempt starts: the wait is not part of
-     * the attempt's elapsed time, so it costs no validity and no vote, and it is bounded, since
-     * each attempt in flight ends within about the timeout. Without the bound, a burst of callers
-     * (say 256 threads on one service) queues on the nodes instead, where every request waits
-     * behind the others until some wait longer than the timeout and lose their votes: attempts fail
-     * on healthy nodes. Releases, extends and renewals are never held back. A waiting caller that
-     * is interrupted stops waiting, having sent nothing.
-     *
-     * @throws IllegalArgumentException if it is below 1 or above 65,536
+     * How many acquisition attempts may be on the store at once, 1 to 65,536 (default {@link
+     * #defaultMaxAttemptsInFlight()}): see {@link RedlockConfig.Builder#maxAttemptsInFlight}.
      */
-    public Builder maxAttemptsInFlight(int attempts) {
+    Builder maxAttemptsInFlight(int attempts) {
       if (attempts < 1 || attempts > MAX_ATTEMPTS_IN_FLIGHT) {
         throw new IllegalArgumentException(
             "maxAttemptsInFlight must be >= 1 and <= "
@@ -277,7 +225,7 @@ public final class LockSettings {
     }
 
     /** A kept-alive lease is renewed every {@code ttl × fraction}, in (0, 0.5] (default 1/3). */
-    public Builder renewalFraction(double fraction) {
+    Builder renewalFraction(double fraction) {
       if (!(fraction > 0 && fraction <= 0.5)) {
         throw new IllegalArgumentException(
             "renewalFraction must be > 0 and <= 0.5, was " + fraction);
@@ -287,7 +235,7 @@ public final class LockSettings {
     }
 
     /** Renewal stops after this long, and the lease is lost (default 1 h). */
-    public Builder maxHold(Duration maxHold) {
+    Builder maxHold(Duration maxHold) {
       Objects.requireNonNull(maxHold, "maxHold must not be null");
       if (maxHold.isNegative() || maxHold.isZero()) {
         throw new IllegalArgumentException("maxHold must be > 0, was " + maxHold);
@@ -297,14 +245,14 @@ public final class LockSettings {
     }
 
     /** Whether {@code withLock} interrupts its task when the lease is lost (default: it does). */
-    public Builder taskInterruption(TaskInterruption interruption) {
+    Builder taskInterruption(TaskInterruption interruption) {
       this.taskInterruption =
           Objects.requireNonNull(interruption, "taskInterruption must not be null");
       return this;
     }
 
     /** The longest ttl a lease may ask for, 1 ms to 1 day (default 1 min). */
-    public Builder maxTtl(Duration maxTtl) {
+    Builder maxTtl(Duration maxTtl) {
       Objects.requireNonNull(maxTtl, "maxTtl must not be null");
       if (maxTtl.compareTo(Duration.ofMillis(1)) < 0 || maxTtl.compareTo(Duration.ofDays(1)) > 0) {
         throw new IllegalArgumentException("maxTtl must be >= 1ms and <= 1d, was " + maxTtl);
@@ -313,28 +261,8 @@ public final class LockSettings {
       return this;
     }
 
-    /**
-     * Sets, from {@code redlock.*} properties, the settings every store shares, read as {@link
-     * RedlockConfig#fromProperties} reads them and with the same rules and messages: {@code
-     * redlock.clockDriftFactor}, {@code redlock.retryDelay}, {@code redlock.retryJitter}, {@code
-     * redlock.maxAttemptsInFlight}, {@code redlock.renewalFraction}, {@code redlock.maxHold},
-     * {@code redlock.taskInterruption}, {@code redlock.maxTtl} and {@code redlock.auditLog} (see
-     * {@link #propertyKeys()}). For a store that is not the Redis quorum (a SQL table), configured
-     * from the same properties file; its timeout is the store's own and is set with {@link
-     * #timeout(Duration)}. Keys outside {@code redlock.} are ignored.
-     *
-     * @throws NullPointerException if {@code properties} is null
-     * @throws IllegalArgumentException naming the key and the rule, for a malformed value, an
-     *     unknown key, or a key of the Redis store only ({@code redlock.nodes}, {@code
-     *     redlock.nodeTimeout}, ...)
-     */
-    public Builder properties(Properties properties) {
-      ConfigProperties.readShared(properties, this);
-      return this;
-    }
-
     /** Adds a listener for lock events. */
-    public Builder listener(RedlockListener listener) {
+    Builder listener(RedlockListener listener) {
       listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
       return this;
     }
@@ -343,23 +271,20 @@ public final class LockSettings {
      * Checks the rule between fields, and returns the settings.
      *
      * @throws IllegalArgumentException if no ttl would be accepted: the largest, {@code maxTtl},
-     *     must exceed the timeout plus its own clock drift
+     *     must exceed {@code nodeTimeout} plus its own clock drift
      */
-    public LockSettings build() {
+    LockSettings build() {
       long largestMillis = maxTtl.toMillis(); // the largest whole-millisecond ttl allowed
       long drift = Validity.driftNanos(largestMillis, clockDriftFactor);
       if (TimeUnit.MILLISECONDS.toNanos(largestMillis) <= timeout.toNanos() + drift) {
         throw new IllegalArgumentException(
-            "maxTtl leaves no valid ttl: a ttl must be > "
-                + timeoutName
-                + " + clock drift ("
+            "maxTtl leaves no valid ttl: a ttl must be > nodeTimeout + clock drift ("
                 + timeout.toMillis()
                 + "ms + "
                 + TimeUnit.NANOSECONDS.toMillis(drift)
                 + "ms) and <= maxTtl, was "
                 + maxTtl
-                + "; raise maxTtl or lower "
-                + timeoutName);
+                + "; raise maxTtl or lower nodeTimeout");
       }
       return new LockSettings(this);
     }

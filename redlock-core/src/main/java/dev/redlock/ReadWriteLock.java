@@ -5,9 +5,9 @@ import java.util.Optional;
 
 /**
  * A read-write lock of one name: many readers at once, or one writer alone. Made by {@link
- * LockService#readWriteLock}; its two sides hand out the same {@link Lease}s as a plain lock
- * (validity, {@code isValid}/{@code checkValid}, {@code onLost}, renewal, events, metrics, fencing
- * tokens), taken from the same store with the same rules.
+ * Redlock#readWriteLock}; its two sides hand out the same {@link Lease}s as a plain lock (validity,
+ * {@code isValid}/{@code checkValid}, {@code onLost}, renewal, events, metrics, fencing tokens),
+ * taken from the same store with the same rules.
  *
  * <pre>{@code
  * ReadWriteLock prices = redlock.readWriteLock("prices");
@@ -34,11 +34,11 @@ import java.util.Optional;
  * <p>The lock's name is apart from plain resource names: a plain lock of {@code "prices"} and this
  * lock never exclude each other. Names follow the plain rules (not blank, what the store refuses
  * for a resource is refused here). Thread-safe; cheap to make, holds nothing until a side is
- * acquired. Not every store has read-write locks: see {@link LockService#readWriteLock}.
+ * acquired. Not every store has read-write locks: see {@link Redlock#readWriteLock}.
  */
 public interface ReadWriteLock {
 
-  /** The lock's name, as given to {@link LockService#readWriteLock}; every lease's resource. */
+  /** The lock's name, as given to {@link Redlock#readWriteLock}; every lease's resource. */
   String name();
 
   /** The read side: leases shared with other readers, excluded by a writer. */
@@ -49,8 +49,8 @@ public interface ReadWriteLock {
 
   /**
    * One side of a {@link ReadWriteLock}: its leases are taken like a plain lock's ({@link
-   * LockService#tryAcquire}, {@link LockService#acquire}, {@link LockService#withLock}), with the
-   * same ttl rules, retries, events and errors.
+   * Redlock#tryAcquire}, {@link Redlock#acquire}, {@link Redlock#withLock}), with the same ttl
+   * rules, retries, events and errors.
    */
   interface Side {
     /**
@@ -60,16 +60,16 @@ public interface ReadWriteLock {
      * @return the lease, or empty if the other side (or, for a writer, another writer) holds the
      *     lock, or, for a reader, a writer waits for it
      * @throws NullPointerException if {@code ttl} is null
-     * @throws IllegalArgumentException for a bad ttl, as {@link LockService#tryAcquire}
+     * @throws IllegalArgumentException for a bad ttl, as {@link Redlock#tryAcquire}
      * @throws LockUnavailableException if the attempt failed for another reason than contention
      * @throws RedlockException if the thread was interrupted (the interrupt flag is set again)
-     * @throws IllegalStateException if the service is closed
+     * @throws IllegalStateException if its Redlock is closed
      */
     Optional<Lease> tryAcquire(Duration ttl);
 
     /**
      * Acquires this side, retrying after {@code retryDelay} plus jitter until {@code maxWait} is
-     * spent, as {@link LockService#acquire}.
+     * spent, as {@link Redlock#acquire}.
      *
      * @param ttl how long the store keeps this lease if it is never released
      * @param maxWait how long to keep trying; zero means one attempt
@@ -78,13 +78,13 @@ public interface ReadWriteLock {
      * @throws InterruptedException if interrupted while waiting; nothing is held
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException for a bad ttl or a negative {@code maxWait}
-     * @throws IllegalStateException if the service is closed
+     * @throws IllegalStateException if its Redlock is closed
      */
     Lease acquire(Duration ttl, Duration maxWait) throws InterruptedException;
 
     /**
      * Acquires this side ({@link #acquire}), runs {@code task} while renewing the lease, and
-     * releases it in every case, as {@link LockService#withLock}.
+     * releases it in every case, as {@link Redlock#withLock}.
      *
      * @param ttl the lease's time to live, renewed every {@code ttl × renewalFraction}
      * @param maxWait how long to keep trying to acquire
@@ -99,7 +99,7 @@ public interface ReadWriteLock {
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException for a bad ttl, a ttl too short to renew, or a negative
      *     {@code maxWait}
-     * @throws IllegalStateException if the service is closed
+     * @throws IllegalStateException if its Redlock is closed
      */
     <T, E extends Exception> T withLock(Duration ttl, Duration maxWait, LeaseTask<T, E> task)
         throws E, InterruptedException;

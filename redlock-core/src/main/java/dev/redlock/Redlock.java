@@ -44,7 +44,7 @@ import java.util.function.Function;
  * on the nodes. {@link #close()} releases every lease still held and stops the I/O threads and
  * connections.
  */
-public final class Redlock implements LockService {
+public final class Redlock implements AutoCloseable {
   /**
    * The most resources one multi-resource lease may lock ({@link #tryAcquireAll}): each node runs
    * one script over all of them while every other request waits, so the set is kept small.
@@ -468,14 +468,6 @@ public final class Redlock implements LockService {
       inFlight.put(node.name(), node.requestsInFlight());
     }
     return Collections.unmodifiableMap(inFlight);
-  }
-
-  /**
-   * The old name of {@link #requestsInFlight()}, which it returns: it counts requests, not
-   * connections. Going away: use {@link #requestsInFlight()}.
-   */
-  public Map<String, Integer> connectionsInUse() {
-    return requestsInFlight();
   }
 
   @Override

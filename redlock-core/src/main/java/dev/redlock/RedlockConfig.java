@@ -202,7 +202,7 @@ public final class RedlockConfig {
    * pooled connection). Every ttl must exceed it plus the clock drift.
    */
   public Duration nodeTimeout() {
-    return settings.timeout();
+    return settings.nodeTimeout();
   }
 
   /**
@@ -260,13 +260,8 @@ public final class RedlockConfig {
     return settings.listeners();
   }
 
-  /**
-   * How leases behave, as every store shares it: {@code timeout()} is {@code nodeTimeout}, and
-   * clock drift, retries, renewal, {@code maxHold}, {@code maxTtl}, task interruption and the
-   * listeners. Set through this builder's methods of the same names. Going away: read each setting
-   * with its own accessor ({@link #nodeTimeout()}, ...).
-   */
-  public LockSettings settings() {
+  /** How leases behave, for the {@link LeaseEngine}. */
+  LockSettings settings() {
     return settings;
   }
 
@@ -279,7 +274,7 @@ public final class RedlockConfig {
         + ", clockDriftFactor="
         + settings.clockDriftFactor()
         + ", nodeTimeout="
-        + settings.timeout()
+        + settings.nodeTimeout()
         + ", retryDelay="
         + settings.retryDelay()
         + ", retryJitter="
@@ -326,7 +321,7 @@ public final class RedlockConfig {
     private RestartGuard restartGuard = RestartGuard.ON;
     private Function<Duration, ? extends LeaseStore<?>> store;
     // The settings every lease store shares: their rules and messages live in LockSettings.
-    private final LockSettings.Builder settings = LockSettings.builder().timeoutName("nodeTimeout");
+    private final LockSettings.Builder settings = LockSettings.builder();
 
     private Builder() {}
 
@@ -358,11 +353,6 @@ public final class RedlockConfig {
     public Builder properties(Properties properties) {
       ConfigProperties.apply(properties, this);
       return this;
-    }
-
-    /** The shared settings' builder, which the shared {@code redlock.*} keys set. */
-    LockSettings.Builder settingsBuilder() {
-      return settings;
     }
 
     /**
@@ -460,7 +450,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException unless it is between 1 ms and 1 minute
      */
     public Builder nodeTimeout(Duration timeout) {
-      settings.timeout(timeout);
+      settings.nodeTimeout(timeout);
       return this;
     }
 

@@ -13,8 +13,8 @@ package dev.redlock;
  * listener must be thread-safe; order by {@link LockEvent}'s content, not by arrival. Keep it short
  * and never block, nor take a lock from it: it runs on the lock path, and the thread that runs an
  * attempt's events may be the first of a line of threads waiting for that resource, and an {@link
- * LockEvent.Kind#ATTEMPT} event runs while its attempt holds one of the service's turns ({@link
- * LockSettings#maxAttemptsInFlight}): blocking there holds up the other callers, though an attempt
+ * LockEvent.Kind#ATTEMPT} event runs while its attempt holds one of the Redlock's turns ({@link
+ * RedlockConfig#maxAttemptsInFlight}): blocking there holds up the other callers, though an attempt
  * made from it runs in that turn rather than waiting for another (its time counts against the
  * validity of the attempt that runs the event, whose clock has started). A listener that throws is
  * logged and does not disturb the lock or the other listeners.

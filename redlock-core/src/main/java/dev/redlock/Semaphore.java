@@ -6,7 +6,7 @@ import java.util.Optional;
 /**
  * A counting semaphore of leased permits: at most {@link #permits()} leases of it are valid at any
  * time, across every client of the store, under the same faults as the mutex. Made by {@link
- * LockService#semaphore}; cheap, immutable and thread-safe (it holds no permit itself: each {@link
+ * Redlock#semaphore}; cheap, immutable and thread-safe (it holds no permit itself: each {@link
  * Lease} it returns is one permit).
  *
  * <pre>{@code
@@ -19,7 +19,7 @@ import java.util.Optional;
  *
  * <p><strong>What a permit is.</strong> Permit {@code i} (0 to {@code permits - 1}) is the mutex of
  * the resource {@link #permitResource(int) name@permit:i}, on the same store and quorum as any
- * other lock of the service. A permit is a lease of one of those resources: it counts only while a
+ * other lock of the Redlock. A permit is a lease of one of those resources: it counts only while a
  * quorum holds it, expires with its ttl (a crashed holder gives it back), renews with {@link
  * Lease#keepAlive()} or {@link #withPermit}, is owner-checked on release and extend, goes through
  * the restart guard, and has that resource's fencing token. So "at most {@code permits} at once" is
@@ -47,10 +47,10 @@ import java.util.Optional;
  * permit may wait a {@code nodeTimeout} for its roll-back, so a full semaphore's round takes up to
  * {@code permits × nodeTimeout} (hence {@link #MAX_PERMITS}); {@link #acquire} asks no permit past
  * its {@code maxWait} (after its first, which may first wait for its turn: {@link
- * LockSettings#maxAttemptsInFlight}). {@link #acquire} then waits as the mutex's {@link
- * LockService#acquire} does: the threads of one service waiting for one semaphore stand in one
- * line, only the first asks again (after the retry pause), and a permit this service releases wakes
- * it at once.
+ * RedlockConfig#maxAttemptsInFlight}). {@link #acquire} then waits as the mutex's {@link
+ * Redlock#acquire} does: the threads of one Redlock waiting for one semaphore stand in one line,
+ * only the first asks again (after the retry pause), and a permit this Redlock releases wakes it at
+ * once.
  *
  * <p><strong>Names.</strong> Names are used exactly as given. A semaphore's name must not contain
  * {@value #PERMIT_MARK} (so two semaphores never share a permit), and a mutex should not be given a
@@ -87,18 +87,18 @@ public interface Semaphore {
    * @param ttl how long the store keeps the permit if it is never released
    * @return the lease of one permit, or empty if every permit is held elsewhere
    * @throws NullPointerException if {@code ttl} is null
-   * @throws IllegalArgumentException for a bad ttl, as {@link LockService#tryAcquire}
+   * @throws IllegalArgumentException for a bad ttl, as {@link Redlock#tryAcquire}
    * @throws LockUnavailableException if a permit's attempt failed for another reason than
    *     contention and none was won (the first such failure); its {@link
    *     LockUnavailableException#resource()} is the semaphore's name, its message names the permit
    * @throws RedlockException if interrupted (the interrupt flag is set again; nothing is held)
-   * @throws IllegalStateException if the service is closed
+   * @throws IllegalStateException if its Redlock is closed
    */
   Optional<Lease> tryAcquire(Duration ttl);
 
   /**
    * Acquires a permit: rounds of {@link #tryAcquire}, waiting in line between them as {@link
-   * LockService#acquire} does, until one is won or {@code maxWait} is spent.
+   * Redlock#acquire} does, until one is won or {@code maxWait} is spent.
    *
    * @param ttl how long the store keeps the permit if it is never released
    * @param maxWait how long to keep trying; zero means one round
@@ -110,12 +110,12 @@ public interface Semaphore {
    * @throws InterruptedException if interrupted while waiting; nothing is held
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException for a bad ttl, or a negative {@code maxWait}
-   * @throws IllegalStateException if the service is closed
+   * @throws IllegalStateException if its Redlock is closed
    */
   Lease acquire(Duration ttl, Duration maxWait) throws InterruptedException;
 
   /**
-   * {@link LockService#withLock} with a permit: acquires one ({@link #acquire}), runs {@code task}
+   * {@link Redlock#withLock} with a permit: acquires one ({@link #acquire}), runs {@code task}
    * while renewing it, and releases it in every case; a lost permit interrupts the task (unless
    * {@link TaskInterruption#NEVER}) and is attached to what it throws.
    *
@@ -127,7 +127,7 @@ public interface Semaphore {
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException for a bad ttl or maxWait, or a ttl too short to renew (see
    *     {@link Lease#keepAlive()})
-   * @throws IllegalStateException if the service is closed
+   * @throws IllegalStateException if its Redlock is closed
    */
   <T, E extends Exception> T withPermit(Duration ttl, Duration maxWait, LeaseTask<T, E> task)
       throws E, InterruptedException;

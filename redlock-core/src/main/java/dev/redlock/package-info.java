@@ -16,9 +16,13 @@
  * }
  * }</pre>
  *
+ * <p>The same {@link dev.redlock.Redlock}, configured the same way, keeps its leases in another
+ * store instead of on Redis nodes: {@link dev.redlock.RedlockConfig.Builder#store} (a SQL table,
+ * from {@code redlock-jdbc}).
+ *
  * <p>{@link dev.redlock.Lease} is what a holder has; {@link dev.redlock.LockUnavailableException}
  * says why a lock could not be had, with what each node answered. {@link
- * dev.redlock.LockService#semaphore} gives a {@link dev.redlock.Semaphore}: at most K leases of a
- * name at once, each permit a lease.
+ * dev.redlock.Redlock#semaphore} gives a {@link dev.redlock.Semaphore}: at most K leases of a name
+ * at once, each permit a lease.
  */
 package dev.redlock;

@@ -268,9 +268,9 @@ class LeaseRenewalTest {
     p.setProperty("redlock.maxHold", "2h");
     p.setProperty("redlock.taskInterruption", "never");
     RedlockConfig config = RedlockConfig.fromProperties(p);
-    assertEquals(0.25, config.settings().renewalFraction());
-    assertEquals(Duration.ofHours(2), config.settings().maxHold());
-    assertEquals(TaskInterruption.NEVER, config.settings().taskInterruption());
+    assertEquals(0.25, config.renewalFraction());
+    assertEquals(Duration.ofHours(2), config.maxHold());
+    assertEquals(TaskInterruption.NEVER, config.taskInterruption());
     p.setProperty("redlock.taskInterruption", "sometimes");
     assertTrue(
         assertThrows(IllegalArgumentException.class, () -> RedlockConfig.fromProperties(p))

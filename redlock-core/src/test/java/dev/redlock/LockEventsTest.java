@@ -124,11 +124,9 @@ class LockEventsTest {
   void theAuditLogIsOneProperty() {
     Properties p = new Properties();
     p.setProperty("redlock.nodes", "redis://h:1");
-    assertEquals(List.of(), RedlockConfig.fromProperties(p).settings().listeners());
+    assertEquals(List.of(), RedlockConfig.fromProperties(p).listeners());
     p.setProperty("redlock.auditLog", "true");
-    assertEquals(
-        List.of(RedlockListener.auditLog()),
-        RedlockConfig.fromProperties(p).settings().listeners());
+    assertEquals(List.of(RedlockListener.auditLog()), RedlockConfig.fromProperties(p).listeners());
     p.setProperty("redlock.auditLog", "yes");
     assertEquals(
         "redlock.auditLog must be true or false, was 'yes'",

@@ -63,14 +63,11 @@ class NullSafetyTest {
     RedlockConfig config = RedlockConfig.builder().node("redis://127.0.0.1:1").build();
     Map<Class<?>, Object> instances = new LinkedHashMap<>();
     instances.put(Redlock.class, redlock);
-    instances.put(LockService.class, redlock);
     instances.put(Lease.class, lease);
     instances.put(Semaphore.class, redlock.semaphore("null-safety-permits", 2));
     instances.put(ReadWriteLock.Side.class, redlock.readWriteLock("null-safety-rw").writeLock());
     instances.put(RedlockConfig.Builder.class, RedlockConfig.builder());
-    instances.put(LockSettings.Builder.class, LockSettings.builder());
     instances.put(RedlockConfig.class, config);
-    instances.put(LockSettings.class, config.settings());
 
     NullSafetyCheck check =
         new NullSafetyCheck(

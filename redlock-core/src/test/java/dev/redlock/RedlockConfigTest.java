@@ -46,13 +46,12 @@ class RedlockConfigTest {
     RedlockConfig config = RedlockConfig.builder().nodes(THREE).build();
     assertEquals(2, config.quorum());
     assertEquals("redlock:", config.keyPrefix());
-    assertEquals(0.01, config.settings().clockDriftFactor());
-    assertEquals(Duration.ofMillis(50), config.settings().timeout());
-    assertEquals(Duration.ofMillis(200), config.settings().retryDelay());
-    assertEquals(Duration.ofMillis(100), config.settings().retryJitter());
+    assertEquals(0.01, config.clockDriftFactor());
+    assertEquals(Duration.ofMillis(50), config.nodeTimeout());
+    assertEquals(Duration.ofMillis(200), config.retryDelay());
+    assertEquals(Duration.ofMillis(100), config.retryJitter());
     assertEquals(
-        Math.min(64, 8 * Runtime.getRuntime().availableProcessors()),
-        config.settings().maxAttemptsInFlight());
+        Math.min(64, 8 * Runtime.getRuntime().availableProcessors()), config.maxAttemptsInFlight());
     assertEquals(4, config.maxConnectionsPerNode());
     assertEquals(THREE, config.nodes());
   }
@@ -229,11 +228,11 @@ class RedlockConfigTest {
     assertEquals(List.of("redis://h:1", "redis://h:2", "redis://h:3"), config.nodes());
     assertEquals(3, config.quorum());
     assertEquals("locks/", config.keyPrefix());
-    assertEquals(0.02, config.settings().clockDriftFactor());
-    assertEquals(Duration.ofMillis(75), config.settings().timeout());
-    assertEquals(Duration.ofMillis(500), config.settings().retryDelay());
-    assertEquals(Duration.ofSeconds(1), config.settings().retryJitter());
-    assertEquals(16, config.settings().maxAttemptsInFlight());
+    assertEquals(0.02, config.clockDriftFactor());
+    assertEquals(Duration.ofMillis(75), config.nodeTimeout());
+    assertEquals(Duration.ofMillis(500), config.retryDelay());
+    assertEquals(Duration.ofSeconds(1), config.retryJitter());
+    assertEquals(16, config.maxAttemptsInFlight());
     assertEquals(8, config.maxConnectionsPerNode());
   }
 
@@ -242,11 +241,12 @@ class RedlockConfigTest {
   void settingsThatLeaveNoValidTtlAreRejectedWhenBuilt() {
     rejects(
         IllegalArgumentException.class,
-        "maxTtl leaves no valid ttl: a ttl must be > timeout + clock drift (50ms + 2ms) and <="
-            + " maxTtl, was PT0.051S; raise maxTtl or lower timeout",
+        "maxTtl leaves no valid ttl: a ttl must be > nodeTimeout + clock drift (50ms + 2ms) and <="
+            + " maxTtl, was PT0.051S; raise maxTtl or lower nodeTimeout",
         () ->
-            LockSettings.builder()
-                .timeout(Duration.ofMillis(50))
+            RedlockConfig.builder()
+                .store(STORE)
+                .nodeTimeout(Duration.ofMillis(50))
                 .maxTtl(Duration.ofMillis(51))
                 .build());
     rejects(
@@ -258,7 +258,11 @@ class RedlockConfigTest {
                 .nodeTimeout(Duration.ofMillis(100))
                 .maxTtl(Duration.ofMillis(100))
                 .build());
-    LockSettings.builder().timeout(Duration.ofMillis(50)).maxTtl(Duration.ofMillis(53)).build();
+    RedlockConfig.builder()
+        .store(STORE)
+        .nodeTimeout(Duration.ofMillis(50))
+        .maxTtl(Duration.ofMillis(53))
+        .build();
   }
 
   @Test
@@ -308,10 +312,11 @@ class RedlockConfigTest {
   @Test
   void propertyKeysAreEveryKeyReadAndTheSharedOnesASubsetInTheSameOrder() {
     assertEquals(ConfigProperties.keys(), RedlockConfig.propertyKeys());
-    List<String> shared = LockSettings.propertyKeys();
+    List<String> shared = ConfigProperties.sharedKeys();
     assertEquals(
         List.of(
             "redlock.clockDriftFactor",
+            "redlock.nodeTimeout",
             "redlock.retryDelay",
             "redlock.retryJitter",
             "redlock.maxAttemptsInFlight",
@@ -322,82 +327,6 @@ class RedlockConfigTest {
             "redlock.auditLog"),
         shared);
     assertEquals(shared, RedlockConfig.propertyKeys().stream().filter(shared::contains).toList());
-  }
-
-  @Test
-  void lockSettingsReadTheSharedKeysWithTheSameRulesAndRefuseRedisOnes() {
-    Properties p = new Properties();
-    p.setProperty("redlock.clockDriftFactor", "0.02");
-    p.setProperty("redlock.retryDelay", "PT0.5S");
-    p.setProperty("redlock.retryJitter", "1s");
-    p.setProperty("redlock.renewalFraction", "0.25");
-    p.setProperty("redlock.maxHold", "2h");
-    p.setProperty("redlock.taskInterruption", "never");
-    p.setProperty("redlock.maxTtl", "5m");
-    p.setProperty("redlock.auditLog", "true");
-    p.setProperty("other.key", "ignored");
-    LockSettings settings =
-        LockSettings.builder().timeout(Duration.ofSeconds(2)).properties(p).build();
-    assertEquals(Duration.ofSeconds(2), settings.timeout());
-    assertEquals(0.02, settings.clockDriftFactor());
-    assertEquals(Duration.ofMillis(500), settings.retryDelay());
-    assertEquals(Duration.ofSeconds(1), settings.retryJitter());
-    assertEquals(0.25, settings.renewalFraction());
-    assertEquals(Duration.ofHours(2), settings.maxHold());
-    assertEquals(TaskInterruption.NEVER, settings.taskInterruption());
-    assertEquals(Duration.ofMinutes(5), settings.maxTtl());
-    assertEquals(1, settings.listeners().size());
-
-    Properties bad = new Properties();
-    bad.setProperty("redlock.maxHold", "long");
-    rejects(
-        IllegalArgumentException.class,
-        "redlock.maxHold must be a duration like 50ms, 2s, 1m or PT0.05S, was 'long'",
-        () -> LockSettings.builder().properties(bad));
-    bad.setProperty("redlock.maxHold", "0s");
-    rejects(
-        IllegalArgumentException.class,
-        "maxHold must be > 0, was PT0S",
-        () -> LockSettings.builder().properties(bad));
-    bad.clear();
-    bad.setProperty("redlock.nodes", "redis://h:1");
-    rejects(
-        IllegalArgumentException.class,
-        "redlock.nodes is a setting of the Redis store (RedlockConfig) only",
-        () -> LockSettings.builder().properties(bad));
-    bad.clear();
-    bad.setProperty("redlock.maxHodl", "1h");
-    rejects(
-        IllegalArgumentException.class,
-        "unknown property redlock.maxHodl",
-        () -> LockSettings.builder().properties(bad));
-    rejects(
-        NullPointerException.class, "properties", () -> LockSettings.builder().properties(null));
-  }
-
-  @Test
-  void aBuilderReadsPropertiesOnTopOfWhatItHas() {
-    Properties p = new Properties();
-    p.setProperty("redlock.nodeTimeout", "75ms");
-    rejects(
-        IllegalArgumentException.class,
-        "redlock.nodes is required",
-        () -> RedlockConfig.builder().properties(p));
-    RedlockConfig config =
-        RedlockConfig.builder().node("redis://h:1").listener(event -> {}).properties(p).build();
-    assertEquals(List.of("redis://h:1"), config.nodes());
-    assertEquals(Duration.ofMillis(75), config.settings().timeout());
-    assertEquals(1, config.settings().listeners().size());
-    p.setProperty("redlock.nodes", "redis://h:2,redis://h:3");
-    p.setProperty("redlock.auditLog", "true");
-    RedlockConfig both = RedlockConfig.builder().listener(event -> {}).properties(p).build();
-    assertEquals(List.of("redis://h:2", "redis://h:3"), both.nodes());
-    assertEquals(2, both.settings().listeners().size());
-    p.setProperty("redlock.maxTtl", "48h");
-    rejects(
-        IllegalArgumentException.class,
-        "maxTtl must be >= 1ms and <= 1d, was PT48H",
-        () -> RedlockConfig.builder().properties(p));
   }
 
   @Test
@@ -503,5 +432,30 @@ class RedlockConfigTest {
                 "RedlockConfig{store=memory store, clockDriftFactor=0.01, nodeTimeout=PT2S"),
         config.toString());
     assertFalse(config.toString().contains("ignored:"), "Redis settings do not apply: " + config);
+  }
+
+  @Test
+  void aBuilderReadsPropertiesOnTopOfWhatItHas() {
+    Properties p = new Properties();
+    p.setProperty("redlock.nodeTimeout", "75ms");
+    rejects(
+        IllegalArgumentException.class,
+        "redlock.nodes is required",
+        () -> RedlockConfig.builder().properties(p));
+    RedlockConfig config =
+        RedlockConfig.builder().node("redis://h:1").listener(event -> {}).properties(p).build();
+    assertEquals(List.of("redis://h:1"), config.nodes());
+    assertEquals(Duration.ofMillis(75), config.nodeTimeout());
+    assertEquals(1, config.listeners().size());
+    p.setProperty("redlock.nodes", "redis://h:2,redis://h:3");
+    p.setProperty("redlock.auditLog", "true");
+    RedlockConfig both = RedlockConfig.builder().listener(event -> {}).properties(p).build();
+    assertEquals(List.of("redis://h:2", "redis://h:3"), both.nodes());
+    assertEquals(2, both.listeners().size());
+    p.setProperty("redlock.maxTtl", "48h");
+    rejects(
+        IllegalArgumentException.class,
+        "maxTtl must be >= 1ms and <= 1d, was PT48H",
+        () -> RedlockConfig.builder().properties(p));
   }
 }

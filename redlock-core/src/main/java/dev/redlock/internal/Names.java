@@ -4,9 +4,8 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
- * The rules of the names a lock service takes besides a resource's (a semaphore's, a read-write
- * lock's), in one place for the lock and for the operator's tools (redlock-admin), with one set of
- * messages.
+ * The rules of the names a Redlock takes besides a resource's (a semaphore's, a read-write lock's),
+ * in one place for the lock and for the operator's tools (redlock-admin), with one set of messages.
  */
 public final class Names {
   private Names() {}

@@ -8,14 +8,16 @@ import java.util.List;
  * what a lease means — validity on the client's monotonic clock, retries, renewal, loss, {@code
  * withLock}, events, the {@link dev.redlock.Lease} type — and asks a store only to take, extend and
  * give back. A quorum of Redis nodes is one store ({@link dev.redlock.Redlock}); a SQL table is
- * another. {@link dev.redlock.LockService#over} puts the library's lifecycle over a store.
+ * another, given to {@link dev.redlock.RedlockConfig.Builder#store}: a {@link dev.redlock.Redlock}
+ * then puts the library's lifecycle over it.
  *
  * <p>Its verbs each mean one thing, distinct from the user's: {@link #take} is one attempt (one
  * vote), where the user's {@code acquire} retries; {@link #renew} moves a held lease's expiry (for
  * the user's {@code extend} and the watchdog's renewals alike); {@link #giveBack} ends it.
  *
  * <p>Implementations are thread-safe, and every call is bounded by the store's own timeout ({@link
- * dev.redlock.LockSettings#timeout()}).
+ * dev.redlock.RedlockConfig#nodeTimeout()}, which {@link dev.redlock.RedlockConfig.Builder#store}
+ * is given).
  *
  * @param <H> what the store keeps about a granted lease
  */
@@ -111,7 +113,7 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
    * and gives {@code held} back the same way, and {@link #renew} and {@link #giveBack} then act on
    * the whole set. The store takes the resources so that no two attempts on overlapping sets, in
    * any order, can wait for each other, and an attempt that is refused leaves none of them taken.
-   * The engine calls it with 2 to {@link dev.redlock.LockService#MAX_RESOURCES} distinct names that
+   * The engine calls it with 2 to {@link dev.redlock.Redlock#MAX_RESOURCES} distinct names that
    * passed {@link #checkResource}, in their natural (sorted) order; a set of one is a {@link
    * #take}. The held lease's {@link Held#fencingToken()} is larger than every token granted before
    * on each of the resources. This default refuses: a store that cannot take several at once.
@@ -221,7 +223,7 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
   /**
    * {@link #giveBack}, and whether other clients wait for the resource (told of this release by a
    * quorum of the store's parts, {@link #watchReleases}): the engine then leaves the lock to them
-   * instead of waking its own next waiter, so services waiting for one lock take turns. This
+   * instead of waking its own next waiter, so the clients waiting for one lock take turns. This
    * default gives back and says no.
    */
   default boolean giveBackToWaiters(H held) {

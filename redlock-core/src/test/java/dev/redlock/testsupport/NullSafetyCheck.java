@@ -2,7 +2,6 @@ package dev.redlock.testsupport;
 
 import dev.redlock.LeaseLostException;
 import dev.redlock.LeaseTask;
-import dev.redlock.LockSettings;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.NodeOutcome;
 import dev.redlock.RedlockConfig;
@@ -141,7 +140,6 @@ public final class NullSafetyCheck {
     samples.put(LeaseTask.class, (LeaseTask<Object, RuntimeException>) l -> null);
     samples.put(Consumer.class, (Consumer<Object>) x -> {});
     samples.put(RedlockConfig.class, RedlockConfig.builder().node("redis://127.0.0.1:1").build());
-    samples.put(LockSettings.class, LockSettings.builder().build());
     samples.put(Throwable.class, new RuntimeException("cause"));
     samples.put(NodeOutcome.Status.class, NodeOutcome.Status.OK);
     samples.put(
