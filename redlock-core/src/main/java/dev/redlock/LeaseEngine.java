@@ -5,6 +5,7 @@ import dev.redlock.internal.Names;
 import dev.redlock.internal.Ticker;
 import dev.redlock.internal.TokenHash;
 import dev.redlock.internal.Uninterruptibly;
+import dev.redlock.spi.LeaseRequest.Shape;
 import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;
 import java.time.Duration;
@@ -131,31 +132,20 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
 
   public Optional<Lease> tryAcquire(String resource, Duration ttl) {
     long ttlMillis = request(resource, ttl);
-    return tryOnce(resource, null, ttlMillis);
+    return tryOnce(Target.one(resource), ttlMillis);
   }
 
-  /**
-   * One attempt, mapped for the caller: the lease, empty if held elsewhere, else the failure.
-   * {@code resources} null for the one {@code resource}, else the sorted set {@code resource}
-   * labels.
-   */
-  private Optional<Lease> tryOnce(String resource, List<String> resources, long ttlMillis) {
-    return tryOnce(resource, resources, null, ttlMillis);
-  }
-
-  /** {@link #tryOnce(String, List, long)} on {@code side} of a read-write lock (null: none). */
-  private Optional<Lease> tryOnce(
-      String resource, List<String> resources, RwSide side, long ttlMillis) {
+  /** One attempt, mapped for the caller: the lease, empty if held elsewhere, else the failure. */
+  private Optional<Lease> tryOnce(Target target, long ttlMillis) {
     Attempt attempt;
     try {
       // One attempt (no intent mark), after its turn however long the attempts ahead take.
-      attempt = attempt(resource, resources, side, ttlMillis, Intent.NONE, ANY_WAIT_FOR_A_TURN, 0);
+      attempt = attempt(target, ttlMillis, Intent.NONE, ANY_WAIT_FOR_A_TURN, 0);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new RedlockException(
           "interrupted while acquiring "
-              + (resources == null ? "'" + resource + "'" : resource)
-              + (side == null ? "" : side == RwSide.READ ? " for reading" : " for writing")
+              + target.describe()
               + "; nothing is held (what was sent is rolled back)",
           e);
     }
@@ -165,30 +155,26 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
     if (attempt.reason == Reason.HELD_ELSEWHERE) {
       return Optional.empty();
     }
-    throw attempt.failure(resource, 1, 0);
+    throw attempt.failure(target.name(), 1, 0);
   }
 
   public Lease acquire(String resource, Duration ttl, Duration maxWait)
       throws InterruptedException {
     long ttlMillis = request(resource, ttl);
-    return acquire(resource, null, null, ttlMillis, maxWait);
+    return acquire(Target.one(resource), ttlMillis, maxWait);
   }
 
   public Optional<Lease> tryAcquireAll(Set<String> resources, Duration ttl) {
     List<String> sorted = requestAll(resources);
     long ttlMillis = checkTtl(ttl);
-    return sorted.size() == 1
-        ? tryOnce(sorted.get(0), null, ttlMillis) // a set of one is the resource's own lock
-        : tryOnce(sorted.toString(), sorted, ttlMillis);
+    return tryOnce(Target.all(sorted), ttlMillis);
   }
 
   public Lease acquireAll(Set<String> resources, Duration ttl, Duration maxWait)
       throws InterruptedException {
     List<String> sorted = requestAll(resources);
     long ttlMillis = checkTtl(ttl);
-    return sorted.size() == 1
-        ? acquire(sorted.get(0), null, null, ttlMillis, maxWait)
-        : acquire(sorted.toString(), sorted, null, ttlMillis, maxWait);
+    return acquire(Target.all(sorted), ttlMillis, maxWait);
   }
 
   public <T, E extends Exception> T withLockAll(
@@ -203,13 +189,8 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
     return runRenewed(lease, task);
   }
 
-  /**
-   * Attempts until won or {@code maxWait} is spent: {@code resources} null for the one {@code
-   * resource}, else the sorted set {@code resource} labels; {@code side} non-null for a side of the
-   * read-write lock {@code resource}.
-   */
-  private Lease acquire(
-      String resource, List<String> resources, RwSide side, long ttlMillis, Duration maxWait)
+  /** Attempts until won or {@code maxWait} is spent. */
+  private Lease acquire(Target target, long ttlMillis, Duration maxWait)
       throws InterruptedException {
     Objects.requireNonNull(maxWait, "maxWait must not be null");
     if (maxWait.isNegative()) {
@@ -222,7 +203,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
     long giveUpAt = began + (unbounded ? 0 : waitNanos);
     // Behind this service's threads already waiting for it (no barging), else in line only once
     // an attempt is refused: the uncontended path never touches the line.
-    Object waitingFor = side == null ? Waiters.what(resource, resources) : side.line(resource);
+    Object waitingFor = target.line();
     Waiters.Line line = waiters.anyWaiting(waitingFor) ? waiters.join(waitingFor) : null;
     boolean won = false;
     Attempt previous = null;
@@ -236,15 +217,13 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
         // maxWait is spent, so that turns never stretch the wait past maxWait plus one attempt.
         Attempt attempt =
             attempt(
-                resource,
-                resources,
-                side,
+                target,
                 ttlMillis,
                 unbounded ? Intent.UNTIL_NEXT_ASK : Intent.UNTIL_NEXT_ASK_OR_GIVE_UP,
                 previous != null && !unbounded,
                 giveUpAt);
         if (attempt == null) { // no turn before maxWait was spent: the last attempt's failure
-          throw previous.failure(resource, attempts - 1, ticker.read() - began);
+          throw previous.failure(target.name(), attempts - 1, ticker.read() - began);
         }
         previous = attempt;
         if (attempt.lease != null) {
@@ -253,7 +232,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
         }
         long left = unbounded ? Long.MAX_VALUE : giveUpAt - ticker.read();
         if (left <= 0) {
-          throw attempt.failure(resource, attempts, ticker.read() - began);
+          throw attempt.failure(target.name(), attempts, ticker.read() - began);
         }
         if (line == null) {
           line = waiters.join(waitingFor);
@@ -263,7 +242,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
     } finally {
       if (line != null) {
         waiters.leave(waitingFor, line, won);
-        if (won && side == RwSide.READ) {
+        if (won && target.shape() == Shape.READ) {
           // Readers share: one that got in means the lock reads now, so the next reader in line
           // asks at once rather than after its pause (and wakes the next in turn when it wins).
           waiters.released(waitingFor, 0, false);
@@ -484,7 +463,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
    * alone: won only with a quorum and validity left, else given back and the reason named.
    */
   Attempt attempt(String resource, long ttlMillis) throws InterruptedException {
-    return attempt(resource, null, null, ttlMillis, Intent.NONE, ANY_WAIT_FOR_A_TURN, 0);
+    return attempt(Target.one(resource), ttlMillis, Intent.NONE, ANY_WAIT_FOR_A_TURN, 0);
   }
 
   /**
@@ -493,7 +472,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
    */
   Attempt attempt(String resource, long ttlMillis, boolean turnBounded, long turnBy)
       throws InterruptedException {
-    return attempt(resource, null, null, ttlMillis, Intent.NONE, turnBounded, turnBy);
+    return attempt(Target.one(resource), ttlMillis, Intent.NONE, turnBounded, turnBy);
   }
 
   /** Whether, and for how long, a refused writer's attempt leaves its intent mark. */
@@ -534,21 +513,13 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
   }
 
   /**
-   * {@link #attempt(String, long)}; with {@code resources} (sorted, at least two) the attempt takes
-   * them all at once ({@link LeaseStore#takeAll}), and {@code resource} is their label; with {@code
-   * side} it takes that side of the read-write lock {@code resource} ({@link LeaseStore#takeRead},
-   * {@link LeaseStore#takeWrite}, leaving the {@code intent} mark if refused, worked out from
-   * {@code turnBy} as the caller's give-up time). With {@code turnBounded}, made only if its turn
-   * comes before {@code turnBy} (the engine's ticker), else null with nothing sent.
+   * {@link #attempt(String, long)} of {@code target}; a refused writer leaves the {@code intent}
+   * mark, worked out from {@code turnBy} as the caller's give-up time. With {@code turnBounded},
+   * made only if its turn comes before {@code turnBy} (the engine's ticker), else null with nothing
+   * sent.
    */
   private Attempt attempt(
-      String resource,
-      List<String> resources,
-      RwSide side,
-      long ttlMillis,
-      Intent intent,
-      boolean turnBounded,
-      long turnBy)
+      Target target, long ttlMillis, Intent intent, boolean turnBounded, long turnBy)
       throws InterruptedException {
     if (Thread.interrupted()) {
       throw new InterruptedException(); // interrupted already: send nothing we would roll back
@@ -576,27 +547,17 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
       ensureOpen(); // closed meanwhile: close() would never release what this attempt took
       String token = tokens.next();
       start = ticker.read();
-      emitAttempt(LockEvent.Kind.ATTEMPT, resource, 0, 0, null, null);
+      emitAttempt(LockEvent.Kind.ATTEMPT, target.name(), 0, 0, null, null);
       validUntil = Validity.validUntil(start, ttlMillis, settings.clockDriftFactor());
-      vote =
-          side == RwSide.READ
-              ? store.takeRead(resource, token, ttlMillis, start)
-              : side == RwSide.WRITE
-                  ? store.takeWrite(
-                      resource,
-                      token,
-                      ttlMillis,
-                      intentMillis(intent, ttlMillis, turnBy, askedAt, start),
-                      start)
-                  : resources == null
-                      ? store.take(resource, token, ttlMillis, start)
-                      : store.takeAll(resources, token, ttlMillis, start);
+      long intentMillis =
+          target.shape() == Shape.WRITE
+              ? intentMillis(intent, ttlMillis, turnBy, askedAt, start)
+              : 0;
+      vote = store.take(target.request(token, ttlMillis, intentMillis), start);
       now = ticker.read();
       taken = vote.held();
       if (taken != null && vote.yes() >= store.quorum() && now - validUntil < 0) {
-        lease =
-            new ManagedLease<>(
-                this, taken, Waiters.what(resource, resources), side, ttlMillis, start, validUntil);
+        lease = new ManagedLease<>(this, taken, target.line(), ttlMillis, start, validUntil);
         held.add(lease); // within the turn: close() either waits for this or finds it here
         if (closed.get()) {
           // close() began meanwhile: of the two, whoever marks the lease released gives it back,
@@ -635,7 +596,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
       if (log.isDebugEnabled()) { // the hot path: no argument array unless someone reads it
         log.debug(
             "acquired '{}' on {} of {} nodes in {} us, valid for {} ms, fencing token {}",
-            resource,
+            lease.resource(),
             vote.yes(),
             store.size(),
             (now - start) / 1000,
@@ -645,19 +606,19 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
       return new Attempt(lease, null, vote, now - start, validUntil - now);
     }
     if (taken != null) { // given back above: free again, so the first in line may ask
-      if (side == null) {
-        releasedHere(Waiters.what(resource, resources), 0, false); // free again: the first may ask
+      if (target.isSide()) {
+        wakeSides(target.name(), target.shape());
       } else {
-        wakeSides(resource, side);
+        releasedHere(target.line(), 0, false); // free again: the first may ask
       }
     }
     Reason reason = whyLost(vote, now - validUntil >= 0);
     if (log.isDebugEnabled()) {
-      log.debug("attempt on '{}' lost ({}): {}", resource, reason, vote.tally().outcomes());
+      log.debug("attempt on {} lost ({}): {}", target.describe(), reason, vote.tally().outcomes());
     }
     emitAttempt(
         LockEvent.Kind.FAILED,
-        resource,
+        target.name(),
         now - start,
         vote.yes(),
         reason.name(),
@@ -848,9 +809,9 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
   void release(ManagedLease<H> lease) {
     held.remove(lease);
     emitLease(LockEvent.Kind.RELEASED, lease, 0, 0, 0, null, null);
-    if (lease.side != null) {
+    if (lease.shape() == Shape.READ || lease.shape() == Shape.WRITE) {
       store.giveBack(lease.held());
-      wakeSides(lease.resource(), lease.side); // after the store answered, as below
+      wakeSides(lease.resource(), lease.shape()); // after the store answered, as below
       return;
     }
     // Before the store is asked: the nodes' word on this release may come before its answer.
@@ -866,31 +827,14 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
    * it); after a write lease, both its writers and its readers. Other clients' releases of a
    * read-write lock are not told (its waiters poll).
    */
-  private void wakeSides(String name, RwSide side) {
-    waiters.released(RwSide.WRITE.line(name), 0, false);
-    if (side == RwSide.WRITE) {
-      waiters.released(RwSide.READ.line(name), 0, false);
+  private void wakeSides(String name, Shape side) {
+    waiters.released(Target.side(name, Shape.WRITE).line(), 0, false);
+    if (side == Shape.WRITE) {
+      waiters.released(Target.side(name, Shape.READ).line(), 0, false);
     }
   }
 
   // ---- read-write locks ---------------------------------------------------------------------
-
-  /** A side of a read-write lock, as the engine takes it. */
-  enum RwSide {
-    READ,
-    WRITE;
-
-    /**
-     * The line this service's threads waiting for this side of the lock {@code name} stand in: one
-     * per side, apart from every plain resource's or set's line.
-     */
-    Object line(String name) {
-      return new ReadWriteLine(name, this);
-    }
-  }
-
-  /** The key of a read-write lock side's line ({@link Waiters}): equal only to itself. */
-  private record ReadWriteLine(String name, RwSide side) {}
 
   public ReadWriteLock readWriteLock(String name) {
     ensureOpen();
@@ -900,8 +844,8 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
           "this lease store (" + store.getClass().getSimpleName() + ") has no read-write locks");
     }
     return new ReadWriteLock() {
-      private final ReadWriteLock.Side read = new LockSide(name, RwSide.READ);
-      private final ReadWriteLock.Side write = new LockSide(name, RwSide.WRITE);
+      private final ReadWriteLock.Side read = new LockSide(Target.side(name, Shape.READ));
+      private final ReadWriteLock.Side write = new LockSide(Target.side(name, Shape.WRITE));
 
       @Override
       public String name() {
@@ -927,11 +871,9 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
 
   /** One side of a read-write lock: the plain lock's three ways in, on that side. */
   private final class LockSide implements ReadWriteLock.Side {
-    private final String name;
-    private final RwSide side;
+    private final Target side;
 
-    LockSide(String name, RwSide side) {
-      this.name = name;
+    LockSide(Target side) {
       this.side = side;
     }
 
@@ -939,14 +881,14 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
     public Optional<Lease> tryAcquire(Duration ttl) {
       ensureOpen();
       long ttlMillis = checkTtl(ttl);
-      return tryOnce(name, null, side, ttlMillis); // one attempt: keeps no reader out
+      return tryOnce(side, ttlMillis); // one attempt: keeps no reader out
     }
 
     @Override
     public Lease acquire(Duration ttl, Duration maxWait) throws InterruptedException {
       ensureOpen();
       long ttlMillis = checkTtl(ttl);
-      return LeaseEngine.this.acquire(name, null, side, ttlMillis, maxWait);
+      return LeaseEngine.this.acquire(side, ttlMillis, maxWait);
     }
 
     @Override
@@ -962,7 +904,10 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
 
     @Override
     public String toString() {
-      return "ReadWriteLock[" + name + "]." + (side == RwSide.READ ? "readLock()" : "writeLock()");
+      return "ReadWriteLock["
+          + side.name()
+          + "]."
+          + (side.shape() == Shape.READ ? "readLock()" : "writeLock()");
     }
   }
 
@@ -1020,7 +965,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
           new LockEvent(
               kind,
               lease.resource(),
-              TokenHash.of(lease.held().token()),
+              TokenHash.of(lease.held().request().token()),
               lease.fencingToken(),
               Duration.ofNanos(validityNanos),
               Duration.ofNanos(elapsedNanos),

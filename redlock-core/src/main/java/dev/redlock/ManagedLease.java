@@ -31,12 +31,9 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
 
   /**
    * The key of the line this service's threads wait in for what this lease holds ({@link
-   * Waiters#what}): kept from the attempt so a release builds nothing to wake them.
+   * Target#line}): kept from the attempt so a release builds nothing to wake them.
    */
   private final Object waitingFor;
-
-  /** The side of a read-write lock this lease holds; null for a plain lock or a set. */
-  final LeaseEngine.RwSide side;
 
   private volatile long validUntil;
   private volatile LeaseLostException lost;
@@ -75,15 +72,13 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
       LeaseEngine<H> engine,
       H held,
       Object waitingFor,
-      LeaseEngine.RwSide side,
       long ttlMillis,
       long start,
       long validUntil) {
     this.engine = engine;
-    this.side = side;
     this.held = held;
     this.waitingFor = waitingFor;
-    this.resource = held.resource();
+    this.resource = held.request().name();
     this.ttlMillis = ttlMillis;
     this.grantedAt = start;
     this.renewedFrom = start;
@@ -106,7 +101,12 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
 
   @Override
   public List<String> resources() {
-    return held.resources();
+    return held.request().resources();
+  }
+
+  /** What this lease holds: one resource, a set, or a side of a read-write lock. */
+  dev.redlock.spi.LeaseRequest.Shape shape() {
+    return held.request().shape();
   }
 
   @Override

@@ -363,8 +363,8 @@ public final class Redlock implements AutoCloseable {
    * @throws LockUnavailableException if the attempt failed for another reason than contention, as
    *     {@link #tryAcquire}; its {@link LockUnavailableException#resource()} is the sorted set as
    *     text
-   * @throws UnsupportedOperationException if the store cannot lock several resources at once
-   *     ({@link LeaseStore#takeAll}); both of this library's stores can
+   * @throws UnsupportedOperationException if the store cannot lock several resources at once; both
+   *     of this library's stores can
    * @throws RedlockException if the thread was interrupted (the interrupt flag is set again)
    * @throws IllegalStateException if this Redlock is closed
    */

@@ -44,11 +44,12 @@ class CodeLayoutTest {
   }
 
   @Test
-  void oneNodeUsesTheInternalPackageOnly() {
+  void oneNodeUsesTheInternalPackageAndTheRequestOnly() {
     assertEquals(
         List.of(),
-        importsOutside(CORE.resolve("node"), "dev.redlock.internal."),
-        "one node's I/O must not know the quorum, the engine or the API");
+        importsOutside(
+            CORE.resolve("node"), "dev.redlock.internal.", "dev.redlock.spi.LeaseRequest"),
+        "one node's I/O must not know the quorum, the engine or the API, only what a lease asks");
   }
 
   @Test

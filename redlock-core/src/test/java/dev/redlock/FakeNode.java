@@ -3,6 +3,7 @@ package dev.redlock;
 import dev.redlock.node.Exchange;
 import dev.redlock.node.LockNode;
 import dev.redlock.node.NodeRequest;
+import dev.redlock.spi.LeaseRequest;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -193,8 +194,8 @@ final class FakeNode implements LockNode {
     if (r.isMulti()) {
       return applyToAll(r);
     }
-    if (r.shape() == NodeRequest.Shape.READ
-        || (r.shape() == NodeRequest.Shape.WRITE && r.verb() == NodeRequest.Verb.ACQUIRE)) {
+    if (r.shape() == LeaseRequest.Shape.READ
+        || (r.shape() == LeaseRequest.Shape.WRITE && r.verb() == NodeRequest.Verb.ACQUIRE)) {
       return applyReadWrite(r);
     }
     String key = r.key();
@@ -327,7 +328,7 @@ final class FakeNode implements LockNode {
           if (quarantinedMillis > 0) {
             return -(quarantinedMillis + 1);
           }
-          if (r.shape() == NodeRequest.Shape.WRITE) {
+          if (r.shape() == LeaseRequest.Shape.WRITE) {
             boolean readerLive = false;
             for (String k : java.util.List.copyOf(keys.keySet())) {
               if (k.startsWith(readers)) {

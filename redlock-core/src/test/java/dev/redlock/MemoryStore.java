@@ -1,5 +1,6 @@
 package dev.redlock;
 
+import dev.redlock.spi.LeaseRequest;
 import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;
 import java.time.Duration;
@@ -16,8 +17,16 @@ import java.util.concurrent.TimeUnit;
 final class MemoryStore implements LeaseStore<MemoryStore.Row> {
   static final String NAME = "memory";
 
-  record Row(String resource, String token, long fencingToken, List<NodeOutcome> outcomes)
-      implements LeaseStore.Held {}
+  record Row(LeaseRequest request, long fencingToken, List<NodeOutcome> outcomes)
+      implements LeaseStore.Held {
+    String resource() {
+      return request.name();
+    }
+
+    String token() {
+      return request.token();
+    }
+  }
 
   private record Entry(String token, long expiresNanos) {}
 
@@ -80,13 +89,17 @@ final class MemoryStore implements LeaseStore<MemoryStore.Row> {
   public void checkResource(String resource) {}
 
   @Override
-  public synchronized Vote<Row> take(String resource, String token, long ttlMillis, long start) {
+  public synchronized Vote<Row> take(LeaseRequest request, long start) {
+    if (request.shape() != LeaseRequest.Shape.ONE) {
+      throw new UnsupportedOperationException("the memory store takes one resource at a time");
+    }
+    String resource = request.name();
     if (holds(resource)) {
       return new Vote<>(null, 0, answer(false, "held by another owner"));
     }
-    entries.put(resource, new Entry(token, expiry(ttlMillis)));
+    entries.put(resource, new Entry(request.token(), expiry(request.ttlMillis())));
     Answer yes = answer(true, "");
-    return new Vote<>(new Row(resource, token, ++fencing, yes.outcomes()), 1, yes);
+    return new Vote<>(new Row(request, ++fencing, yes.outcomes()), 1, yes);
   }
 
   @Override

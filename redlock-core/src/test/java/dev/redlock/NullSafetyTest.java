@@ -109,7 +109,7 @@ class NullSafetyTest {
     public void checkResource(String resource) {}
 
     @Override
-    public Vote<Held> take(String resource, String token, long ttlMillis, long startNanos) {
+    public Vote<Held> take(dev.redlock.spi.LeaseRequest request, long startNanos) {
       throw new UnsupportedOperationException();
     }
 

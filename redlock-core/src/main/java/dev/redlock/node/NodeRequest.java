@@ -1,6 +1,7 @@
 package dev.redlock.node;
 
 import dev.redlock.internal.TokenHash;
+import dev.redlock.spi.LeaseRequest.Shape;
 import java.util.Objects;
 
 /**
@@ -166,18 +167,6 @@ public final class NodeRequest {
         + TokenHash.of(token)
         + " argument="
         + argument;
-  }
-
-  /** What kind of lease a request is about, which picks the script of its verb. */
-  public enum Shape {
-    /** A lock of one resource. */
-    ONE,
-    /** A lease of several resources at once (the *_all.lua scripts). */
-    ALL,
-    /** A read lease of a read-write lock (the read_*.lua scripts). */
-    READ,
-    /** A write lease of a read-write lock (write_acquire.lua, then the one-key scripts). */
-    WRITE
   }
 
   /** What a request asks, and what its reply means. */

@@ -1,5 +1,6 @@
 package dev.redlock.node;
 
+import dev.redlock.spi.LeaseRequest;
 import redis.clients.jedis.util.SafeEncoder;
 
 /**
@@ -18,7 +19,7 @@ final class ScriptCalls {
   private static final byte[] FOUR = {'4'};
   private static final byte[] SIX = {'6'};
   private static final NodeRequest.Verb[] VERBS = NodeRequest.Verb.values();
-  private static final NodeRequest.Shape[] SHAPES = NodeRequest.Shape.values();
+  private static final LeaseRequest.Shape[] SHAPES = LeaseRequest.Shape.values();
   // Per shape (one key, all keys of a multi-resource request, a read-write lock's read or write
   // side), per verb: the script.
   private static final byte[][][] SHA1 = new byte[SHAPES.length][VERBS.length][];
@@ -26,7 +27,7 @@ final class ScriptCalls {
 
   static {
     for (NodeRequest.Verb verb : VERBS) {
-      for (NodeRequest.Shape shape : SHAPES) {
+      for (LeaseRequest.Shape shape : SHAPES) {
         Script script = scriptOf(verb, shape);
         SHA1[shape.ordinal()][verb.ordinal()] = SafeEncoder.encode(script.sha1());
         SOURCE[shape.ordinal()][verb.ordinal()] = SafeEncoder.encode(script.source());
@@ -57,7 +58,7 @@ final class ScriptCalls {
    * writer's acquire of a read-write lock (ARGV[9], how long its refusal keeps readers out).
    */
   private static boolean hasTail(NodeRequest r) {
-    return r.shape() == NodeRequest.Shape.WRITE && r.verb() == NodeRequest.Verb.ACQUIRE;
+    return r.shape() == LeaseRequest.Shape.WRITE && r.verb() == NodeRequest.Verb.ACQUIRE;
   }
 
   /**
@@ -261,8 +262,8 @@ final class ScriptCalls {
    * writer's acquire; a writer's other requests are the one-key scripts' on its writer key.
    */
   private static boolean isReadWrite(NodeRequest r) {
-    return r.shape() == NodeRequest.Shape.READ
-        || (r.shape() == NodeRequest.Shape.WRITE && r.verb() == NodeRequest.Verb.ACQUIRE);
+    return r.shape() == LeaseRequest.Shape.READ
+        || (r.shape() == LeaseRequest.Shape.WRITE && r.verb() == NodeRequest.Verb.ACQUIRE);
   }
 
   /** The ARGV every request of {@code r}'s verb has, one key or several. */
@@ -292,12 +293,12 @@ final class ScriptCalls {
   }
 
   /** The script {@code verb} runs for a lease of {@code shape}. */
-  static Script scriptOf(NodeRequest.Verb verb, NodeRequest.Shape shape) {
+  static Script scriptOf(NodeRequest.Verb verb, LeaseRequest.Shape shape) {
     return switch (shape) {
       case ONE, WRITE ->
           switch (verb) {
             case ACQUIRE ->
-                shape == NodeRequest.Shape.WRITE ? Script.WRITE_ACQUIRE : Script.ACQUIRE;
+                shape == LeaseRequest.Shape.WRITE ? Script.WRITE_ACQUIRE : Script.ACQUIRE;
             case RAISE_FENCE -> Script.RAISE_FENCE;
             case EXTEND -> Script.EXTEND;
             case RELEASE -> Script.RELEASE;

@@ -7,6 +7,8 @@ import dev.redlock.node.LockNode;
 import dev.redlock.node.NodeKeys;
 import dev.redlock.node.NodeRequest;
 import dev.redlock.node.NodeRequest.Verb;
+import dev.redlock.spi.LeaseRequest;
+import dev.redlock.spi.LeaseRequest.Shape;
 import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;
 import java.util.ArrayList;
@@ -77,45 +79,31 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
    * skipped later. {@code order} keeps the lease's later requests behind it, node by node.
    */
   public static final class QuorumHeld implements LeaseStore.Held {
-    private final String resource;
-    private final List<String> resources; // null for a lease of one resource
+    private final LeaseRequest request;
     private final String key;
     private final String[] keys; // null for a lease of one resource
-    private final NodeRequest.Shape shape;
-    private final String token;
     private final long fencingToken;
     private final Ballot setBallot;
     private final RequestOrder order;
 
     QuorumHeld(
-        String resource,
-        List<String> resources,
+        LeaseRequest request,
         String key,
         String[] keys,
-        NodeRequest.Shape shape,
-        String token,
         long fencingToken,
         Ballot setBallot,
         RequestOrder order) {
-      this.resource = resource;
-      this.resources = resources;
+      this.request = request;
       this.key = key;
       this.keys = keys;
-      this.shape = shape;
-      this.token = token;
       this.fencingToken = fencingToken;
       this.setBallot = setBallot;
       this.order = order;
     }
 
     @Override
-    public String resource() {
-      return resource;
-    }
-
-    @Override
-    public List<String> resources() {
-      return resources == null ? List.of(resource) : resources;
+    public LeaseRequest request() {
+      return request;
     }
 
     /**
@@ -123,12 +111,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
      * read-write lock's keys on its side.
      */
     NodeRequest request(Verb verb, long argument) {
-      return QuorumStore.request(verb, shape, key, keys, token, argument);
-    }
-
-    @Override
-    public String token() {
-      return token;
+      return QuorumStore.request(verb, request.shape(), key, keys, request.token(), argument);
     }
 
     @Override
@@ -269,46 +252,41 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   /**
    * One vote: ask every node, count, fence a quorum, else roll back. Whether validity is left is
    * the engine's to say; it gives a lease won too late back.
+   *
+   * <p>A lease of several resources ({@link Shape#ALL}) runs one script per node that takes every
+   * key or none (acquire_all.lua), so a node never holds part of the set, and two clients asking
+   * for overlapping sets can only refuse each other there, never wait for each other; its keys are
+   * the ones a lock of each resource alone uses. A side of a read-write lock runs read_acquire.lua
+   * (refused while a writer holds or waits) or write_acquire.lua (refused while a writer or a live
+   * reader holds; leaves the intent mark), both drawing from the lock's one counter; the lock's
+   * keys are its own ({@link NodeKeys#readWriteKeys}), apart from every plain lock's.
    */
   @Override
-  public Vote<QuorumHeld> take(String resource, String token, long ttlMillis, long start)
-      throws InterruptedException {
-    String key = keyPrefix + resource;
-    RequestOrder order = new RequestOrder(unsettledReleases.get(key));
-    return vote(
-        resource, null, key, null, NodeRequest.Shape.ONE, token, ttlMillis, 0, start, order);
-  }
-
-  /**
-   * One vote for every one of {@code resources} at once (sorted, distinct, at least two): each node
-   * runs one script that takes every key or none (acquire_all.lua), so a node never holds part of
-   * the set, and two clients asking for overlapping sets can only refuse each other there, never
-   * wait for each other. Counted, fenced and rolled back as one resource is: the keys are the ones
-   * a lock of each resource alone uses, so the two kinds of lease exclude each other.
-   */
-  @Override
-  public Vote<QuorumHeld> takeAll(List<String> resources, String token, long ttlMillis, long start)
-      throws InterruptedException {
-    String[] keys = new String[resources.size()];
-    List<Ballot> unsettled = new ArrayList<>(0);
-    for (int i = 0; i < keys.length; i++) {
-      keys[i] = keyPrefix + resources.get(i);
-      Ballot release = unsettledReleases.get(keys[i]);
-      if (release != null && !unsettled.contains(release)) {
-        unsettled.add(release);
+  public Vote<QuorumHeld> take(LeaseRequest request, long start) throws InterruptedException {
+    List<String> resources = request.resources();
+    return switch (request.shape()) {
+      case ONE -> {
+        String key = keyPrefix + resources.get(0);
+        yield vote(request, key, null, start, new RequestOrder(unsettledReleases.get(key)));
       }
-    }
-    return vote(
-        resources.toString(),
-        resources,
-        keys[0],
-        keys,
-        NodeRequest.Shape.ALL,
-        token,
-        ttlMillis,
-        0,
-        start,
-        new RequestOrder(unsettled));
+      case ALL -> {
+        String[] keys = new String[resources.size()];
+        List<Ballot> unsettled = new ArrayList<>(0);
+        for (int i = 0; i < keys.length; i++) {
+          keys[i] = keyPrefix + resources.get(i);
+          Ballot release = unsettledReleases.get(keys[i]);
+          if (release != null && !unsettled.contains(release)) {
+            unsettled.add(release);
+          }
+        }
+        yield vote(request, keys[0], keys, start, new RequestOrder(unsettled));
+      }
+      case READ, WRITE -> {
+        // Both sides follow the last unsettled release of either side, keyed by the writer key.
+        String[] keys = NodeKeys.readWriteKeys(keyPrefix, resources.get(0));
+        yield vote(request, keys[0], keys, start, new RequestOrder(unsettledReleases.get(keys[0])));
+      }
+    };
   }
 
   /** Read-write locks: yes, on every node (the read_*.lua and write_acquire.lua scripts). */
@@ -318,59 +296,18 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   }
 
   /**
-   * One vote for the read side of the read-write lock {@code name}: each node runs one script
-   * (read_acquire.lua) that refuses while a writer holds or waits for the lock there, else adds
-   * this reader's entry and draws a token from the lock's one counter. Counted, fenced and rolled
-   * back as one resource is. The lock's keys are its own ({@link NodeKeys#readWriteKeys}), apart
-   * from every plain lock's.
-   */
-  @Override
-  public Vote<QuorumHeld> takeRead(String name, String token, long ttlMillis, long start)
-      throws InterruptedException {
-    return voteReadWrite(name, NodeRequest.Shape.READ, token, ttlMillis, 0, start);
-  }
-
-  /**
-   * One vote for the write side of the read-write lock {@code name}: each node runs one script
-   * (write_acquire.lua) that refuses while a writer or any unexpired reader holds the lock there
-   * (leaving a writer intent mark, which refuses new readers), else takes the writer key and draws
-   * a token from the lock's one counter, the one readers draw from.
-   */
-  @Override
-  public Vote<QuorumHeld> takeWrite(
-      String name, String token, long ttlMillis, long intentMillis, long start)
-      throws InterruptedException {
-    return voteReadWrite(name, NodeRequest.Shape.WRITE, token, ttlMillis, intentMillis, start);
-  }
-
-  private Vote<QuorumHeld> voteReadWrite(
-      String name,
-      NodeRequest.Shape shape,
-      String token,
-      long ttlMillis,
-      long intentMillis,
-      long start)
-      throws InterruptedException {
-    String[] keys = NodeKeys.readWriteKeys(keyPrefix, name);
-    // Both sides' requests follow the last unsettled release of either side of this lock, keyed
-    // by the writer key (which also picks each node's connection).
-    RequestOrder order = new RequestOrder(unsettledReleases.get(keys[0]));
-    return vote(name, null, keys[0], keys, shape, token, ttlMillis, intentMillis, start, order);
-  }
-
-  /**
    * The request of {@code verb} about {@code key} alone, about every one of {@code keys}, or about
    * a read-write lock's {@code keys} on one side, as {@code shape} says.
    */
   static NodeRequest request(
-      Verb verb, NodeRequest.Shape shape, String key, String[] keys, String token, long argument) {
+      Verb verb, Shape shape, String key, String[] keys, String token, long argument) {
     return request(verb, shape, key, keys, token, argument, 0);
   }
 
   /** {@link #request}, with a writer's acquire's {@code intentMillis} (see NodeRequest). */
   private static NodeRequest request(
       Verb verb,
-      NodeRequest.Shape shape,
+      Shape shape,
       String key,
       String[] keys,
       String token,
@@ -383,27 +320,18 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     };
   }
 
-  /**
-   * The vote of {@link #take} and {@link #takeAll}: {@code keys} null for one resource's {@code
-   * key}.
-   */
+  /** {@link #take}'s vote, about {@code key} alone or about {@code keys} (null for one key). */
   private Vote<QuorumHeld> vote(
-      String resource,
-      List<String> resources,
-      String key,
-      String[] keys,
-      NodeRequest.Shape shape,
-      String token,
-      long ttlMillis,
-      long intentMillis,
-      long start,
-      RequestOrder order)
+      LeaseRequest request, String key, String[] keys, long start, RequestOrder order)
       throws InterruptedException {
+    Shape shape = request.shape();
+    String token = request.token();
+    long ttlMillis = request.ttlMillis();
     // A node where the last release of this key has not settled gets our SET only if its turn
     // comes before the vote's deadline (else it is SKIPPED: its vote could not count anyway).
     Ballot votes =
         fanOut.send(
-            request(Verb.ACQUIRE, shape, key, keys, token, ttlMillis, intentMillis),
+            request(Verb.ACQUIRE, shape, key, keys, token, ttlMillis, request.intentMillis()),
             HELD,
             order,
             null,
@@ -417,10 +345,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       if (yes >= quorum) {
         long fence = fence(key, keys, shape, token, votes, order, ttlMillis);
         if (fence > 0) {
-          return new Vote<>(
-              new QuorumHeld(resource, resources, key, keys, shape, token, fence, votes, order),
-              yes,
-              votes);
+          return new Vote<>(new QuorumHeld(request, key, keys, fence, votes, order), yes, votes);
         }
       }
     } catch (InterruptedException e) {
@@ -437,7 +362,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   private void rollBack(
       String key,
       String[] keys,
-      NodeRequest.Shape shape,
+      Shape shape,
       String token,
       Ballot votes,
       RequestOrder order,
@@ -477,7 +402,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   private long fence(
       String key,
       String[] keys,
-      NodeRequest.Shape shape,
+      Shape shape,
       String token,
       Ballot votes,
       RequestOrder order,
@@ -608,14 +533,15 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   @Override
   public boolean giveBackToWaiters(QuorumHeld held) {
     Ballot votes = giveBackAndCount(held);
-    if (held.shape != NodeRequest.Shape.ONE) {
+    if (held.request.shape() != Shape.ONE) {
       return false; // only release.lua counts who was told
     }
     List<LockNode> nodes = fanOut.nodes();
     int told = 0;
     for (int i = 0; i < nodes.size(); i++) {
       long reply = votes.value(i); // 0 unless the node answered OK
-      long others = (reply - 1) / 2 - (reply > 1 && nodes.get(i).watches(held.resource()) ? 1 : 0);
+      long others =
+          (reply - 1) / 2 - (reply > 1 && nodes.get(i).watches(held.request.name()) ? 1 : 0);
       if (others > 0) {
         told++;
       }
@@ -626,7 +552,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   private Ballot giveBackAndCount(QuorumHeld held) {
     NodeRequest release = held.request(Verb.RELEASE, held.fencingToken());
     Ballot votes = sendRelease(held, release);
-    String[] unsettledKeys = unsettledKeys(held.shape, held.keys);
+    String[] unsettledKeys = unsettledKeys(held.request.shape(), held.keys);
     putUnsettled(held.key, unsettledKeys, votes); // from now on, a take of these keys follows it
     try {
       votes.awaitDefinite(quorum, ticker.read() + nodeTimeoutNanos);
@@ -636,12 +562,12 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     }
     if (votes.allAnswered() && votes.definite() == votes.size()) {
       removeUnsettled(held.key, unsettledKeys, votes); // answered everywhere: nothing to follow
-      logRelease(held.resource(), votes); // the usual case: nothing to wait for or send again
+      logRelease(held.request.name(), votes); // the usual case: nothing to wait for or send again
     } else {
       votes.whenAllSettled(
           () -> {
             removeUnsettled(held.key, unsettledKeys, votes);
-            logRelease(held.resource(), votes);
+            logRelease(held.request.name(), votes);
             stragglers.keepUnconfirmed(votes, release);
           });
     }
@@ -653,8 +579,8 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
    * else only the lease's first key (null), which for a read-write lock is its writer key, under
    * which both sides look up what to follow.
    */
-  private static String[] unsettledKeys(NodeRequest.Shape shape, String[] keys) {
-    return shape == NodeRequest.Shape.ALL ? keys : null;
+  private static String[] unsettledKeys(Shape shape, String[] keys) {
+    return shape == Shape.ALL ? keys : null;
   }
 
   /**
@@ -711,7 +637,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
             release.awaitAll(deadline);
             return null;
           });
-      logRelease(held.get(i).resource(), release);
+      logRelease(held.get(i).request().name(), release);
     }
   }
 

@@ -25,23 +25,8 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
 
   /** What a store keeps about one granted lease. */
   interface Held {
-    /**
-     * The resource this lease locks; for a lease of several ({@link LeaseStore#takeAll}), a label
-     * for messages and events: the resources in their sorted order, as a list prints them ({@code
-     * [a, b]}).
-     */
-    String resource();
-
-    /**
-     * Every resource this lease locks, sorted: the one {@link #resource()} unless it came from
-     * {@link LeaseStore#takeAll}.
-     */
-    default List<String> resources() {
-      return List.of(resource());
-    }
-
-    /** The owner token: the proof of ownership, never shown. */
-    String token();
+    /** What the attempt asked for: the lease's shape, resources and owner token. */
+    LeaseRequest request();
 
     /**
      * The fencing token: larger than every token granted before on the resource (on each of the
@@ -98,82 +83,40 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
   void checkResource(String resource);
 
   /**
-   * One attempt to take {@code resource} for {@code ttlMillis} with {@code token}; the engine read
-   * its clock ({@code start}) just before, and bounds the attempt by the store's timeout from then.
-   * An attempt that does not take a quorum leaves nothing behind that would block the next.
+   * One attempt to take what {@code request} asks for; the engine read its clock ({@code start})
+   * just before, and bounds the attempt by the store's timeout from then. The engine counts the
+   * vote, decides validity and gives {@code held} back; {@link #renew} and {@link #giveBack} then
+   * act on the whole lease. An attempt that does not take a quorum leaves nothing behind that would
+   * block the next. The held lease's {@link Held#fencingToken()} is larger than every token granted
+   * before on each resource it covers.
+   *
+   * <ul>
+   *   <li>{@link LeaseRequest.Shape#ALL}: every resource or none. No two attempts on overlapping
+   *       sets, in any order, may wait for each other; the resources are the ones a lease of each
+   *       alone takes, so the two kinds of lease exclude each other.
+   *   <li>{@link LeaseRequest.Shape#READ}: readers do not refuse each other; a reader is refused
+   *       while a writer holds the lock or waits for it (writer preference, so that a stream of
+   *       readers cannot keep a writer out). The token comes from the lock's one counter, shared
+   *       with writers. A read-write lock's names are apart from plain resources'.
+   *   <li>{@link LeaseRequest.Shape#WRITE}: refused while another writer or any unexpired reader
+   *       holds the lock; a refusal then keeps new readers out for {@link
+   *       LeaseRequest#intentMillis()}.
+   * </ul>
    *
    * @throws InterruptedException if interrupted; the attempt is rolled back
+   * @throws UnsupportedOperationException for a shape this store does not take: {@link
+   *     LeaseRequest.Shape#READ} and {@link LeaseRequest.Shape#WRITE} without {@link
+   *     #hasReadWriteLocks()}
    */
-  Vote<H> take(String resource, String token, long ttlMillis, long start)
-      throws InterruptedException;
+  Vote<H> take(LeaseRequest request, long start) throws InterruptedException;
 
   /**
-   * One attempt to take every one of {@code resources} at once, all or none, for {@code ttlMillis}
-   * with {@code token}, as {@link #take} takes one: the engine counts the vote, decides validity
-   * and gives {@code held} back the same way, and {@link #renew} and {@link #giveBack} then act on
-   * the whole set. The store takes the resources so that no two attempts on overlapping sets, in
-   * any order, can wait for each other, and an attempt that is refused leaves none of them taken.
-   * The engine calls it with 2 to {@link dev.redlock.Redlock#MAX_RESOURCES} distinct names that
-   * passed {@link #checkResource}, in their natural (sorted) order; a set of one is a {@link
-   * #take}. The held lease's {@link Held#fencingToken()} is larger than every token granted before
-   * on each of the resources. This default refuses: a store that cannot take several at once.
-   *
-   * @throws InterruptedException if interrupted; the attempt is rolled back
-   * @throws UnsupportedOperationException if this store cannot take several resources at once
-   */
-  default Vote<H> takeAll(List<String> resources, String token, long ttlMillis, long start)
-      throws InterruptedException {
-    throw new UnsupportedOperationException(
-        "this lease store ("
-            + getClass().getSimpleName()
-            + ") cannot take several resources at once");
-  }
-
-  /**
-   * Whether this store has read-write locks ({@link #takeRead}, {@link #takeWrite}): asked when one
-   * is made, so that a store without them is refused at once. Default: false.
+   * Whether this store has read-write locks ({@link LeaseRequest.Shape#READ}, {@link
+   * LeaseRequest.Shape#WRITE}): asked when one is made, so that a store without them is refused at
+   * once. Default: false.
    */
   default boolean hasReadWriteLocks() {
     return false;
-  }
-
-  /**
-   * One attempt to take the read-write lock {@code name} for reading, for {@code ttlMillis} with
-   * {@code token}, as {@link #take} takes a resource: the engine counts the vote, decides validity
-   * and gives {@code held} back the same way, and {@link #renew} and {@link #giveBack} act on this
-   * reader alone. Readers do not refuse each other; a reader is refused while a writer holds the
-   * lock, and while one waits for it (the store's fairness rule: writer preference, so that a
-   * stream of readers cannot keep a writer out). The held lease's {@link Held#fencingToken()} comes
-   * from the lock's one counter, shared with writers: larger than every token of a writer that
-   * ended before it. A read-write lock's names are apart from plain resources': a lock {@code name}
-   * and a resource {@code name} never exclude each other. The engine calls it with a {@code name}
-   * that passed {@link #checkResource}. This default refuses.
-   *
-   * @throws InterruptedException if interrupted; the attempt is rolled back
-   * @throws UnsupportedOperationException if this store has no read-write locks
-   */
-  default Vote<H> takeRead(String name, String token, long ttlMillis, long start)
-      throws InterruptedException {
-    throw new UnsupportedOperationException(
-        "this lease store (" + getClass().getSimpleName() + ") has no read-write locks");
-  }
-
-  /**
-   * One attempt to take the read-write lock {@code name} for writing, as {@link #takeRead}: refused
-   * while another writer or any unexpired reader holds it; a refusal then keeps new readers out for
-   * {@code intentMillis} (at most {@code ttlMillis}: until this writer asks again; 0 for a writer
-   * that will not), so that they cannot keep it out. The held lease's {@link Held#fencingToken()}
-   * is larger than every token granted before on the lock, to readers and writers alike. This
-   * default refuses.
-   *
-   * @throws InterruptedException if interrupted; the attempt is rolled back
-   * @throws UnsupportedOperationException if this store has no read-write locks
-   */
-  default Vote<H> takeWrite(
-      String name, String token, long ttlMillis, long intentMillis, long start)
-      throws InterruptedException {
-    throw new UnsupportedOperationException(
-        "this lease store (" + getClass().getSimpleName() + ") has no read-write locks");
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.redlock.jdbc;
 
 import dev.redlock.NodeOutcome;
+import dev.redlock.spi.LeaseRequest;
 import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;
 import java.sql.Connection;
@@ -45,46 +46,19 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
   private final String name;
 
   /**
-   * A lease held in the table: one row, or, for a lease of several resources, a row per resource
-   * ({@code resources}, sorted; null for one), all with the same owner and fencing token; or a side
-   * of a read-write lock ({@code resource} its name), whose one row is {@code rows}' (null for
-   * every other lease: the rows are the resources).
+   * A lease held in the table: its {@code rows}, sorted, all with the same owner and fencing token:
+   * the resource's row, a row per resource of a set, or a read-write lock side's one row.
    */
-  record Row(
-      String resource,
-      List<String> resources,
-      String token,
-      long fencingToken,
-      NodeOutcome granted,
-      List<String> rows)
+  record Row(LeaseRequest request, long fencingToken, NodeOutcome granted, List<String> rows)
       implements LeaseStore.Held {
-    Row(
-        String resource,
-        List<String> resources,
-        String token,
-        long fencingToken,
-        NodeOutcome granted) {
-      this(resource, resources, token, fencingToken, granted, null);
-    }
-
-    /** The table's rows this lease holds, sorted: renewed and released together. */
-    List<String> rowNames() {
-      return rows != null ? rows : resources();
-    }
-
     @Override
     public List<NodeOutcome> outcomes() {
       return List.of(granted);
     }
 
     @Override
-    public List<String> resources() {
-      return resources == null ? List.of(resource) : resources;
-    }
-
-    @Override
     public String toString() {
-      return "Row{" + resource + ", fence " + fencingToken + "}"; // never the token
+      return "Row{" + request.name() + ", fence " + fencingToken + "}"; // never the token
     }
   }
 
@@ -153,43 +127,6 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     return true;
   }
 
-  /**
-   * One transaction: lock the guard row; refused if a writer intent mark or a live writer row is
-   * there (nothing written); else a reader row of our own with the ttl, and a token drawn into it
-   * once it is won, as {@link #take} draws one.
-   */
-  @Override
-  public Vote<Row> takeRead(String name, String token, long ttlMillis, long start)
-      throws InterruptedException {
-    String reader =
-        READ_WRITE
-            + "r:"
-            + checkReadWriteName(name)
-            + "#"
-            + String.format("%016x", java.util.concurrent.ThreadLocalRandom.current().nextLong());
-    return takeReadWrite(
-        name, reader, token, ttlMillis, c -> takeRead(c, name, reader, token, ttlMillis));
-  }
-
-  /**
-   * One transaction: lock the guard row, then every reader row of the lock; refused if one is live,
-   * or if the writer row is held (the mutex's upsert on it), and then the writer intent mark is
-   * raised to {@code intentMillis} from now (committed: it keeps new readers out); else the writer
-   * row is ours with a token, and the mark is cleared.
-   */
-  @Override
-  public Vote<Row> takeWrite(
-      String name, String token, long ttlMillis, long intentMillis, long start)
-      throws InterruptedException {
-    String writer = READ_WRITE + "w:" + checkReadWriteName(name);
-    return takeReadWrite(
-        name,
-        writer,
-        token,
-        ttlMillis,
-        c -> takeWrite(c, name, writer, token, ttlMillis, intentMillis));
-  }
-
   private static String checkReadWriteName(String name) {
     if (name.length() > MAX_READ_WRITE_NAME) {
       throw new IllegalArgumentException(
@@ -201,31 +138,63 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     return name;
   }
 
-  /** What one side's transaction does on its connection: our token, or 0 (refused). */
-  private interface SideWork {
+  /** The rows a lease of {@code request} holds: its resources', or a read-write side's one. */
+  private static List<String> rows(LeaseRequest request) {
+    return switch (request.shape()) {
+      case ONE, ALL -> request.resources();
+      case READ ->
+          List.of(
+              READ_WRITE
+                  + "r:"
+                  + checkReadWriteName(request.name())
+                  + "#"
+                  + String.format(
+                      "%016x", java.util.concurrent.ThreadLocalRandom.current().nextLong()));
+      case WRITE -> List.of(READ_WRITE + "w:" + checkReadWriteName(request.name()));
+    };
+  }
+
+  /** What a take's transaction does on its connection: our token, or 0 (refused). */
+  private interface Take {
     long run(Connection c) throws SQLException;
   }
 
-  /** {@link #take}'s frame, for a side of a read-write lock whose one row is {@code row}. */
-  private Vote<Row> takeReadWrite(
-      String name, String row, String token, long ttlMillis, SideWork work)
-      throws InterruptedException {
+  /**
+   * One transaction, whatever the shape: a resource's row ({@link #take(Connection, String, String,
+   * long)}); every row of a set, all or none ({@link #takeAll(Connection, List, String, long)}); a
+   * reader's own row ({@link #takeRead(Connection, String, String, String, long)}) or the writer's
+   * ({@link #takeWrite(Connection, String, String, String, long, long)}) of a read-write lock. A
+   * deadlock the database reports (it rolled the transaction back) is contention with another
+   * attempt on overlapping rows: a refusal, not an outage.
+   */
+  @Override
+  public Vote<Row> take(LeaseRequest request, long start) throws InterruptedException {
+    String token = request.token();
+    long ttlMillis = request.ttlMillis();
+    List<String> rows = rows(request);
+    Take work =
+        switch (request.shape()) {
+          case ONE -> c -> take(c, rows.get(0), token, ttlMillis);
+          case ALL -> c -> takeAll(c, rows, token, ttlMillis);
+          case READ -> c -> takeRead(c, request.name(), rows.get(0), token, ttlMillis);
+          case WRITE ->
+              c ->
+                  takeWrite(
+                      c, request.name(), rows.get(0), token, ttlMillis, request.intentMillis());
+        };
     long began = System.nanoTime();
     try (Connection c = borrow()) {
       long fence = inTransaction(c, () -> work.run(c));
       Duration took = Duration.ofNanos(System.nanoTime() - began);
       if (fence > 0) {
-        NodeOutcome ok = new NodeOutcome(this.name, NodeOutcome.Status.OK, "", took);
-        return new Vote<>(
-            new Row(name, null, token, fence, ok, List.of(row)),
-            1,
-            new SingleAnswer(true, ok, null));
+        NodeOutcome ok = new NodeOutcome(name, NodeOutcome.Status.OK, "", took);
+        return new Vote<>(new Row(request, fence, ok, rows), 1, new SingleAnswer(true, ok, null));
       }
-      NodeOutcome no = new NodeOutcome(this.name, NodeOutcome.Status.REFUSED, HELD, took);
+      NodeOutcome no = new NodeOutcome(name, NodeOutcome.Status.REFUSED, HELD, took);
       return new Vote<>(null, 0, new SingleAnswer(false, no, null));
     } catch (UnknownCommit e) {
-      if (e.result > 0) { // we had won: the row may be committed, ours, and unknown to the engine
-        forget(row, token, ttlMillis, e);
+      if (e.result > 0) { // we had won: the rows may be committed, ours, and unknown to the engine
+        owed(() -> forget(rows, token, ttlMillis, e));
       }
       return new Vote<>(null, 0, new SingleAnswer(false, failure(e, began), e));
     } catch (SQLException e) {
@@ -329,73 +298,6 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     return prefix.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%";
   }
 
-  @Override
-  public Vote<Row> take(String resource, String token, long ttlMillis, long start)
-      throws InterruptedException {
-    long began = System.nanoTime();
-    try (Connection c = borrow()) {
-      long fence = inTransaction(c, () -> take(c, resource, token, ttlMillis));
-      Duration took = Duration.ofNanos(System.nanoTime() - began);
-      if (fence > 0) {
-        NodeOutcome ok = new NodeOutcome(name, NodeOutcome.Status.OK, "", took);
-        return new Vote<>(
-            new Row(resource, null, token, fence, ok), 1, new SingleAnswer(true, ok, null));
-      }
-      NodeOutcome no = new NodeOutcome(name, NodeOutcome.Status.REFUSED, HELD, took);
-      return new Vote<>(null, 0, new SingleAnswer(false, no, null));
-    } catch (UnknownCommit e) {
-      if (e.result > 0) { // we had won: the row may be committed, ours, and unknown to the engine
-        forget(resource, token, ttlMillis, e);
-      }
-      NodeOutcome failed = failure(e, began);
-      return new Vote<>(null, 0, new SingleAnswer(false, failed, e));
-    } catch (SQLException e) {
-      if (lostToAnotherTransaction(e)) {
-        return new Vote<>(null, 0, lostDeadlock(e, began));
-      }
-      NodeOutcome failed = failure(e, began);
-      return new Vote<>(null, 0, new SingleAnswer(false, failed, e));
-    }
-  }
-
-  /**
-   * Several rows in one transaction, all or none: each taken as {@link #take} takes one, in sorted
-   * order (the order every transaction of this store locks rows in, so two attempts on overlapping
-   * sets cannot wait for each other in a cycle), then one fencing token drawn for the set and
-   * written into every row. A row held by another owner rolls the whole transaction back. A
-   * deadlock the database reports (it rolled the transaction back) is contention with another
-   * attempt on overlapping rows: a refusal, not an outage.
-   */
-  @Override
-  public Vote<Row> takeAll(List<String> resources, String token, long ttlMillis, long start)
-      throws InterruptedException {
-    long began = System.nanoTime();
-    String label = resources.toString();
-    try (Connection c = borrow()) {
-      long fence = inTransaction(c, () -> takeAll(c, resources, token, ttlMillis));
-      Duration took = Duration.ofNanos(System.nanoTime() - began);
-      if (fence > 0) {
-        NodeOutcome ok = new NodeOutcome(name, NodeOutcome.Status.OK, "", took);
-        return new Vote<>(
-            new Row(label, resources, token, fence, ok), 1, new SingleAnswer(true, ok, null));
-      }
-      NodeOutcome no = new NodeOutcome(name, NodeOutcome.Status.REFUSED, HELD, took);
-      return new Vote<>(null, 0, new SingleAnswer(false, no, null));
-    } catch (UnknownCommit e) {
-      if (e.result > 0) { // we had won: the rows may be committed, ours, and unknown to the engine
-        owed(() -> forgetAll(resources, token, ttlMillis, e));
-      }
-      NodeOutcome failed = failure(e, began);
-      return new Vote<>(null, 0, new SingleAnswer(false, failed, e));
-    } catch (SQLException e) {
-      if (lostToAnotherTransaction(e)) {
-        return new Vote<>(null, 0, lostDeadlock(e, began));
-      }
-      NodeOutcome failed = failure(e, began);
-      return new Vote<>(null, 0, new SingleAnswer(false, failed, e));
-    }
-  }
-
   /**
    * A take the database rolled back for a deadlock with another take: a refusal. InnoDB (MariaDB)
    * can report one between upserts of new rows that fall in one index gap, whatever order each
@@ -423,7 +325,12 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     return "40P01".equals(state) || ("40001".equals(state) && e.getErrorCode() == 1213);
   }
 
-  /** The rows of {@link #takeAll(List, String, long, long)}: our token, or 0 (rolled back). */
+  /**
+   * Several rows, all or none: each taken as one is, in sorted order (the order every transaction
+   * of this store locks rows in, so two attempts on overlapping sets cannot wait for each other in
+   * a cycle), then one fencing token drawn for the set and written into every row. A row held by
+   * another owner rolls the whole transaction back: our token, or 0.
+   */
   private long takeAll(Connection c, List<String> resources, String token, long ttlMillis)
       throws SQLException {
     try (PreparedStatement take = c.prepareStatement(dialect.acquire(table))) {
@@ -460,31 +367,49 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     return fence;
   }
 
-  /** After a won set whose commit went unanswered: deletes whatever rows of it are ours. */
-  private void forgetAll(List<String> resources, String token, long ttlMillis, UnknownCommit lost) {
+  /**
+   * After a won take whose commit went unanswered: deletes whatever rows of it are ours. Nothing to
+   * delete yet is not proof: the commit may still be queued or running on the server, and land
+   * after this delete looked (its rows are invisible until then).
+   */
+  private void forget(List<String> rows, String token, long ttlMillis, UnknownCommit lost) {
+    String what = rows.size() == 1 ? "'" + rows.get(0) + "'" : rows.toString();
     long deleted;
     try (Connection c = borrowUninterrupted()) {
-      deleted = inTransaction(c, () -> deleteAll(c, resources, token));
+      deleted = inTransaction(c, () -> deleteAll(c, rows, token));
     } catch (SQLException e) {
       log.warn(
-          "acquire of {} counts as failed: {}; its rows may be held until their ttl ({} ms) ends,"
-              + " as deleting them failed too: {}",
-          resources,
+          "acquire of {} counts as failed: {}; {} ({} ms) ends, as deleting {} failed too: {}",
+          what,
           lost.getMessage(),
+          rows.size() == 1
+              ? "its row may be held until its ttl"
+              : "its rows may be held until their ttl",
           ttlMillis,
+          rows.size() == 1 ? "it" : "them",
           e.toString());
       return;
     }
-    log.warn(
-        "acquire of {} counts as failed: {}; {} row(s) it wrote deleted (a commit still on its way"
-            + " would land rows held until their ttl, {} ms, ends)",
-        resources,
-        lost.getMessage(),
-        deleted,
-        ttlMillis);
+    if (deleted == rows.size()) {
+      log.warn(
+          "acquire of {} counts as failed: {}; the row{} it wrote {} deleted",
+          what,
+          lost.getMessage(),
+          rows.size() == 1 ? "" : "s",
+          rows.size() == 1 ? "is" : "are");
+    } else {
+      log.warn(
+          "acquire of {} counts as failed: {}; {} of its {} row(s) deleted, but if its commit is"
+              + " still on its way, the rows it lands are held until their ttl ({} ms) ends",
+          what,
+          lost.getMessage(),
+          deleted,
+          rows.size(),
+          ttlMillis);
+    }
   }
 
-  /** Deletes every row of {@code resources} that is still ours, in sorted order: the count. */
+  /** Deletes our rows, those still ours: the count deleted. */
   private long deleteAll(Connection c, List<String> resources, String token) throws SQLException {
     long deleted = 0;
     try (PreparedStatement s = c.prepareStatement(dialect.release(table))) {
@@ -548,7 +473,7 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     try (Connection c = borrow()) {
       // Every row of the lease in one transaction, in sorted order: all extended, or none (a row
       // that is no longer ours rolls the others back, and the renewal is refused).
-      List<String> resources = row.rowNames();
+      List<String> resources = row.rows();
       long updated =
           inTransaction(
               c,
@@ -558,7 +483,7 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
                   for (String resource : resources) {
                     s.setLong(1, ttlMillis);
                     s.setString(2, resource);
-                    s.setString(3, row.token());
+                    s.setString(3, row.request().token());
                     if (s.executeUpdate() != 1) {
                       c.rollback();
                       return 0;
@@ -582,67 +507,17 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
    * the engine knows until its ttl ends. Deletes it (owner-checked) on another connection and says
    * so at WARN, naming the resource, never the owner token.
    */
-  private void forget(String resource, String token, long ttlMillis, UnknownCommit lost) {
-    owed(() -> forgetNow(resource, token, ttlMillis, lost));
-  }
-
-  private void forgetNow(String resource, String token, long ttlMillis, UnknownCommit lost) {
-    long deleted;
-    try (Connection c = borrowUninterrupted()) {
-      deleted = inTransaction(c, () -> delete(c, resource, token));
-    } catch (SQLException e) {
-      log.warn(
-          "acquire of '{}' counts as failed: {}; its row may be held until its ttl ({} ms) ends,"
-              + " as deleting it failed too: {}",
-          resource,
-          lost.getMessage(),
-          ttlMillis,
-          e.toString());
-      return;
-    }
-    if (deleted > 0) {
-      log.warn(
-          "acquire of '{}' counts as failed: {}; the row it wrote is deleted",
-          resource,
-          lost.getMessage());
-    } else {
-      // Nothing to delete yet is not proof: the commit may still be queued or running on the
-      // server, and land after this delete looked (its row is invisible until then).
-      log.warn(
-          "acquire of '{}' counts as failed: {}; no row of it is there now, but if its commit is"
-              + " still on its way, the row it lands is held until its ttl ({} ms) ends",
-          resource,
-          lost.getMessage(),
-          ttlMillis);
-    }
-  }
-
-  /** Deletes our row, if it is still ours: the count deleted. */
-  private long delete(Connection c, String resource, String token) throws SQLException {
-    try (PreparedStatement s = c.prepareStatement(dialect.release(table))) {
-      s.setQueryTimeout(timeoutSeconds);
-      s.setString(1, resource);
-      s.setString(2, token);
-      return s.executeUpdate();
-    }
-  }
-
   @Override
   public void giveBack(Row row) {
     owed(
         () -> {
           try (Connection c = borrowUninterrupted()) {
-            inTransaction(
-                c,
-                () ->
-                    row.resources == null && row.rows == null
-                        ? delete(c, row.resource(), row.token())
-                        : deleteAll(c, row.rowNames(), row.token()));
+            inTransaction(c, () -> deleteAll(c, row.rows(), row.request().token()));
           } catch (SQLException e) {
             // The row expires on its own; nobody else's row can be touched (owner-checked).
             log.warn(
                 "release of '{}' failed; the row expires at its ttl: {}",
-                row.resource(),
+                row.request().name(),
                 e.toString());
           }
         });

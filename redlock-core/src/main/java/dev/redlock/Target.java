@@ -1,0 +1,61 @@
+package dev.redlock;
+
+import dev.redlock.spi.LeaseRequest;
+import dev.redlock.spi.LeaseRequest.Shape;
+import java.util.List;
+
+/**
+ * What an acquisition is after, before each attempt adds its token and times ({@link #request}):
+ * one resource, a sorted set of two or more, or one side of a read-write lock.
+ */
+record Target(Shape shape, List<String> resources) {
+
+  static Target one(String resource) {
+    return new Target(Shape.ONE, List.of(resource));
+  }
+
+  /** A sorted set of distinct resources; a set of one is that resource's own lock. */
+  static Target all(List<String> sorted) {
+    return sorted.size() == 1 ? one(sorted.get(0)) : new Target(Shape.ALL, sorted);
+  }
+
+  static Target side(String name, Shape side) {
+    return new Target(side, List.of(name));
+  }
+
+  /** What logs and messages call it: the resource or lock name, or the set as text. */
+  String name() {
+    return shape == Shape.ALL ? resources.toString() : resources.get(0);
+  }
+
+  /** Whether this is a side of a read-write lock. */
+  boolean isSide() {
+    return shape == Shape.READ || shape == Shape.WRITE;
+  }
+
+  /**
+   * The key of the line this service's threads wait in for it ({@link Waiters}): the resource, the
+   * set, or the side itself, which equals only the same side of the same lock.
+   */
+  Object line() {
+    return switch (shape) {
+      case ONE -> resources.get(0);
+      case ALL -> resources;
+      case READ, WRITE -> this;
+    };
+  }
+
+  LeaseRequest request(String token, long ttlMillis, long intentMillis) {
+    return new LeaseRequest(shape, resources, token, ttlMillis, intentMillis);
+  }
+
+  /** For messages: {@code 'name'}, the set, or the lock's name and side. */
+  String describe() {
+    return switch (shape) {
+      case ONE -> "'" + name() + "'";
+      case ALL -> name();
+      case READ -> "'" + name() + "' for reading";
+      case WRITE -> "'" + name() + "' for writing";
+    };
+  }
+}

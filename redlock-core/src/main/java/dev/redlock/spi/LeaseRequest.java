@@ -1,0 +1,70 @@
+package dev.redlock.spi;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * What one attempt asks a store for: the lease's shape, the resources it covers, the owner's token
+ * and how long the store keeps the lease if it is never released. One type for every kind of lease,
+ * so that a store takes, renews and gives back along one path each.
+ *
+ * @param shape one resource, several at once, or one side of a read-write lock
+ * @param resources the resource ({@link Shape#ONE}), the sorted distinct resources ({@link
+ *     Shape#ALL}, two or more), or the read-write lock's name ({@link Shape#READ}, {@link
+ *     Shape#WRITE}); already checked by the store's {@link LeaseStore#checkResource}
+ * @param token the owner's random token: only its holder may renew or give the lease back
+ * @param ttlMillis how long the store keeps the lease if it is never renewed or given back
+ * @param intentMillis for {@link Shape#WRITE} only: how long a refused writer keeps new readers out
+ *     (it asks again within that time; 0 for a writer that will not); else 0
+ */
+public record LeaseRequest(
+    Shape shape, List<String> resources, String token, long ttlMillis, long intentMillis) {
+
+  /** What a lease covers, and so which of the store's scripts or statements take it. */
+  public enum Shape {
+    /** One resource. */
+    ONE,
+    /** Every one of two or more resources at once, all or none. */
+    ALL,
+    /** The read side of a read-write lock: shared with other readers, never with a writer. */
+    READ,
+    /** The write side of a read-write lock: alone. */
+    WRITE
+  }
+
+  /**
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code resources} does not fit {@code shape}, {@code
+   *     ttlMillis} is not positive, or {@code intentMillis} is negative or set for another shape
+   *     than {@link Shape#WRITE}
+   */
+  public LeaseRequest {
+    Objects.requireNonNull(shape, "shape must not be null");
+    resources = List.copyOf(resources);
+    Objects.requireNonNull(token, "token must not be null");
+    if (shape == Shape.ALL ? resources.size() < 2 : resources.size() != 1) {
+      throw new IllegalArgumentException(
+          "resources of a "
+              + shape
+              + " request must be "
+              + (shape == Shape.ALL ? "2 or more" : "1")
+              + ", were "
+              + resources.size());
+    }
+    if (ttlMillis <= 0) {
+      throw new IllegalArgumentException("ttlMillis must be positive, was " + ttlMillis);
+    }
+    if (intentMillis < 0 || (intentMillis > 0 && shape != Shape.WRITE)) {
+      throw new IllegalArgumentException(
+          "intentMillis must be 0, or positive for a WRITE request; was "
+              + intentMillis
+              + " for "
+              + shape);
+    }
+  }
+
+  /** What logs and messages call the lease: its resource or lock name, or the set as text. */
+  public String name() {
+    return shape == Shape.ALL ? resources.toString() : resources.get(0);
+  }
+}
