@@ -84,10 +84,10 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
   }
 
   private CompletableFuture<T> start() {
-    engine.pending(this, true); // refused past the bound: at most one queued attempt each
+    engine.async.add(this); // refused past the bound: at most one queued attempt each
     result.whenComplete(
         (value, error) -> {
-          engine.pending(this, false);
+          engine.async.remove(this);
           stop(); // however it completed: cancel, orTimeout, complete(), or an outcome
         });
     submit();
@@ -100,7 +100,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
       return;
     }
     try {
-      engine.asyncAttempts().execute(attemptTask);
+      engine.async.threads().execute(attemptTask);
     } catch (RejectedExecutionException e) {
       fail(
           engine.isClosed()
@@ -230,7 +230,8 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
     if (nextTry != null) {
       nextTry.cancel(false);
     }
-    engine.unqueue(attemptTask); // a queued attempt leaves the queue now, not when it comes up
+    engine.async.unqueue(
+        attemptTask); // a queued attempt leaves the queue now, not when it comes up
     if (attempting != null && attempting != Thread.currentThread()) {
       attempting.interrupt();
     }

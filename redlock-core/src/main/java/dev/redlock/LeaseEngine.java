@@ -3,7 +3,6 @@ package dev.redlock;
 import dev.redlock.LockUnavailableException.Reason;
 import dev.redlock.internal.Names;
 import dev.redlock.internal.Ticker;
-import dev.redlock.internal.TokenHash;
 import dev.redlock.internal.Uninterruptibly;
 import dev.redlock.spi.LeaseRequest.Shape;
 import dev.redlock.spi.LeaseStore;
@@ -13,15 +12,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,7 +30,7 @@ import org.slf4j.LoggerFactory;
  *
  * @param <H> what the store keeps about a granted lease
  */
-final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H> {
+final class LeaseEngine<H extends LeaseStore.Held> {
   private static final Logger log = LoggerFactory.getLogger(LeaseEngine.class);
 
   private final LockSettings settings;
@@ -47,7 +43,8 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
   private final Set<ManagedLease<H>> held = ConcurrentHashMap.newKeySet();
   private final Waiters waiters;
   private final AtomicBoolean closed = new AtomicBoolean();
-  private final List<RedlockListener> listeners;
+  private final Listeners events;
+  private final Arguments arguments;
 
   /**
    * Turns for attempts on the store ({@link LockSettings#maxAttemptsInFlight}), first come first
@@ -82,7 +79,9 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
     this.ticker = ticker;
     this.watchdog = watchdog;
     this.roundNanos = settings.nodeTimeout().toNanos();
-    this.listeners = settings.listeners();
+    this.events = new Listeners(settings.listeners(), store.quorum());
+    this.arguments = new Arguments(settings, store);
+    this.async = new AsyncAttempts(name, closed::get);
     this.attemptTurns = new java.util.concurrent.Semaphore(settings.maxAttemptsInFlight(), true);
     this.waiters =
         new Waiters(
@@ -136,7 +135,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
   }
 
   /** One attempt, mapped for the caller: the lease, empty if held elsewhere, else the failure. */
-  private Optional<Lease> tryOnce(Target target, long ttlMillis) {
+  Optional<Lease> tryOnce(Target target, long ttlMillis) {
     Attempt attempt;
     try {
       // One attempt (no intent mark), after its turn however long the attempts ahead take.
@@ -190,14 +189,13 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
   }
 
   /** Attempts until won or {@code maxWait} is spent. */
-  private Lease acquire(Target target, long ttlMillis, Duration maxWait)
-      throws InterruptedException {
+  Lease acquire(Target target, long ttlMillis, Duration maxWait) throws InterruptedException {
     Objects.requireNonNull(maxWait, "maxWait must not be null");
     if (maxWait.isNegative()) {
       throw new IllegalArgumentException("maxWait must be >= 0, was " + maxWait);
     }
     long began = ticker.read();
-    long waitNanos = saturatedNanos(maxWait);
+    long waitNanos = Arguments.saturatedNanos(maxWait);
     // A maxWait of centuries (or ChronoUnit.FOREVER) means no limit, not an overflow.
     boolean unbounded = waitNanos > Long.MAX_VALUE / 4;
     long giveUpAt = began + (unbounded ? 0 : waitNanos);
@@ -338,47 +336,8 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
 
   // ---- acquiring without a waiting thread --------------------------------------------------
 
-  /** Threads that run asynchronous attempts; made on first use, closed with the engine. */
-  private volatile java.util.concurrent.ThreadPoolExecutor asyncAttempts;
-
-  /** Asynchronous acquisitions not completed yet: failed when the engine closes. */
-  private final java.util.Set<AsyncAcquisition<H, ?>> pendingAsync =
-      java.util.concurrent.ConcurrentHashMap.newKeySet();
-
-  /** The most asynchronous attempts in progress at once; more wait in a bounded queue. */
-  static final int ASYNC_THREADS = 4;
-
-  /** The most asynchronous acquisitions pending at once; past it a new one fails at once. */
-  static final int ASYNC_QUEUE = 4096;
-
-  static final String ASYNC_THREAD_PREFIX = "redlock-async-";
-
-  private static final long ASYNC_CLOSE_MARGIN_MILLIS = 1000;
-
-  java.util.concurrent.Executor asyncAttempts() {
-    java.util.concurrent.ThreadPoolExecutor pool = asyncAttempts;
-    if (pool == null) {
-      synchronized (this) {
-        pool = asyncAttempts;
-        if (pool == null) {
-          pool =
-              new java.util.concurrent.ThreadPoolExecutor(
-                  ASYNC_THREADS,
-                  ASYNC_THREADS,
-                  30,
-                  TimeUnit.SECONDS,
-                  new java.util.concurrent.LinkedBlockingQueue<>(ASYNC_QUEUE),
-                  dev.redlock.internal.IoThreads.daemonThreads(ASYNC_THREAD_PREFIX));
-          pool.allowCoreThreadTimeOut(true);
-          asyncAttempts = pool;
-          if (closed.get()) {
-            pool.shutdownNow(); // closed meanwhile: close() did not see this pool
-          }
-        }
-      }
-    }
-    return pool;
-  }
+  /** The threads of asynchronous attempts, and the acquisitions pending on them. */
+  final AsyncAttempts async;
 
   Ticker ticker() {
     return ticker;
@@ -389,40 +348,8 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
     return watchdog.callbackThreads();
   }
 
-  /** Takes a queued attempt out of the async queue (its acquisition completed meanwhile). */
-  void unqueue(Runnable attempt) {
-    java.util.concurrent.ThreadPoolExecutor pool = asyncAttempts;
-    if (pool != null) {
-      pool.remove(attempt);
-    }
-  }
-
   dev.redlock.quorum.Timers timers() {
     return watchdog;
-  }
-
-  /**
-   * Counts an asynchronous acquisition in (or out). Past {@link #ASYNC_QUEUE} pending ones, a new
-   * one fails at once: each has at most one attempt queued, so the queue never refuses a retry.
-   */
-  void pending(AsyncAcquisition<H, ?> acquisition, boolean add) {
-    if (!add) {
-      pendingAsync.remove(acquisition);
-      return;
-    }
-    if (pendingAsync.size() >= ASYNC_QUEUE) {
-      acquisition.result.completeExceptionally(
-          new RedlockException(
-              ASYNC_QUEUE
-                  + " asynchronous acquisitions are pending already on this "
-                  + name
-                  + ": not started"));
-      return;
-    }
-    pendingAsync.add(acquisition);
-    if (closed.get()) {
-      acquisition.closed(); // closed meanwhile: close() did not see it
-    }
   }
 
   public java.util.concurrent.CompletableFuture<Optional<Lease>> tryAcquireAsync(
@@ -438,7 +365,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
     if (maxWait.isNegative()) {
       throw new IllegalArgumentException("maxWait must be >= 0, was " + maxWait);
     }
-    return AsyncAcquisition.acquire(this, resource, ttlMillis, saturatedNanos(maxWait));
+    return AsyncAcquisition.acquire(this, resource, ttlMillis, Arguments.saturatedNanos(maxWait));
   }
 
   public <T> java.util.concurrent.CompletableFuture<T> withLockAsync(
@@ -547,7 +474,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
       ensureOpen(); // closed meanwhile: close() would never release what this attempt took
       String token = tokens.next();
       start = ticker.read();
-      emitAttempt(LockEvent.Kind.ATTEMPT, target.name(), 0, 0, null, null);
+      events.attempt(LockEvent.Kind.ATTEMPT, target.name(), 0, 0, null, null);
       validUntil = Validity.validUntil(start, ttlMillis, settings.clockDriftFactor());
       long intentMillis =
           target.shape() == Shape.WRITE
@@ -585,7 +512,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
       throw new IllegalStateException(closedMessage() + " while the attempt was won (given back)");
     }
     if (lease != null) {
-      emitLease(
+      events.lease(
           LockEvent.Kind.ACQUIRED,
           lease,
           validUntil - now,
@@ -616,7 +543,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
     if (log.isDebugEnabled()) {
       log.debug("attempt on {} lost ({}): {}", target.describe(), reason, vote.tally().outcomes());
     }
-    emitAttempt(
+    events.attempt(
         LockEvent.Kind.FAILED,
         target.name(),
         now - start,
@@ -675,62 +602,17 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
     return false;
   }
 
-  /**
-   * Sends one renewal for a lease's {@link Renewal}. The store sends it without any thread waiting
-   * ({@link LeaseStore#renewAsync}) where it can, else it runs on a renewal thread, which checks
-   * again that it is due and reads the clock itself (it may have waited in line). One that is never
-   * answered is decided at the store's timeout, and the lease's deadline timer stands behind both.
-   */
-  @Override
-  public void renew(Renewal<H> renewal) {
-    OptionalLong due = renewal.startIfDue();
-    if (due.isEmpty()) {
-      return;
-    }
-    long start = due.getAsLong();
-    if (store.renewAsync(
-        renewal.held(), renewal.ttlMillis(), votes -> renewal.renewed(votes, start))) {
-      return;
-    }
-    watchdog.renewal(
-        () -> {
-          OptionalLong now = renewal.startIfDue(); // it may have waited in line
-          if (now.isEmpty()) {
-            return;
-          }
-          Tally votes;
-          try {
-            votes = store.renew(renewal.held(), renewal.ttlMillis());
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt(); // closing: the lease is released or expires
-            return;
-          }
-          renewal.renewed(votes, now.getAsLong());
-        });
-  }
-
-  @Override
-  public long roundNanos() {
+  long roundNanos() {
     return roundNanos;
   }
 
-  /** More nodes refused (the key is gone or another's) than may fail for a quorum to remain. */
-  @Override
-  public boolean hopeless(Tally votes) {
-    long refused =
-        votes.outcomes().stream().filter(o -> o.status() == NodeOutcome.Status.REFUSED).count();
-    return refused > store.size() - store.quorum();
+  LeaseStore<H> store() {
+    return store;
   }
 
   /** A renewal's verdict, the engine's alone: see {@link #applyExtend}. */
-  @Override
-  public boolean extended(ManagedLease<H> lease, Tally votes, long start) {
+  boolean extended(ManagedLease<H> lease, Tally votes, long start) {
     return applyExtend(lease, votes, start, lease.ttlMillis(), true);
-  }
-
-  @Override
-  public ScheduledFuture<?> at(long instant, Runnable task) {
-    return watchdog.at(instant, task);
   }
 
   private boolean applyExtend(ManagedLease<H> lease, Tally votes, long start, long ttlMillis) {
@@ -754,7 +636,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
       long now = ticker.read();
       Runnable event =
           () ->
-              emitLease(
+              events.lease(
                   LockEvent.Kind.EXTENDED,
                   lease,
                   Math.max(0, validUntil - now),
@@ -764,43 +646,31 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
                   votes::outcomes);
       if (!onLibraryThread) {
         event.run();
-      } else if (!listeners.isEmpty()) {
+      } else if (!events.isEmpty()) {
         watchdog.callback(event);
       }
     }
     return won;
   }
 
-  /**
-   * Checks that a lease of this ttl can be renewed, and returns the renewal interval. A renewal
-   * starts {@code ttl × renewalFraction} after the previous one and may take a round of {@code
-   * nodeTimeout}, after an acquisition that may itself have taken one: it must be decided before
-   * the validity ({@code ttl − drift}) ends.
-   */
-  long checkRenewable(Duration ttl) {
-    long ttlMillis = checkTtl(ttl);
-    long interval = renewalIntervalNanos(ttlMillis);
-    long drift = Validity.driftNanos(ttlMillis, settings.clockDriftFactor());
-    long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
-    if (interval < roundNanos || ttlNanos - interval <= drift + 2 * roundNanos) {
-      throw new IllegalArgumentException(
-          String.format(
-              java.util.Locale.ROOT,
-              "ttl too short to renew: ttl × renewalFraction must be >= %s (%d ms) and ttl × (1 - renewalFraction)"
-                  + " must be > clock drift + 2 × %s (%d ms + %d ms), was %s with renewalFraction %.3f",
-              "nodeTimeout",
-              settings.nodeTimeout().toMillis(),
-              "nodeTimeout",
-              TimeUnit.NANOSECONDS.toMillis(drift),
-              2 * settings.nodeTimeout().toMillis(),
-              ttl,
-              settings.renewalFraction()));
-    }
-    return interval;
+  /** Checks an acquisition of one resource; returns its ttl in milliseconds. */
+  private long request(String resource, Duration ttl) {
+    ensureOpen();
+    return arguments.one(resource, ttl);
   }
 
-  private long renewalIntervalNanos(long ttlMillis) {
-    return (long) (TimeUnit.MILLISECONDS.toNanos(ttlMillis) * settings.renewalFraction());
+  /** Checks an acquisition of a set; returns the resources distinct and sorted. */
+  private List<String> requestAll(Set<String> resources) {
+    ensureOpen();
+    return arguments.sorted(resources);
+  }
+
+  long checkTtl(Duration ttl) {
+    return arguments.ttl(ttl);
+  }
+
+  long checkRenewable(Duration ttl) {
+    return arguments.renewable(ttl);
   }
 
   // ---- releasing and losing -----------------------------------------------------------------
@@ -808,7 +678,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
   /** Gives a lease back (the lease has marked itself released). */
   void release(ManagedLease<H> lease) {
     held.remove(lease);
-    emitLease(LockEvent.Kind.RELEASED, lease, 0, 0, 0, null, null);
+    events.lease(LockEvent.Kind.RELEASED, lease, 0, 0, 0, null, null);
     if (lease.shape() == Shape.READ || lease.shape() == Shape.WRITE) {
       store.giveBack(lease.held());
       wakeSides(lease.resource(), lease.shape()); // after the store answered, as below
@@ -843,228 +713,22 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
       throw new UnsupportedOperationException(
           "this lease store (" + store.getClass().getSimpleName() + ") has no read-write locks");
     }
-    return new ReadWriteLock() {
-      private final ReadWriteLock.Side read = new LockSide(Target.side(name, Shape.READ));
-      private final ReadWriteLock.Side write = new LockSide(Target.side(name, Shape.WRITE));
-
-      @Override
-      public String name() {
-        return name;
-      }
-
-      @Override
-      public ReadWriteLock.Side readLock() {
-        return read;
-      }
-
-      @Override
-      public ReadWriteLock.Side writeLock() {
-        return write;
-      }
-
-      @Override
-      public String toString() {
-        return "ReadWriteLock[" + name + "]";
-      }
-    };
-  }
-
-  /** One side of a read-write lock: the plain lock's three ways in, on that side. */
-  private final class LockSide implements ReadWriteLock.Side {
-    private final Target side;
-
-    LockSide(Target side) {
-      this.side = side;
-    }
-
-    @Override
-    public Optional<Lease> tryAcquire(Duration ttl) {
-      ensureOpen();
-      long ttlMillis = checkTtl(ttl);
-      return tryOnce(side, ttlMillis); // one attempt: keeps no reader out
-    }
-
-    @Override
-    public Lease acquire(Duration ttl, Duration maxWait) throws InterruptedException {
-      ensureOpen();
-      long ttlMillis = checkTtl(ttl);
-      return LeaseEngine.this.acquire(side, ttlMillis, maxWait);
-    }
-
-    @Override
-    public <T, E extends Exception> T withLock(Duration ttl, Duration maxWait, LeaseTask<T, E> task)
-        throws E, InterruptedException {
-      Objects.requireNonNull(task, "task must not be null");
-      ensureOpen();
-      checkRenewable(ttl); // before acquiring: a lease we could not renew must not be taken at all
-      @SuppressWarnings("unchecked") // acquire only ever returns this engine's leases
-      ManagedLease<H> lease = (ManagedLease<H>) acquire(ttl, maxWait);
-      return runRenewed(lease, task);
-    }
-
-    @Override
-    public String toString() {
-      return "ReadWriteLock["
-          + side.name()
-          + "]."
-          + (side.shape() == Shape.READ ? "readLock()" : "writeLock()");
-    }
+    return new ReadWriteSides<>(this, name);
   }
 
   /** Tells the listeners a lease was lost; called once per loss, by the lease. */
   void lost(ManagedLease<H> lease, LeaseLostException loss) {
-    emitLease(LockEvent.Kind.LOST, lease, 0, 0, 0, loss.reason().name(), loss::nodeOutcomes);
+    events.lease(LockEvent.Kind.LOST, lease, 0, 0, 0, loss.reason().name(), loss::nodeOutcomes);
   }
 
   Watchdog watchdog() {
     return watchdog;
   }
 
-  @Override
-  public long now() {
-    return ticker.read();
-  }
-
-  // ---- events -----------------------------------------------------------------------------
-
-  /** An event about an attempt (no lease): built only if someone listens. */
-  private void emitAttempt(
-      LockEvent.Kind kind,
-      String resource,
-      long elapsedNanos,
-      int votes,
-      String reason,
-      Supplier<List<NodeOutcome>> nodes) {
-    if (!listeners.isEmpty()) {
-      emit(
-          new LockEvent(
-              kind,
-              resource,
-              null,
-              0,
-              Duration.ZERO,
-              Duration.ofNanos(elapsedNanos),
-              votes,
-              store.quorum(),
-              reason,
-              nodes));
-    }
-  }
-
-  /** An event about a lease: built only if someone listens. */
-  private void emitLease(
-      LockEvent.Kind kind,
-      ManagedLease<H> lease,
-      long validityNanos,
-      long elapsedNanos,
-      int votes,
-      String reason,
-      Supplier<List<NodeOutcome>> nodes) {
-    if (!listeners.isEmpty()) {
-      emit(
-          new LockEvent(
-              kind,
-              lease.resource(),
-              TokenHash.of(lease.held().request().token()),
-              lease.fencingToken(),
-              Duration.ofNanos(validityNanos),
-              Duration.ofNanos(elapsedNanos),
-              votes,
-              store.quorum(),
-              reason,
-              nodes));
-    }
-  }
-
-  /** Hands an event to every listener; one that throws is logged and never breaks the lock path. */
-  private void emit(LockEvent event) {
-    for (RedlockListener listener : listeners) {
-      try {
-        listener.onEvent(event);
-      } catch (RuntimeException e) {
-        log.error("a RedlockListener threw on {}; the lock carries on", event, e);
-      }
-    }
-  }
-
   // ---- arguments --------------------------------------------------------------------------
 
-  /** Checks a request's arguments; returns the ttl in milliseconds. */
-  private long request(String resource, Duration ttl) {
-    ensureOpen();
-    Objects.requireNonNull(resource, "resource must not be null");
-    if (resource.isBlank()) {
-      throw new IllegalArgumentException("resource must not be blank, was '" + resource + "'");
-    }
-    store.checkResource(resource);
-    return checkTtl(ttl);
-  }
-
-  /**
-   * Checks a multi-resource request's names (the ttl is checked apart); returns them distinct and
-   * sorted, the order every store takes them in.
-   */
-  private List<String> requestAll(Set<String> resources) {
-    ensureOpen();
-    Objects.requireNonNull(resources, "resources must not be null");
-    int size = resources.size();
-    if (size == 0) {
-      throw new IllegalArgumentException("resources must not be empty");
-    }
-    if (size > Redlock.MAX_RESOURCES) {
-      throw new IllegalArgumentException(
-          "resources must hold at most " + Redlock.MAX_RESOURCES + " names, was " + size);
-    }
-    String[] sorted = new String[size];
-    int i = 0;
-    for (String resource : resources) {
-      if (i == size) { // a set whose size() lied: refuse it rather than guess
-        throw new IllegalArgumentException("resources changed while being read");
-      }
-      if (resource == null) {
-        throw new NullPointerException("resources must not contain null");
-      }
-      if (resource.isBlank()) {
-        throw new IllegalArgumentException(
-            "resources must not contain a blank name, was '" + resource + "'");
-      }
-      try {
-        store.checkResource(resource);
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("resources: " + e.getMessage(), e);
-      }
-      sorted[i++] = resource;
-    }
-    if (i != size) {
-      throw new IllegalArgumentException("resources changed while being read");
-    }
-    java.util.Arrays.sort(sorted);
-    for (int k = 1; k < sorted.length; k++) {
-      if (sorted[k].equals(sorted[k - 1])) {
-        throw new IllegalArgumentException(
-            "resources must not hold a name twice (a set whose equality is not String's), '"
-                + sorted[k]
-                + "' is there twice");
-      }
-    }
-    return List.of(sorted);
-  }
-
-  long checkTtl(Duration ttl) {
-    long millis = Validity.checkTtl(ttl, settings.nodeTimeout(), settings.clockDriftFactor());
-    if (ttl.compareTo(settings.maxTtl()) > 0) {
-      throw new IllegalArgumentException(
-          "ttl must be <= maxTtl ("
-              + settings.maxTtl()
-              + "), was "
-              + ttl
-              + "; raise maxTtl for every client of these nodes, or renew a shorter ttl (Lease.keepAlive)");
-    }
-    return millis;
-  }
-
-  @Override
-  public long pauseNanos() {
+  /** The pause before trying again: {@code retryDelay} plus random jitter. */
+  long pauseNanos() {
     long jitter = settings.retryJitter().toNanos();
     return settings.retryDelay().toNanos()
         + (jitter == 0 ? 0 : ThreadLocalRandom.current().nextLong(jitter + 1));
@@ -1073,14 +737,6 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
   void ensureOpen() {
     if (closed.get()) {
       throw new IllegalStateException(closedMessage());
-    }
-  }
-
-  private static long saturatedNanos(Duration d) {
-    try {
-      return d.toNanos();
-    } catch (ArithmeticException e) {
-      return Long.MAX_VALUE;
     }
   }
 
@@ -1094,29 +750,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
       return;
     }
     waiters.wakeAll(); // their next attempt fails at once: closed
-    for (AsyncAcquisition<H, ?> acquisition : new ArrayList<>(pendingAsync)) {
-      acquisition.closed(); // fails its future; an attempt in flight is interrupted, rolls back
-    }
-    java.util.concurrent.ThreadPoolExecutor pool;
-    synchronized (this) {
-      pool = asyncAttempts;
-    }
-    if (pool != null) {
-      if (Thread.currentThread().getName().startsWith(ASYNC_THREAD_PREFIX)) {
-        pool.shutdown(); // closed from one of its own threads: do not interrupt, nor wait on, it
-      } else {
-        pool.shutdownNow(); // attempts in flight are interrupted and roll back...
-        try {
-          // ...and are waited for (bounded), so that what they took or rolled back goes out
-          // before the store closes.
-          pool.awaitTermination(
-              2 * settings.nodeTimeout().toMillis() + ASYNC_CLOSE_MARGIN_MILLIS,
-              TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
-    }
+    async.close(2 * settings.nodeTimeout().toMillis());
     // Every turn, so that the attempts in flight have come to their verdict: a lease they won is
     // in held (released below), a late one given back. Bounded: an attempt ends within a few
     // node timeouts (its vote, a roll-back, a fence raise); this thread's own turn, if it closes
@@ -1138,7 +772,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
     }
     List<H> releasing = new ArrayList<>();
     for (ManagedLease<H> lease : left) { // listeners run with no turn held
-      emitLease(LockEvent.Kind.RELEASED, lease, 0, 0, 0, null, null);
+      events.lease(LockEvent.Kind.RELEASED, lease, 0, 0, 0, null, null);
       releasing.add(lease.held());
     }
     store.giveBackAll(releasing);
@@ -1159,7 +793,7 @@ final class LeaseEngine<H extends LeaseStore.Held> implements Renewal.Renewer<H>
     long deadline =
         System.nanoTime()
             + TimeUnit.MILLISECONDS.toNanos(
-                5 * settings.nodeTimeout().toMillis() + ASYNC_CLOSE_MARGIN_MILLIS);
+                5 * settings.nodeTimeout().toMillis() + AsyncAttempts.CLOSE_MARGIN_MILLIS);
     return Uninterruptibly.await(
         () ->
             attemptTurns.tryAcquire(

@@ -116,7 +116,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
 
   @Override
   public Duration remainingValidity() {
-    long left = validUntil - engine.now();
+    long left = validUntil - engine.ticker().read();
     return isValid() ? Duration.ofNanos(Math.max(0, left)) : Duration.ZERO;
   }
 
@@ -125,7 +125,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     if (lost != null || expired) {
       return false;
     }
-    if (validUntil - engine.now() > 0) {
+    if (validUntil - engine.ticker().read() > 0) {
       return true;
     }
     expired = true; // once false, false for good
@@ -249,7 +249,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     stopRenewing();
     taskThread = null;
     lossCallbacks = null;
-    validUntil = engine.now(); // invalid from now on, whatever the nodes answer
+    validUntil = engine.ticker().read(); // invalid from now on, whatever the nodes answer
     return true;
   }
 
@@ -307,7 +307,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
    * deadline.
    */
   private void checkDeadline() {
-    long now = engine.now();
+    long now = engine.ticker().read();
     synchronized (this) {
       if (released || lost != null) {
         return;

@@ -7,13 +7,13 @@ import java.util.OptionalLong;
 import java.util.concurrent.ScheduledFuture;
 
 /**
- * The watchdog's renewal of one kept-alive lease ({@link Lease#keepAlive}, {@code withLock}): when
- * the next renewal falls due, sending it, and what its outcome does — the next renewal scheduled
- * one interval after the renewal that ran, a renewal that missed the quorum tried again while the
- * validity lasts, or the lease lost (no renewal could win in time, the validity ran out, or {@code
- * maxHold} was reached). One per kept-alive lease, made and owned by the lease; it reaches the
- * engine only through {@link Renewer}, and the engine alone says whether a renewal's votes extended
- * the lease.
+ * The renewal of one kept-alive lease ({@link Lease#keepAlive}, {@code withLock}): when the next
+ * renewal falls due, sending it to the store, and what its outcome does — the next renewal
+ * scheduled one interval after the renewal that ran, a renewal that missed the quorum tried again
+ * while the validity lasts, or the lease lost (no renewal could win in time, the validity ran out,
+ * or {@code maxHold} was reached). One per kept-alive lease, made and owned by the lease; the
+ * engine alone says whether a renewal's votes extended the lease ({@link LeaseEngine#extended}), as
+ * it does for an extend by hand.
  *
  * <p>Lock order: the lease's monitor may be held while calling {@link #stop}; this object never
  * calls the lease while holding its own.
@@ -23,40 +23,8 @@ import java.util.concurrent.ScheduledFuture;
 final class Renewal<H extends LeaseStore.Held> {
   private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Renewal.class);
 
-  /** What a renewal needs of the engine. */
-  interface Renewer<H extends LeaseStore.Held> {
-    /**
-     * Sends one renewal of {@code renewal}'s lease, on whatever thread the store needs: it first
-     * asks {@link Renewal#startIfDue} on that thread, and sends nothing if the renewal is no longer
-     * due; else {@link Renewal#renewed} runs once, on a library thread, with the votes and that
-     * start.
-     */
-    void renew(Renewal<H> renewal);
-
-    /**
-     * The verdict on a renewal's votes: true if they extended the lease (and the lease now holds
-     * the new validity), false if the lease must be lost.
-     */
-    boolean extended(ManagedLease<H> lease, Tally votes, long start);
-
-    /** Runs {@code task} at {@code instant} on the monotonic clock. */
-    ScheduledFuture<?> at(long instant, Runnable task);
-
-    /** The monotonic clock. */
-    long now();
-
-    /** How long a renewal may take to be decided: one round of {@code nodeTimeout}. */
-    long roundNanos();
-
-    /** The pause before trying again: {@code retryDelay} plus random jitter. */
-    long pauseNanos();
-
-    /** Whether enough nodes said the lease is no longer theirs that no renewal can ever win. */
-    boolean hopeless(Tally votes);
-  }
-
   private final ManagedLease<H> lease;
-  private final Renewer<H> engine;
+  private final LeaseEngine<H> engine;
   private final long intervalNanos;
   private final long maxHoldUntil;
   private ScheduledFuture<?> next; // guarded by this
@@ -66,7 +34,7 @@ final class Renewal<H extends LeaseStore.Held> {
    * @param intervalNanos from one renewal's start to the next ({@code ttl × renewalFraction})
    * @param maxHoldUntil when the lease is lost by policy, on the monotonic clock
    */
-  Renewal(ManagedLease<H> lease, Renewer<H> engine, long intervalNanos, long maxHoldUntil) {
+  Renewal(ManagedLease<H> lease, LeaseEngine<H> engine, long intervalNanos, long maxHoldUntil) {
     this.lease = lease;
     this.engine = engine;
     this.intervalNanos = intervalNanos;
@@ -76,7 +44,7 @@ final class Renewal<H extends LeaseStore.Held> {
   /** Schedules the first renewal, one interval after {@code from}. */
   synchronized void start(long from) {
     if (!stopped) {
-      next = engine.at(from + intervalNanos, this::due);
+      next = engine.watchdog().at(from + intervalNanos, this::due);
     }
   }
 
@@ -96,9 +64,39 @@ final class Renewal<H extends LeaseStore.Held> {
     return stopped;
   }
 
-  /** A renewal fell due (on a timer thread). */
+  /**
+   * A renewal fell due (on a timer thread): sent without any thread waiting ({@link
+   * LeaseStore#renewAsync}) where the store can, else on a renewal thread, which checks again that
+   * it is due and reads the clock itself (it may have waited in line). One that is never answered
+   * is decided at the store's timeout, and the lease's deadline timer stands behind both.
+   */
   private void due() {
-    engine.renew(this);
+    OptionalLong due = startIfDue();
+    if (due.isEmpty()) {
+      return;
+    }
+    long start = due.getAsLong();
+    LeaseStore<H> store = engine.store();
+    if (store.renewAsync(lease.held(), lease.ttlMillis(), votes -> renewed(votes, start))) {
+      return;
+    }
+    engine
+        .watchdog()
+        .renewal(
+            () -> {
+              OptionalLong now = startIfDue(); // it may have waited in line
+              if (now.isEmpty()) {
+                return;
+              }
+              Tally votes;
+              try {
+                votes = store.renew(lease.held(), lease.ttlMillis());
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // closing: the lease is released or expires
+                return;
+              }
+              renewed(votes, now.getAsLong());
+            });
   }
 
   /**
@@ -107,7 +105,7 @@ final class Renewal<H extends LeaseStore.Held> {
    * or the lease's time is up: then the lease is lost here).
    */
   OptionalLong startIfDue() {
-    long start = engine.now();
+    long start = engine.ticker().read();
     if (isStopped()) {
       return OptionalLong.empty();
     }
@@ -120,14 +118,6 @@ final class Renewal<H extends LeaseStore.Held> {
       return OptionalLong.empty();
     }
     return OptionalLong.of(start);
-  }
-
-  H held() {
-    return lease.held();
-  }
-
-  long ttlMillis() {
-    return lease.ttlMillis();
   }
 
   /**
@@ -148,9 +138,9 @@ final class Renewal<H extends LeaseStore.Held> {
       schedule(keptFrom - start > 0 ? keptFrom + intervalNanos : start + intervalNanos);
       return;
     }
-    long now = engine.now();
+    long now = engine.ticker().read();
     long lastTry = lease.validUntil() - engine.roundNanos(); // decided before the validity ends
-    if (engine.hopeless(votes) || lastTry - now <= 0) {
+    if (hopeless(votes) || lastTry - now <= 0) {
       lease.loseOnLibraryThread(LeaseLostException.Reason.RENEWAL_FAILED, votes.outcomes());
       return;
     }
@@ -166,9 +156,17 @@ final class Renewal<H extends LeaseStore.Held> {
     schedule(retry);
   }
 
+  /** More nodes refused (the key is gone or another's) than may fail for a quorum to remain. */
+  private boolean hopeless(Tally votes) {
+    LeaseStore<H> store = engine.store();
+    long refused =
+        votes.outcomes().stream().filter(o -> o.status() == NodeOutcome.Status.REFUSED).count();
+    return refused > store.size() - store.quorum();
+  }
+
   private synchronized void schedule(long at) {
     if (!stopped) {
-      next = engine.at(at, this::due);
+      next = engine.watchdog().at(at, this::due);
     }
   }
 }

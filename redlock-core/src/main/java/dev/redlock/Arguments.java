@@ -1,0 +1,138 @@
+package dev.redlock;
+
+import dev.redlock.spi.LeaseStore;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The engine's checks of what callers pass: resources, sets of resources, ttls, and whether a ttl
+ * can be renewed. Each names the parameter and the rule, before anything is sent.
+ */
+final class Arguments {
+  private final LockSettings settings;
+  private final LeaseStore<?> store;
+  private final long roundNanos;
+
+  Arguments(LockSettings settings, LeaseStore<?> store) {
+    this.settings = settings;
+    this.store = store;
+    this.roundNanos = settings.nodeTimeout().toNanos();
+  }
+
+  /** Checks a request's arguments; returns the ttl in milliseconds. */
+  long one(String resource, Duration ttl) {
+    Objects.requireNonNull(resource, "resource must not be null");
+    if (resource.isBlank()) {
+      throw new IllegalArgumentException("resource must not be blank, was '" + resource + "'");
+    }
+    store.checkResource(resource);
+    return ttl(ttl);
+  }
+
+  /**
+   * Checks a multi-resource request's names (the ttl is checked apart); returns them distinct and
+   * sorted, the order every store takes them in.
+   */
+  List<String> sorted(Set<String> resources) {
+    Objects.requireNonNull(resources, "resources must not be null");
+    int size = resources.size();
+    if (size == 0) {
+      throw new IllegalArgumentException("resources must not be empty");
+    }
+    if (size > Redlock.MAX_RESOURCES) {
+      throw new IllegalArgumentException(
+          "resources must hold at most " + Redlock.MAX_RESOURCES + " names, was " + size);
+    }
+    String[] sorted = new String[size];
+    int i = 0;
+    for (String resource : resources) {
+      if (i == size) { // a set whose size() lied: refuse it rather than guess
+        throw new IllegalArgumentException("resources changed while being read");
+      }
+      if (resource == null) {
+        throw new NullPointerException("resources must not contain null");
+      }
+      if (resource.isBlank()) {
+        throw new IllegalArgumentException(
+            "resources must not contain a blank name, was '" + resource + "'");
+      }
+      try {
+        store.checkResource(resource);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("resources: " + e.getMessage(), e);
+      }
+      sorted[i++] = resource;
+    }
+    if (i != size) {
+      throw new IllegalArgumentException("resources changed while being read");
+    }
+    java.util.Arrays.sort(sorted);
+    for (int k = 1; k < sorted.length; k++) {
+      if (sorted[k].equals(sorted[k - 1])) {
+        throw new IllegalArgumentException(
+            "resources must not hold a name twice (a set whose equality is not String's), '"
+                + sorted[k]
+                + "' is there twice");
+      }
+    }
+    return List.of(sorted);
+  }
+
+  /** Checks a ttl against the node timeout, the drift allowance and {@code maxTtl}. */
+  long ttl(Duration ttl) {
+    long millis = Validity.checkTtl(ttl, settings.nodeTimeout(), settings.clockDriftFactor());
+    if (ttl.compareTo(settings.maxTtl()) > 0) {
+      throw new IllegalArgumentException(
+          "ttl must be <= maxTtl ("
+              + settings.maxTtl()
+              + "), was "
+              + ttl
+              + "; raise maxTtl for every client of these nodes, or renew a shorter ttl (Lease.keepAlive)");
+    }
+    return millis;
+  }
+
+  /** {@code d} in nanoseconds; past what a long holds, the longest. */
+  static long saturatedNanos(Duration d) {
+    try {
+      return d.toNanos();
+    } catch (ArithmeticException e) {
+      return Long.MAX_VALUE;
+    }
+  }
+
+  /**
+   * Checks that a lease of this ttl can be renewed, and returns the renewal interval. A renewal
+   * starts {@code ttl × renewalFraction} after the previous one and may take a round of {@code
+   * nodeTimeout}, after an acquisition that may itself have taken one: it must be decided before
+   * the validity ({@code ttl − drift}) ends.
+   */
+  long renewable(Duration ttl) {
+    long ttlMillis = ttl(ttl);
+    long interval = renewalIntervalNanos(ttlMillis);
+    long drift = Validity.driftNanos(ttlMillis, settings.clockDriftFactor());
+    long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
+    if (interval < roundNanos || ttlNanos - interval <= drift + 2 * roundNanos) {
+      throw new IllegalArgumentException(
+          String.format(
+              java.util.Locale.ROOT,
+              "ttl too short to renew: ttl × renewalFraction must be >= %s (%d ms) and ttl × (1 - renewalFraction)"
+                  + " must be > clock drift + 2 × %s (%d ms + %d ms), was %s with renewalFraction %.3f",
+              "nodeTimeout",
+              settings.nodeTimeout().toMillis(),
+              "nodeTimeout",
+              TimeUnit.NANOSECONDS.toMillis(drift),
+              2 * settings.nodeTimeout().toMillis(),
+              ttl,
+              settings.renewalFraction()));
+    }
+    return interval;
+  }
+
+  private long renewalIntervalNanos(long ttlMillis) {
+    return (long) (TimeUnit.MILLISECONDS.toNanos(ttlMillis) * settings.renewalFraction());
+  }
+}

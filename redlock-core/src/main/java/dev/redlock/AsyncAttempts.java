@@ -1,0 +1,127 @@
+package dev.redlock;
+
+import dev.redlock.internal.IoThreads;
+import java.util.ArrayList;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The few threads that run asynchronous attempts (made on first use), and the asynchronous
+ * acquisitions not completed yet, which fail when the engine closes. Between attempts no thread
+ * waits: a timer submits the next one ({@link AsyncAcquisition}).
+ */
+final class AsyncAttempts {
+  /** The most asynchronous attempts in progress at once; more wait in a bounded queue. */
+  static final int THREADS = 4;
+
+  /** The most asynchronous acquisitions pending at once; past it a new one fails at once. */
+  static final int QUEUE = 4096;
+
+  static final String THREAD_PREFIX = "redlock-async-";
+
+  static final long CLOSE_MARGIN_MILLIS = 1000;
+
+  private final String name;
+  private final BooleanSupplier closed;
+  private final Set<AsyncAcquisition<?, ?>> pending = ConcurrentHashMap.newKeySet();
+  private volatile ThreadPoolExecutor pool;
+
+  /**
+   * @param name what to call the service in messages
+   * @param closed whether the service is closed
+   */
+  AsyncAttempts(String name, BooleanSupplier closed) {
+    this.name = name;
+    this.closed = closed;
+  }
+
+  Executor threads() {
+    ThreadPoolExecutor p = pool;
+    if (p == null) {
+      synchronized (this) {
+        p = pool;
+        if (p == null) {
+          p =
+              new ThreadPoolExecutor(
+                  THREADS,
+                  THREADS,
+                  30,
+                  TimeUnit.SECONDS,
+                  new LinkedBlockingQueue<>(QUEUE),
+                  IoThreads.daemonThreads(THREAD_PREFIX));
+          p.allowCoreThreadTimeOut(true);
+          pool = p;
+          if (closed.getAsBoolean()) {
+            p.shutdownNow(); // closed meanwhile: close() did not see this pool
+          }
+        }
+      }
+    }
+    return p;
+  }
+
+  /** Takes a queued attempt out of the queue (its acquisition completed meanwhile). */
+  void unqueue(Runnable attempt) {
+    ThreadPoolExecutor p = pool;
+    if (p != null) {
+      p.remove(attempt);
+    }
+  }
+
+  /**
+   * Counts an acquisition in. Past {@link #QUEUE} pending ones, a new one fails at once: each has
+   * at most one attempt queued, so the queue never refuses a retry.
+   */
+  void add(AsyncAcquisition<?, ?> acquisition) {
+    if (pending.size() >= QUEUE) {
+      acquisition.result.completeExceptionally(
+          new RedlockException(
+              QUEUE
+                  + " asynchronous acquisitions are pending already on this "
+                  + name
+                  + ": not started"));
+      return;
+    }
+    pending.add(acquisition);
+    if (closed.getAsBoolean()) {
+      acquisition.closed(); // closed meanwhile: close() did not see it
+    }
+  }
+
+  void remove(AsyncAcquisition<?, ?> acquisition) {
+    pending.remove(acquisition);
+  }
+
+  /**
+   * Fails what is pending (an attempt in flight is interrupted and rolls back) and stops the
+   * threads, waiting at most {@code waitMillis} (and a margin) for the attempts in flight, so that
+   * what they took or rolled back goes out before the store closes.
+   */
+  void close(long waitMillis) {
+    for (AsyncAcquisition<?, ?> acquisition : new ArrayList<>(pending)) {
+      acquisition.closed();
+    }
+    ThreadPoolExecutor p;
+    synchronized (this) {
+      p = pool;
+    }
+    if (p == null) {
+      return;
+    }
+    if (Thread.currentThread().getName().startsWith(THREAD_PREFIX)) {
+      p.shutdown(); // closed from one of its own threads: do not interrupt, nor wait on, it
+      return;
+    }
+    p.shutdownNow();
+    try {
+      p.awaitTermination(waitMillis + CLOSE_MARGIN_MILLIS, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

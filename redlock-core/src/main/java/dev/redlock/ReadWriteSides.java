@@ -1,0 +1,79 @@
+package dev.redlock;
+
+import dev.redlock.spi.LeaseRequest.Shape;
+import dev.redlock.spi.LeaseStore;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A read-write lock of an engine: its two sides, each the plain lock's three ways in ({@code
+ * tryAcquire}, {@code acquire}, {@code withLock}) on a {@link Target} of that side.
+ */
+final class ReadWriteSides<H extends LeaseStore.Held> implements ReadWriteLock {
+  private final String name;
+  private final Side read;
+  private final Side write;
+
+  ReadWriteSides(LeaseEngine<H> engine, String name) {
+    this.name = name;
+    this.read = new OneSide<>(engine, Target.side(name, Shape.READ));
+    this.write = new OneSide<>(engine, Target.side(name, Shape.WRITE));
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public Side readLock() {
+    return read;
+  }
+
+  @Override
+  public Side writeLock() {
+    return write;
+  }
+
+  @Override
+  public String toString() {
+    return "ReadWriteLock[" + name + "]";
+  }
+
+  private record OneSide<H extends LeaseStore.Held>(LeaseEngine<H> engine, Target side)
+      implements Side {
+    @Override
+    public Optional<Lease> tryAcquire(Duration ttl) {
+      engine.ensureOpen();
+      long ttlMillis = engine.checkTtl(ttl);
+      return engine.tryOnce(side, ttlMillis); // one attempt: keeps no reader out
+    }
+
+    @Override
+    public Lease acquire(Duration ttl, Duration maxWait) throws InterruptedException {
+      engine.ensureOpen();
+      long ttlMillis = engine.checkTtl(ttl);
+      return engine.acquire(side, ttlMillis, maxWait);
+    }
+
+    @Override
+    public <T, E extends Exception> T withLock(Duration ttl, Duration maxWait, LeaseTask<T, E> task)
+        throws E, InterruptedException {
+      Objects.requireNonNull(task, "task must not be null");
+      engine.ensureOpen();
+      engine.checkRenewable(ttl); // a lease we could not renew must not be taken at all
+      @SuppressWarnings("unchecked") // acquire only ever returns this engine's leases
+      ManagedLease<H> lease = (ManagedLease<H>) acquire(ttl, maxWait);
+      return engine.runRenewed(lease, task);
+    }
+
+    @Override
+    public String toString() {
+      return "ReadWriteLock["
+          + side.name()
+          + "]."
+          + (side.shape() == Shape.READ ? "readLock()" : "writeLock()");
+    }
+  }
+}
