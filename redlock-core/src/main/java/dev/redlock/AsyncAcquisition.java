@@ -26,11 +26,8 @@ import java.util.function.Function;
 final class AsyncAcquisition<H extends LeaseStore.Held, T> {
   private final LeaseEngine<H> engine;
   private final String resource;
-  private final long ttlMillis;
   private final boolean once; // tryAcquireAsync: one attempt, "held elsewhere" is an answer
-  private final long began;
-  private final long giveUpAt;
-  private final boolean unbounded;
+  private final Retries<H> tries;
   private final Function<Lease, T> won;
   private final T heldElsewhere;
 
@@ -41,11 +38,6 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
   private Thread attempting;
   private ScheduledFuture<?> nextTry;
   private final Runnable attemptTask = this::attemptOnce; // the one queued, removed on stop
-  // Attempts made; handed between attempt threads by the executor and the timer (ordered).
-  private int attempts;
-
-  /** The last attempt made, whose failure a retry that found no turn by maxWait reports. */
-  private LeaseEngine<H>.Attempt last;
 
   private AsyncAcquisition(
       LeaseEngine<H> engine,
@@ -57,14 +49,11 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
       T heldElsewhere) {
     this.engine = engine;
     this.resource = resource;
-    this.ttlMillis = ttlMillis;
     this.once = once;
     this.won = won;
     this.heldElsewhere = heldElsewhere;
-    this.began = engine.ticker().read();
-    // A maxWait of centuries (or ChronoUnit.FOREVER's) means no limit, not an overflow.
-    this.unbounded = maxWaitNanos > Long.MAX_VALUE / 4;
-    this.giveUpAt = began + (unbounded ? 0 : maxWaitNanos);
+    // Its state is handed between attempt threads by the executor and the timer (ordered).
+    this.tries = new Retries<>(engine, Target.one(resource), ttlMillis, maxWaitNanos);
   }
 
   /** Attempts until won or {@code maxWaitNanos} is spent, retrying after the engine's pause. */
@@ -120,8 +109,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
     }
     LeaseEngine<H>.Attempt attempt;
     try {
-      // A retry waits for its turn only until maxWait is spent, as the blocking acquire's do.
-      attempt = engine.attempt(resource, ttlMillis, last != null && !unbounded, giveUpAt);
+      attempt = tries.attempt();
     } catch (InterruptedException e) {
       // Stopped while the nodes were asked: rolled back (what was sent is released).
       fail(
@@ -144,11 +132,9 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
       }
     }
     if (attempt == null) { // no turn before maxWait was spent: the last attempt's failure
-      fail(last.failure(resource, attempts, engine.ticker().read() - began));
+      fail(tries.failure());
       return;
     }
-    attempts++;
-    last = attempt;
     if (attempt.lease != null) {
       deliver(attempt.lease);
       return;
@@ -157,14 +143,14 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
       if (attempt.reason == Reason.HELD_ELSEWHERE) {
         succeed(heldElsewhere);
       } else {
-        fail(attempt.failure(resource, 1, 0));
+        fail(tries.failure());
       }
       return;
     }
     long now = engine.ticker().read();
-    long left = unbounded ? Long.MAX_VALUE : giveUpAt - now;
+    long left = tries.leftAt(now);
     if (left <= 0) {
-      fail(attempt.failure(resource, attempts, now - began));
+      fail(tries.failure());
       return;
     }
     long pause = Math.min(left, engine.pauseNanos());

@@ -194,43 +194,25 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     if (maxWait.isNegative()) {
       throw new IllegalArgumentException("maxWait must be >= 0, was " + maxWait);
     }
-    long began = ticker.read();
-    long waitNanos = Arguments.saturatedNanos(maxWait);
-    // A maxWait of centuries (or ChronoUnit.FOREVER) means no limit, not an overflow.
-    boolean unbounded = waitNanos > Long.MAX_VALUE / 4;
-    long giveUpAt = began + (unbounded ? 0 : waitNanos);
+    Retries<H> tries = new Retries<>(this, target, ttlMillis, Arguments.saturatedNanos(maxWait));
     // Behind this service's threads already waiting for it (no barging), else in line only once
     // an attempt is refused: the uncontended path never touches the line.
     Object waitingFor = target.line();
     Waiters.Line line = waiters.anyWaiting(waitingFor) ? waiters.join(waitingFor) : null;
     boolean won = false;
-    Attempt previous = null;
     try {
-      for (int attempts = 1; ; attempts++) {
+      for (; ; ) {
         if (line != null) {
-          awaitTurn(line, unbounded, giveUpAt);
+          awaitTurn(line, tries.unbounded, tries.giveUpAt);
         }
         long releasesSeen = waiters.releases();
-        // The first attempt waits for its turn as tryAcquire does; a later one only until
-        // maxWait is spent, so that turns never stretch the wait past maxWait plus one attempt.
-        Attempt attempt =
-            attempt(
-                target,
-                ttlMillis,
-                unbounded ? Intent.UNTIL_NEXT_ASK : Intent.UNTIL_NEXT_ASK_OR_GIVE_UP,
-                previous != null && !unbounded,
-                giveUpAt);
-        if (attempt == null) { // no turn before maxWait was spent: the last attempt's failure
-          throw previous.failure(target.name(), attempts - 1, ticker.read() - began);
+        Attempt attempt = tries.attempt();
+        if (attempt == null || (attempt.lease == null && tries.leftAt(ticker.read()) <= 0)) {
+          throw tries.failure();
         }
-        previous = attempt;
         if (attempt.lease != null) {
           won = true;
           return attempt.lease;
-        }
-        long left = unbounded ? Long.MAX_VALUE : giveUpAt - ticker.read();
-        if (left <= 0) {
-          throw attempt.failure(target.name(), attempts, ticker.read() - began);
         }
         if (line == null) {
           line = waiters.join(waitingFor);
@@ -386,16 +368,9 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   }
 
   /**
-   * One attempt: a token, a start time, the store's vote, and the verdict, which is the engine's
-   * alone: won only with a quorum and validity left, else given back and the reason named.
-   */
-  Attempt attempt(String resource, long ttlMillis) throws InterruptedException {
-    return attempt(Target.one(resource), ttlMillis, Intent.NONE, ANY_WAIT_FOR_A_TURN, 0);
-  }
-
-  /**
-   * {@link #attempt(String, long)}, made only if its turn comes before {@code turnBy} (the engine's
-   * ticker) when {@code turnBounded}; null if it did not (nothing was sent).
+   * One attempt on {@code resource} (a permit of a semaphore), made only if its turn comes before
+   * {@code turnBy} (the engine's ticker) when {@code turnBounded}; null if it did not (nothing was
+   * sent).
    */
   Attempt attempt(String resource, long ttlMillis, boolean turnBounded, long turnBy)
       throws InterruptedException {
@@ -440,13 +415,13 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   }
 
   /**
-   * {@link #attempt(String, long)} of {@code target}; a refused writer leaves the {@code intent}
-   * mark, worked out from {@code turnBy} as the caller's give-up time. With {@code turnBounded},
-   * made only if its turn comes before {@code turnBy} (the engine's ticker), else null with nothing
-   * sent.
+   * One attempt: a token, a start time, the store's vote, and the verdict, which is the engine's
+   * alone: won only with a quorum and validity left, else given back and the reason named. A
+   * refused writer leaves the {@code intent} mark, worked out from {@code turnBy} as the caller's
+   * give-up time. With {@code turnBounded}, made only if its turn comes before {@code turnBy} (the
+   * engine's ticker), else null with nothing sent.
    */
-  private Attempt attempt(
-      Target target, long ttlMillis, Intent intent, boolean turnBounded, long turnBy)
+  Attempt attempt(Target target, long ttlMillis, Intent intent, boolean turnBounded, long turnBy)
       throws InterruptedException {
     if (Thread.interrupted()) {
       throw new InterruptedException(); // interrupted already: send nothing we would roll back

@@ -1,0 +1,63 @@
+package dev.redlock;
+
+import dev.redlock.spi.LeaseStore;
+
+/**
+ * One acquisition's attempts, and when it gives up: the rule the blocking {@code acquire} and the
+ * asynchronous one share, whatever waits between attempts (a thread in its waiting line, or a
+ * timer). The first attempt waits for its turn as {@code tryAcquire} does; a later one only until
+ * {@code maxWait} is spent, so that turns never stretch the wait past {@code maxWait} plus one
+ * attempt. A {@code maxWait} of centuries (or {@code ChronoUnit.FOREVER}) means no limit, not an
+ * overflow.
+ */
+final class Retries<H extends LeaseStore.Held> {
+  private final LeaseEngine<H> engine;
+  private final Target target;
+  private final long ttlMillis;
+  private final long began;
+  final boolean unbounded;
+  final long giveUpAt;
+  private int attempts;
+  private LeaseEngine<H>.Attempt last;
+
+  Retries(LeaseEngine<H> engine, Target target, long ttlMillis, long maxWaitNanos) {
+    this.engine = engine;
+    this.target = target;
+    this.ttlMillis = ttlMillis;
+    this.began = engine.ticker().read();
+    this.unbounded = maxWaitNanos > Long.MAX_VALUE / 4;
+    this.giveUpAt = began + (unbounded ? 0 : maxWaitNanos);
+  }
+
+  /**
+   * The next attempt; null if it found no turn before {@code maxWait} was spent (nothing was sent:
+   * {@link #failure()} is then the last attempt's). A refused writer's attempt keeps new readers
+   * out until its next one.
+   */
+  LeaseEngine<H>.Attempt attempt() throws InterruptedException {
+    LeaseEngine<H>.Attempt attempt =
+        engine.attempt(
+            target,
+            ttlMillis,
+            unbounded
+                ? LeaseEngine.Intent.UNTIL_NEXT_ASK
+                : LeaseEngine.Intent.UNTIL_NEXT_ASK_OR_GIVE_UP,
+            last != null && !unbounded,
+            giveUpAt);
+    if (attempt != null) {
+      attempts++;
+      last = attempt;
+    }
+    return attempt;
+  }
+
+  /** How long is left before giving up, from {@code now}; {@link Long#MAX_VALUE} if unbounded. */
+  long leftAt(long now) {
+    return unbounded ? Long.MAX_VALUE : giveUpAt - now;
+  }
+
+  /** Why the acquisition gave up: the last attempt's reason and account, and the time spent. */
+  LockUnavailableException failure() {
+    return last.failure(target.name(), attempts, engine.ticker().read() - began);
+  }
+}
