@@ -17,7 +17,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -203,7 +202,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     try {
       for (; ; ) {
         if (line != null) {
-          awaitTurn(line, tries.unbounded, tries.giveUpAt);
+          waiters.awaitTurn(line, tries.unbounded, tries.giveUpAt, this);
         }
         long releasesSeen = waiters.releases();
         Attempt attempt = tries.attempt();
@@ -228,53 +227,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
           waiters.released(waitingFor, 0, false);
         }
       }
-    }
-  }
-
-  /**
-   * Waits until this thread, in {@code line}, may ask again: when it is first and either this
-   * service released the resource or the retry pause is over; or at {@code giveUpAt}, for a last
-   * attempt, whatever its place; or when the service closes (the attempt then fails at once).
-   */
-  void awaitTurn(Waiters.Line line, boolean unbounded, long giveUpAt) throws InterruptedException {
-    Thread me = Thread.currentThread();
-    long pauseEnd = 0;
-    boolean pausing = false;
-    for (; ; ) {
-      if (Thread.interrupted()) {
-        throw new InterruptedException();
-      }
-      if (closed.get()) {
-        return;
-      }
-      long now = ticker.read();
-      long untilGiveUp = unbounded ? Long.MAX_VALUE : giveUpAt - now;
-      if (untilGiveUp <= 0) {
-        return;
-      }
-      if (!line.isFirst(me)) {
-        if (unbounded) {
-          LockSupport.park(this);
-        } else {
-          LockSupport.parkNanos(this, untilGiveUp);
-        }
-        continue;
-      }
-      if (line.takeReleased()) {
-        return;
-      }
-      // The pause runs on real time, as a sleep would (the deadline is the ticker's): a ticker
-      // that stands still, as tests' clocks may, must not stop the first from ever asking again.
-      long real = System.nanoTime();
-      if (!pausing) {
-        pausing = true;
-        pauseEnd = real + pauseNanos();
-      }
-      long untilPauseEnd = pauseEnd - real;
-      if (untilPauseEnd <= 0) {
-        return;
-      }
-      LockSupport.parkNanos(this, Math.min(untilPauseEnd, untilGiveUp));
     }
   }
 
@@ -799,7 +751,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   }
 
   /**
-   * This service gave back what {@code waitingFor} keys ({@link Waiters#what}), the lease of {@code
+   * This service gave back what {@code waitingFor} keys ({@link Target#line}), the lease of {@code
    * fencingToken} (0 if none was handed out): the first in its line may ask at once, and, if it is
    * a semaphore's permit, so may the first waiting for that semaphore (looked for only while some
    * line exists: the usual release pays one size read).

@@ -174,7 +174,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
     try {
       for (int rounds = 1; ; rounds++) {
         if (waiting != null) {
-          engine.awaitTurn(waiting, unbounded, giveUpAt);
+          engine.waiters().awaitTurn(waiting, unbounded, giveUpAt, engine);
         }
         long releasesSeen = waiters.releases();
         Round round = round(ttlMillis, !unbounded, giveUpAt, previous != null);

@@ -35,7 +35,8 @@ record Target(Shape shape, List<String> resources) {
 
   /**
    * The key of the line this service's threads wait in for it ({@link Waiters}): the resource, the
-   * set, or the side itself, which equals only the same side of the same lock.
+   * set (a list never equals a string, so a resource named like a set's label has a line of its
+   * own), or the side itself, which equals only the same side of the same lock.
    */
   Object line() {
     return switch (shape) {

@@ -65,11 +65,51 @@ final class Waiters {
   }
 
   /**
-   * What a line is keyed by: {@code resource} alone, or the sorted names of a set (a list never
-   * equals a string, so a resource named like a set's label has a line of its own).
+   * Waits until this thread, in {@code line}, may ask again: when it is first and either this
+   * service released the resource or the retry pause is over; or at {@code giveUpAt}, for a last
+   * attempt, whatever its place; or when {@code engine} closes (the attempt then fails at once).
    */
-  static Object what(String resource, java.util.List<String> resources) {
-    return resources == null ? resource : resources;
+  void awaitTurn(Line line, boolean unbounded, long giveUpAt, LeaseEngine<?> engine)
+      throws InterruptedException {
+    Thread me = Thread.currentThread();
+    long pauseEnd = 0;
+    boolean pausing = false;
+    for (; ; ) {
+      if (Thread.interrupted()) {
+        throw new InterruptedException();
+      }
+      if (engine.isClosed()) {
+        return;
+      }
+      long now = engine.ticker().read();
+      long untilGiveUp = unbounded ? Long.MAX_VALUE : giveUpAt - now;
+      if (untilGiveUp <= 0) {
+        return;
+      }
+      if (!line.isFirst(me)) {
+        if (unbounded) {
+          LockSupport.park(this);
+        } else {
+          LockSupport.parkNanos(this, untilGiveUp);
+        }
+        continue;
+      }
+      if (line.takeReleased()) {
+        return;
+      }
+      // The pause runs on real time, as a sleep would (the deadline is the ticker's): a ticker
+      // that stands still, as tests' clocks may, must not stop the first from ever asking again.
+      long real = System.nanoTime();
+      if (!pausing) {
+        pausing = true;
+        pauseEnd = real + engine.pauseNanos();
+      }
+      long untilPauseEnd = pauseEnd - real;
+      if (untilPauseEnd <= 0) {
+        return;
+      }
+      LockSupport.parkNanos(this, Math.min(untilPauseEnd, untilGiveUp));
+    }
   }
 
   /** One resource's waiting threads, first in line first; guarded by its monitor. */

@@ -148,9 +148,7 @@ class PermitSlotsTest {
       org.awaitility.Awaitility.await()
           .atMost(Duration.ofSeconds(10))
           .until(
-              () ->
-                  java.util.concurrent.locks.LockSupport.getBlocker(waiting)
-                      instanceof LeaseEngine);
+              () -> java.util.concurrent.locks.LockSupport.getBlocker(waiting) instanceof Waiters);
       java.util.concurrent.CompletableFuture<Lease> big =
           java.util.concurrent.CompletableFuture.supplyAsync(
               () -> {

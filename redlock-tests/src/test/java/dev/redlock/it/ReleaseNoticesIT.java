@@ -78,7 +78,7 @@ class ReleaseNoticesIT {
         .until(
             () -> {
               Object blocker = java.util.concurrent.locks.LockSupport.getBlocker(t);
-              return blocker != null && blocker.getClass().getSimpleName().equals("LeaseEngine");
+              return blocker != null && blocker.getClass().getSimpleName().equals("Waiters");
             });
     return outcome;
   }
@@ -262,7 +262,7 @@ class ReleaseNoticesIT {
 
   private static boolean inLine(Thread t) {
     Object blocker = java.util.concurrent.locks.LockSupport.getBlocker(t);
-    return blocker != null && blocker.getClass().getSimpleName().equals("LeaseEngine");
+    return blocker != null && blocker.getClass().getSimpleName().equals("Waiters");
   }
 
   /** Closing a service ends its subscriber connections and their threads. */

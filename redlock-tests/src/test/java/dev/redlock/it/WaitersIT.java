@@ -104,7 +104,7 @@ class WaitersIT {
   /** Parked in the service's wait between attempts (not, say, for a node's reply). */
   private static boolean waitingInLine(Thread t) {
     Object blocker = java.util.concurrent.locks.LockSupport.getBlocker(t);
-    return blocker != null && blocker.getClass().getSimpleName().equals("LeaseEngine");
+    return blocker != null && blocker.getClass().getSimpleName().equals("Waiters");
   }
 
   @Test
