@@ -107,7 +107,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
       }
       attempting = Thread.currentThread();
     }
-    LeaseEngine<H>.Attempt attempt;
+    Attempt<H> attempt;
     try {
       attempt = tries.attempt();
     } catch (InterruptedException e) {

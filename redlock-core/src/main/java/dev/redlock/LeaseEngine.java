@@ -135,7 +135,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
 
   /** One attempt, mapped for the caller: the lease, empty if held elsewhere, else the failure. */
   Optional<Lease> tryOnce(Target target, long ttlMillis) {
-    Attempt attempt;
+    Attempt<H> attempt;
     try {
       // One attempt (no intent mark), after its turn however long the attempts ahead take.
       attempt = attempt(target, ttlMillis, Intent.NONE, ANY_WAIT_FOR_A_TURN, 0);
@@ -205,7 +205,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
           waiters.awaitTurn(line, tries.unbounded, tries.giveUpAt, this);
         }
         long releasesSeen = waiters.releases();
-        Attempt attempt = tries.attempt();
+        Attempt<H> attempt = tries.attempt();
         if (attempt == null || (attempt.lease == null && tries.leftAt(ticker.read()) <= 0)) {
           throw tries.failure();
         }
@@ -324,7 +324,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
    * {@code turnBy} (the engine's ticker) when {@code turnBounded}; null if it did not (nothing was
    * sent).
    */
-  Attempt attempt(String resource, long ttlMillis, boolean turnBounded, long turnBy)
+  Attempt<H> attempt(String resource, long ttlMillis, boolean turnBounded, long turnBy)
       throws InterruptedException {
     return attempt(Target.one(resource), ttlMillis, Intent.NONE, turnBounded, turnBy);
   }
@@ -373,7 +373,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
    * give-up time. With {@code turnBounded}, made only if its turn comes before {@code turnBy} (the
    * engine's ticker), else null with nothing sent.
    */
-  Attempt attempt(Target target, long ttlMillis, Intent intent, boolean turnBounded, long turnBy)
+  Attempt<H> attempt(Target target, long ttlMillis, Intent intent, boolean turnBounded, long turnBy)
       throws InterruptedException {
     if (Thread.interrupted()) {
       throw new InterruptedException(); // interrupted already: send nothing we would roll back
@@ -457,7 +457,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
             (validUntil - now) / 1_000_000,
             taken.fencingToken());
       }
-      return new Attempt(lease, null, vote, now - start, validUntil - now);
+      return new Attempt<>(lease, null, vote, now - start, validUntil - now, store);
     }
     if (taken != null) { // given back above: free again, so the first in line may ask
       if (target.isSide()) {
@@ -477,7 +477,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
         vote.yes(),
         reason.name(),
         vote.tally()::outcomes);
-    return new Attempt(null, reason, vote, now - start, Math.max(0, validUntil - now));
+    return new Attempt<>(null, reason, vote, now - start, Math.max(0, validUntil - now), store);
   }
 
   /**
@@ -764,64 +764,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
       // The lines of the permit's semaphore that may take it (of more permits than its index).
       // A semaphore's waiters are not watched (other clients' permits are not told): ours ask.
       waiters.releasedWhere(line -> PermitSlots.serves(resource, line), fencingToken);
-    }
-  }
-
-  /** An attempt's outcome: the lease, or why not and the account. */
-  final class Attempt {
-    final ManagedLease<H> lease;
-    final Reason reason;
-    final LeaseStore.Vote<H> vote;
-    final long elapsedNanos;
-    final long validityLeftNanos;
-
-    Attempt(
-        ManagedLease<H> lease,
-        Reason reason,
-        LeaseStore.Vote<H> vote,
-        long elapsedNanos,
-        long validityLeftNanos) {
-      this.lease = lease;
-      this.reason = reason;
-      this.vote = vote;
-      this.elapsedNanos = elapsedNanos;
-      this.validityLeftNanos = validityLeftNanos;
-    }
-
-    /** Yes votes that came after the decision (rolled back): said, so the account adds up. */
-    private String lateYes() {
-      int late = vote.tally().yes() - vote.yes();
-      return late > 0 ? " (" + late + " more said yes after the decision, rolled back)" : "";
-    }
-
-    LockUnavailableException failure(String resource, int attempts, long waitedNanos) {
-      String why =
-          switch (reason) {
-            case HELD_ELSEWHERE -> "held elsewhere";
-            case QUORUM_UNREACHABLE -> "quorum unreachable";
-            case VALIDITY_EXPIRED -> "validity expired before the quorum was counted";
-          };
-      List<NodeOutcome> outcomes = vote.tally().outcomes();
-      String message =
-          String.format(
-              java.util.Locale.ROOT,
-              "could not acquire '%s' (%s) after %d attempt(s) in %d ms: last attempt won %d of %d nodes (quorum %d) in %.1f ms%s,"
-                  + " validity left %d ms; nodes: %s",
-              resource,
-              why,
-              attempts,
-              TimeUnit.NANOSECONDS.toMillis(waitedNanos),
-              vote.yes(),
-              store.size(),
-              store.quorum(),
-              elapsedNanos / 1e6,
-              lateYes(),
-              TimeUnit.NANOSECONDS.toMillis(validityLeftNanos),
-              outcomes);
-      LockUnavailableException e =
-          new LockUnavailableException(message, resource, reason, attempts, outcomes);
-      vote.tally().errors().forEach(e::addSuppressed);
-      return e;
     }
   }
 }

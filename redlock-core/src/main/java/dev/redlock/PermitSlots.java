@@ -204,10 +204,10 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
 
   /** A round's outcome: the attempt that won, or the last refused one, and its permit. */
   private final class Round {
-    final LeaseEngine<H>.Attempt attempt;
+    final Attempt<H> attempt;
     final String resource;
 
-    Round(LeaseEngine<H>.Attempt attempt, String resource) {
+    Round(Attempt<H> attempt, String resource) {
       this.attempt = attempt;
       this.resource = resource;
     }
@@ -236,7 +236,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
     Round last = null;
     for (int i = 0; ; i++) {
       int slot = first + i < permits ? first + i : first + i - permits;
-      LeaseEngine<H>.Attempt attempt =
+      Attempt<H> attempt =
           engine.attempt(resources[slot], ttlMillis, bounded && (again || i > 0), giveUpAt);
       if (attempt == null) {
         return failed != null ? failed : last;
@@ -258,7 +258,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
   }
 
   /** Whether the nodes that did not answer yes or no (failed, silent, quarantined) bar a quorum. */
-  private boolean outageRulesOutAQuorum(LeaseEngine<H>.Attempt attempt) {
+  private boolean outageRulesOutAQuorum(Attempt<H> attempt) {
     int out = 0;
     for (NodeOutcome outcome : attempt.vote.tally().outcomes()) {
       if (outcome.status() != NodeOutcome.Status.OK

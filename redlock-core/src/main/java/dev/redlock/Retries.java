@@ -18,7 +18,7 @@ final class Retries<H extends LeaseStore.Held> {
   final boolean unbounded;
   final long giveUpAt;
   private int attempts;
-  private LeaseEngine<H>.Attempt last;
+  private Attempt<H> last;
 
   Retries(LeaseEngine<H> engine, Target target, long ttlMillis, long maxWaitNanos) {
     this.engine = engine;
@@ -34,8 +34,8 @@ final class Retries<H extends LeaseStore.Held> {
    * {@link #failure()} is then the last attempt's). A refused writer's attempt keeps new readers
    * out until its next one.
    */
-  LeaseEngine<H>.Attempt attempt() throws InterruptedException {
-    LeaseEngine<H>.Attempt attempt =
+  Attempt<H> attempt() throws InterruptedException {
+    Attempt<H> attempt =
         engine.attempt(
             target,
             ttlMillis,
