@@ -55,6 +55,26 @@ public final class NodeRequest {
   }
 
   /**
+   * The request of {@code verb} about {@code key} alone, about every one of {@code keys}, or about
+   * a read-write lock's {@code keys} on one side, as {@code shape} says; {@code intentMillis} for a
+   * writer's acquire, else 0.
+   */
+  public static NodeRequest of(
+      Verb verb,
+      Shape shape,
+      String key,
+      String[] keys,
+      String token,
+      long argument,
+      long intentMillis) {
+    return switch (shape) {
+      case ONE -> new NodeRequest(verb, key, token, argument);
+      case ALL -> ofKeys(verb, keys, token, argument);
+      case READ, WRITE -> ofReadWrite(verb, shape, keys, token, argument, intentMillis);
+    };
+  }
+
+  /**
    * A request about every one of {@code keys} at once (at least two, distinct, in the order the
    * caller fixed: sorted), run by the verb's all-keys script. The array is the caller's and must
    * not change: it is shared by every request of one lease, not copied.

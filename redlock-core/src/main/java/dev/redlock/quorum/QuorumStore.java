@@ -13,14 +13,9 @@ import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -34,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * lease are ordered node by node ({@link FanOut}), and a release a node did not confirm is sent
  * again ({@link StragglerReleases}).
  */
-public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
+public final class QuorumStore implements LeaseStore<QuorumHeld> {
   private static final Logger log = LoggerFactory.getLogger(QuorumStore.class);
   private static final String HELD = "held by another owner";
   private static final String NOT_OWNER = "not the owner: expired or taken";
@@ -50,80 +45,8 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   private final long[] quarantineLoggedAt;
   private final Timers timer;
 
-  /**
-   * Per key, the last release (or roll-back) this store sent that some node has not settled yet: a
-   * release returns once a quorum confirmed it. The next take of the key follows it node by node
-   * ({@link RequestOrder}), or the new {@code SET NX} could reach a straggling node before our own
-   * release and be refused by our own old key; a take whose turn on a node comes after its vote's
-   * deadline does not send there at all, so a chain behind a slow node cannot grow. An entry lives
-   * from the moment its release is sent until it has settled on every node. Only this client's own
-   * releases are followed: another process's take may still meet our key on a slow node, as it
-   * would meet any holder's.
-   */
-  private final ConcurrentMap<String, Ballot> unsettledReleases = new ConcurrentHashMap<>();
-
-  private final long connectTimeoutNanos;
-
-  /** Each node's first connection, opened in the background from {@link #openConnections}. */
-  private volatile List<CompletableFuture<Void>> firstConnections = List.of();
-
-  private volatile long openedAt;
-
-  /** Set once the first attempt has waited for the first connections: later ones never wait. */
-  private volatile boolean connected;
-
-  /**
-   * A lease held on a quorum of nodes.
-   *
-   * <p>{@code setBallot} is the SET NX round: nodes that refused there never held our token and are
-   * skipped later. {@code order} keeps the lease's later requests behind it, node by node.
-   */
-  public static final class QuorumHeld implements LeaseStore.Held {
-    private final LeaseRequest request;
-    private final String key;
-    private final String[] keys; // null for a lease of one resource
-    private final long fencingToken;
-    private final Ballot setBallot;
-    private final RequestOrder order;
-
-    QuorumHeld(
-        LeaseRequest request,
-        String key,
-        String[] keys,
-        long fencingToken,
-        Ballot setBallot,
-        RequestOrder order) {
-      this.request = request;
-      this.key = key;
-      this.keys = keys;
-      this.fencingToken = fencingToken;
-      this.setBallot = setBallot;
-      this.order = order;
-    }
-
-    @Override
-    public LeaseRequest request() {
-      return request;
-    }
-
-    /**
-     * This lease's request of {@code verb}: about its one key, all of its keys at once, or its
-     * read-write lock's keys on its side.
-     */
-    NodeRequest request(Verb verb, long argument) {
-      return QuorumStore.request(verb, request.shape(), key, keys, request.token(), argument);
-    }
-
-    @Override
-    public long fencingToken() {
-      return fencingToken;
-    }
-
-    @Override
-    public List<NodeOutcome> outcomes() {
-      return setBallot.outcomes();
-    }
-  }
+  private final UnsettledReleases unsettled = new UnsettledReleases();
+  private final FirstConnections firstConnections;
 
   /**
    * @param quorum how many yes votes win
@@ -152,7 +75,8 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     this.io = io;
     this.ticker = ticker;
     this.nodeTimeoutNanos = nodeTimeout.toNanos();
-    this.connectTimeoutNanos = connectTimeout.toNanos();
+    this.firstConnections =
+        new FirstConnections(nodes, io, quorum, connectTimeout.toNanos(), nodeTimeoutNanos);
     this.fanOut = new FanOut(nodes, io, ticker, nodeTimeoutNanos);
     this.stragglers = new StragglerReleases(nodes, timer, io, ticker, nodeTimeoutNanos);
     this.quarantineLoggedAt = new long[nodes.size()];
@@ -169,79 +93,15 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     return fanOut.nodes().size();
   }
 
-  /**
-   * Starts opening one connection to every node, on the I/O threads, so that the first attempt
-   * finds them made (a connection can take longer than a request: a cold JVM, a TLS handshake).
-   * Returns at once.
-   */
+  /** Starts opening one connection to every node; returns at once. */
   public void openConnections() {
-    openedAt = System.nanoTime(); // a wait in real time, whatever clock the leases run on
-    List<CompletableFuture<Void>> opening = new ArrayList<>();
-    for (LockNode node : fanOut.nodes()) {
-      CompletableFuture<Void> opened = new CompletableFuture<>();
-      opening.add(opened);
-      try {
-        io.execute(
-            () -> {
-              try {
-                node.open();
-                opened.complete(null);
-              } catch (Throwable e) {
-                log.debug("could not open a first connection to {}: {}", node.name(), e.toString());
-                opened.completeExceptionally(e);
-              }
-            });
-      } catch (java.util.concurrent.RejectedExecutionException e) {
-        opened.completeExceptionally(e); // closed already
-      }
-    }
-    firstConnections = List.copyOf(opening);
+    firstConnections.open();
   }
 
-  /**
-   * The first attempt waits for the first connections: until every node is connected or failed, at
-   * most a node timeout more once a quorum is, and at most the connect timeout in all. Later
-   * attempts return at once: a node that comes up later is connected on demand, as before.
-   */
+  /** The first attempt waits for the first connections ({@link FirstConnections#await}). */
   @Override
   public void awaitConnected() throws InterruptedException {
-    if (connected) {
-      return;
-    }
-    List<CompletableFuture<Void>> opening = firstConnections;
-    long deadline = openedAt + connectTimeoutNanos;
-    long quorumAt = 0;
-    // System.nanoTime, not the ticker: the bound is on real waiting (a test's clock may stand).
-    while (true) {
-      int done = 0;
-      int ok = 0;
-      List<CompletableFuture<Void>> pending = new ArrayList<>();
-      for (CompletableFuture<Void> f : opening) {
-        if (!f.isDone()) {
-          pending.add(f);
-        } else {
-          done++;
-          if (!f.isCompletedExceptionally()) {
-            ok++;
-          }
-        }
-      }
-      long now = System.nanoTime();
-      if (ok >= quorum && quorumAt == 0) {
-        quorumAt = now;
-        deadline = Math.min(deadline, now + nodeTimeoutNanos);
-      }
-      if (done == opening.size() || now - deadline >= 0) {
-        break;
-      }
-      try {
-        CompletableFuture.anyOf(pending.toArray(new CompletableFuture<?>[0]))
-            .get(deadline - now, TimeUnit.NANOSECONDS);
-      } catch (ExecutionException | TimeoutException e) {
-        // a node failed (counted next round) or the time is up (the loop ends)
-      }
-    }
-    connected = true;
+    firstConnections.await();
   }
 
   @Override
@@ -267,24 +127,24 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     return switch (request.shape()) {
       case ONE -> {
         String key = keyPrefix + resources.get(0);
-        yield vote(request, key, null, start, new RequestOrder(unsettledReleases.get(key)));
+        yield vote(request, key, null, start, new RequestOrder(unsettled.get(key)));
       }
       case ALL -> {
         String[] keys = new String[resources.size()];
-        List<Ballot> unsettled = new ArrayList<>(0);
+        List<Ballot> before = new ArrayList<>(0);
         for (int i = 0; i < keys.length; i++) {
           keys[i] = keyPrefix + resources.get(i);
-          Ballot release = unsettledReleases.get(keys[i]);
-          if (release != null && !unsettled.contains(release)) {
-            unsettled.add(release);
+          Ballot release = unsettled.get(keys[i]);
+          if (release != null && !before.contains(release)) {
+            before.add(release);
           }
         }
-        yield vote(request, keys[0], keys, start, new RequestOrder(unsettled));
+        yield vote(request, keys[0], keys, start, new RequestOrder(before));
       }
       case READ, WRITE -> {
         // Both sides follow the last unsettled release of either side, keyed by the writer key.
         String[] keys = NodeKeys.readWriteKeys(keyPrefix, resources.get(0));
-        yield vote(request, keys[0], keys, start, new RequestOrder(unsettledReleases.get(keys[0])));
+        yield vote(request, keys[0], keys, start, new RequestOrder(unsettled.get(keys[0])));
       }
     };
   }
@@ -293,31 +153,6 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   @Override
   public boolean hasReadWriteLocks() {
     return true;
-  }
-
-  /**
-   * The request of {@code verb} about {@code key} alone, about every one of {@code keys}, or about
-   * a read-write lock's {@code keys} on one side, as {@code shape} says.
-   */
-  static NodeRequest request(
-      Verb verb, Shape shape, String key, String[] keys, String token, long argument) {
-    return request(verb, shape, key, keys, token, argument, 0);
-  }
-
-  /** {@link #request}, with a writer's acquire's {@code intentMillis} (see NodeRequest). */
-  private static NodeRequest request(
-      Verb verb,
-      Shape shape,
-      String key,
-      String[] keys,
-      String token,
-      long argument,
-      long intentMillis) {
-    return switch (shape) {
-      case ONE -> new NodeRequest(verb, key, token, argument);
-      case ALL -> NodeRequest.ofKeys(verb, keys, token, argument);
-      case READ, WRITE -> NodeRequest.ofReadWrite(verb, shape, keys, token, argument, intentMillis);
-    };
   }
 
   /** {@link #take}'s vote, about {@code key} alone or about {@code keys} (null for one key). */
@@ -331,7 +166,8 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     // comes before the vote's deadline (else it is SKIPPED: its vote could not count anyway).
     Ballot votes =
         fanOut.send(
-            request(Verb.ACQUIRE, shape, key, keys, token, ttlMillis, request.intentMillis()),
+            NodeRequest.of(
+                Verb.ACQUIRE, shape, key, keys, token, ttlMillis, request.intentMillis()),
             HELD,
             order,
             null,
@@ -368,10 +204,10 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       RequestOrder order,
       boolean wait)
       throws InterruptedException {
-    NodeRequest release = request(Verb.RELEASE, shape, key, keys, token, 0);
+    NodeRequest release = NodeRequest.of(Verb.RELEASE, shape, key, keys, token, 0, 0);
     Ballot rollback = fanOut.send(release, NOT_OWNER, order, votes::refused);
-    followUntilSettled(
-        key, unsettledKeys(shape, keys), rollback); // the next take of the key starts behind it
+    unsettled.followUntilSettled(
+        key, UnsettledReleases.keys(shape, keys), rollback); // the next take follows it
     boolean confirmed = false;
     try {
       if (wait) {
@@ -435,7 +271,7 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
     long start = ticker.read();
     Ballot raise =
         fanOut.send(
-            request(Verb.RAISE_FENCE, shape, key, keys, token, fence),
+            NodeRequest.of(Verb.RAISE_FENCE, shape, key, keys, token, fence, 0),
             NOT_OWNER,
             order,
             i -> skip[i]);
@@ -552,8 +388,8 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
   private Ballot giveBackAndCount(QuorumHeld held) {
     NodeRequest release = held.request(Verb.RELEASE, held.fencingToken());
     Ballot votes = sendRelease(held, release);
-    String[] unsettledKeys = unsettledKeys(held.request.shape(), held.keys);
-    putUnsettled(held.key, unsettledKeys, votes); // from now on, a take of these keys follows it
+    String[] unsettledKeys = UnsettledReleases.keys(held.request.shape(), held.keys);
+    unsettled.put(held.key, unsettledKeys, votes); // from now on, a take of these keys follows it
     try {
       votes.awaitDefinite(quorum, ticker.read() + nodeTimeoutNanos);
     } catch (InterruptedException e) {
@@ -561,55 +397,17 @@ public final class QuorumStore implements LeaseStore<QuorumStore.QuorumHeld> {
       Thread.currentThread().interrupt();
     }
     if (votes.allAnswered() && votes.definite() == votes.size()) {
-      removeUnsettled(held.key, unsettledKeys, votes); // answered everywhere: nothing to follow
+      unsettled.remove(held.key, unsettledKeys, votes); // answered everywhere: nothing to follow
       logRelease(held.request.name(), votes); // the usual case: nothing to wait for or send again
     } else {
       votes.whenAllSettled(
           () -> {
-            removeUnsettled(held.key, unsettledKeys, votes);
+            unsettled.remove(held.key, unsettledKeys, votes);
             logRelease(held.request.name(), votes);
             stragglers.keepUnconfirmed(votes, release);
           });
     }
     return votes;
-  }
-
-  /**
-   * The keys whose next take follows a release of a lease of {@code shape}: each of a set's keys;
-   * else only the lease's first key (null), which for a read-write lock is its writer key, under
-   * which both sides look up what to follow.
-   */
-  private static String[] unsettledKeys(Shape shape, String[] keys) {
-    return shape == Shape.ALL ? keys : null;
-  }
-
-  /**
-   * Makes the next take of {@code key} (or of any of {@code keys}) follow {@code release} until it
-   * has settled everywhere.
-   */
-  private void followUntilSettled(String key, String[] keys, Ballot release) {
-    putUnsettled(key, keys, release);
-    release.whenAllSettled(() -> removeUnsettled(key, keys, release));
-  }
-
-  private void putUnsettled(String key, String[] keys, Ballot release) {
-    if (keys == null) {
-      unsettledReleases.put(key, release);
-    } else {
-      for (String k : keys) {
-        unsettledReleases.put(k, release);
-      }
-    }
-  }
-
-  private void removeUnsettled(String key, String[] keys, Ballot release) {
-    if (keys == null) {
-      unsettledReleases.remove(key, release);
-    } else {
-      for (String k : keys) {
-        unsettledReleases.remove(k, release);
-      }
-    }
   }
 
   /**

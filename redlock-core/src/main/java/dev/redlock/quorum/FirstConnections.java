@@ -1,0 +1,118 @@
+package dev.redlock.quorum;
+
+import dev.redlock.node.LockNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Each node's first connection, opened in the background when the store is made, and the first
+ * attempt's wait for them, so that a one-shot job's only attempt is not lost to connection setup.
+ */
+final class FirstConnections {
+  private static final Logger log = LoggerFactory.getLogger(FirstConnections.class);
+
+  private final List<LockNode> nodes;
+  private final ExecutorService io;
+  private final int quorum;
+  private final long connectTimeoutNanos;
+  private final long nodeTimeoutNanos;
+  private volatile List<CompletableFuture<Void>> opening = List.of();
+  private volatile long openedAt;
+
+  /** Set once the first attempt has waited for the first connections: later ones never wait. */
+  private volatile boolean connected;
+
+  FirstConnections(
+      List<LockNode> nodes,
+      ExecutorService io,
+      int quorum,
+      long connectTimeoutNanos,
+      long nodeTimeoutNanos) {
+    this.nodes = nodes;
+    this.io = io;
+    this.quorum = quorum;
+    this.connectTimeoutNanos = connectTimeoutNanos;
+    this.nodeTimeoutNanos = nodeTimeoutNanos;
+  }
+
+  /**
+   * Starts opening one connection to every node, on the I/O threads, so that the first attempt
+   * finds them made (a connection can take longer than a request: a cold JVM, a TLS handshake).
+   * Returns at once.
+   */
+  void open() {
+    openedAt = System.nanoTime(); // a wait in real time, whatever clock the leases run on
+    List<CompletableFuture<Void>> opening = new ArrayList<>();
+    for (LockNode node : nodes) {
+      CompletableFuture<Void> opened = new CompletableFuture<>();
+      opening.add(opened);
+      try {
+        io.execute(
+            () -> {
+              try {
+                node.open();
+                opened.complete(null);
+              } catch (Throwable e) {
+                log.debug("could not open a first connection to {}: {}", node.name(), e.toString());
+                opened.completeExceptionally(e);
+              }
+            });
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        opened.completeExceptionally(e); // closed already
+      }
+    }
+    this.opening = List.copyOf(opening);
+  }
+
+  /**
+   * The first attempt waits for the first connections: until every node is connected or failed, at
+   * most a node timeout more once a quorum is, and at most the connect timeout in all. Later
+   * attempts return at once: a node that comes up later is connected on demand, as before.
+   */
+  void await() throws InterruptedException {
+    if (connected) {
+      return;
+    }
+    List<CompletableFuture<Void>> opening = this.opening;
+    long deadline = openedAt + connectTimeoutNanos;
+    long quorumAt = 0;
+    // System.nanoTime, not the ticker: the bound is on real waiting (a test's clock may stand).
+    while (true) {
+      int done = 0;
+      int ok = 0;
+      List<CompletableFuture<Void>> pending = new ArrayList<>();
+      for (CompletableFuture<Void> f : opening) {
+        if (!f.isDone()) {
+          pending.add(f);
+        } else {
+          done++;
+          if (!f.isCompletedExceptionally()) {
+            ok++;
+          }
+        }
+      }
+      long now = System.nanoTime();
+      if (ok >= quorum && quorumAt == 0) {
+        quorumAt = now;
+        deadline = Math.min(deadline, now + nodeTimeoutNanos);
+      }
+      if (done == opening.size() || now - deadline >= 0) {
+        break;
+      }
+      try {
+        CompletableFuture.anyOf(pending.toArray(new CompletableFuture<?>[0]))
+            .get(deadline - now, TimeUnit.NANOSECONDS);
+      } catch (ExecutionException | TimeoutException e) {
+        // a node failed (counted next round) or the time is up (the loop ends)
+      }
+    }
+    connected = true;
+  }
+}
