@@ -143,7 +143,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
       if (attempt.reason == Reason.HELD_ELSEWHERE) {
         succeed(heldElsewhere);
       } else {
-        fail(tries.failure());
+        fail(attempt.failure(resource, 1, 0)); // as tryAcquire: the attempt's own account
       }
       return;
     }

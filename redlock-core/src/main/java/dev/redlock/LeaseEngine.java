@@ -1,7 +1,6 @@
 package dev.redlock;
 
 import dev.redlock.LockUnavailableException.Reason;
-import dev.redlock.internal.Names;
 import dev.redlock.internal.Ticker;
 import dev.redlock.internal.Uninterruptibly;
 import dev.redlock.spi.LeaseRequest.Shape;
@@ -10,8 +9,6 @@ import dev.redlock.spi.Tally;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
@@ -43,7 +40,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   private final Waiters waiters;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Listeners events;
-  private final Arguments arguments;
+  final Arguments arguments;
 
   /**
    * Turns for attempts on the store ({@link LockSettings#maxAttemptsInFlight}), first come first
@@ -128,119 +125,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
 
   // ---- acquiring --------------------------------------------------------------------------
 
-  public Optional<Lease> tryAcquire(String resource, Duration ttl) {
-    long ttlMillis = request(resource, ttl);
-    return tryOnce(Target.one(resource), ttlMillis);
-  }
-
-  /** One attempt, mapped for the caller: the lease, empty if held elsewhere, else the failure. */
-  Optional<Lease> tryOnce(Target target, long ttlMillis) {
-    Attempt<H> attempt;
-    try {
-      // One attempt (no intent mark), after its turn however long the attempts ahead take.
-      attempt = attempt(target, ttlMillis, Intent.NONE, ANY_WAIT_FOR_A_TURN, 0);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new RedlockException(
-          "interrupted while acquiring "
-              + target.describe()
-              + "; nothing is held (what was sent is rolled back)",
-          e);
-    }
-    if (attempt.lease != null) {
-      return Optional.of(attempt.lease);
-    }
-    if (attempt.reason == Reason.HELD_ELSEWHERE) {
-      return Optional.empty();
-    }
-    throw attempt.failure(target.name(), 1, 0);
-  }
-
-  public Lease acquire(String resource, Duration ttl, Duration maxWait)
-      throws InterruptedException {
-    long ttlMillis = request(resource, ttl);
-    return acquire(Target.one(resource), ttlMillis, maxWait);
-  }
-
-  public Optional<Lease> tryAcquireAll(Set<String> resources, Duration ttl) {
-    List<String> sorted = requestAll(resources);
-    long ttlMillis = checkTtl(ttl);
-    return tryOnce(Target.all(sorted), ttlMillis);
-  }
-
-  public Lease acquireAll(Set<String> resources, Duration ttl, Duration maxWait)
-      throws InterruptedException {
-    List<String> sorted = requestAll(resources);
-    long ttlMillis = checkTtl(ttl);
-    return acquire(Target.all(sorted), ttlMillis, maxWait);
-  }
-
-  public <T, E extends Exception> T withLockAll(
-      Set<String> resources, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
-      throws E, InterruptedException {
-    Objects.requireNonNull(task, "task must not be null");
-    ensureOpen();
-    requestAll(resources);
-    checkRenewable(ttl); // before acquiring: a lease we could not renew must not be taken at all
-    @SuppressWarnings("unchecked") // acquireAll only ever returns this engine's leases
-    ManagedLease<H> lease = (ManagedLease<H>) acquireAll(resources, ttl, maxWait);
-    return runRenewed(lease, task);
-  }
-
-  /** Attempts until won or {@code maxWait} is spent. */
-  Lease acquire(Target target, long ttlMillis, Duration maxWait) throws InterruptedException {
-    Objects.requireNonNull(maxWait, "maxWait must not be null");
-    if (maxWait.isNegative()) {
-      throw new IllegalArgumentException("maxWait must be >= 0, was " + maxWait);
-    }
-    Retries<H> tries = new Retries<>(this, target, ttlMillis, Arguments.saturatedNanos(maxWait));
-    // Behind this service's threads already waiting for it (no barging), else in line only once
-    // an attempt is refused: the uncontended path never touches the line.
-    Object waitingFor = target.line();
-    Waiters.Line line = waiters.anyWaiting(waitingFor) ? waiters.join(waitingFor) : null;
-    boolean won = false;
-    try {
-      for (; ; ) {
-        if (line != null) {
-          waiters.awaitTurn(line, tries.unbounded, tries.giveUpAt, this);
-        }
-        long releasesSeen = waiters.releases();
-        Attempt<H> attempt = tries.attempt();
-        if (attempt == null || (attempt.lease == null && tries.leftAt(ticker.read()) <= 0)) {
-          throw tries.failure();
-        }
-        if (attempt.lease != null) {
-          won = true;
-          return attempt.lease;
-        }
-        if (line == null) {
-          line = waiters.join(waitingFor);
-          waiters.releasedSince(line, releasesSeen); // a release before the line existed
-        }
-      }
-    } finally {
-      if (line != null) {
-        waiters.leave(waitingFor, line, won);
-        if (won && target.shape() == Shape.READ) {
-          // Readers share: one that got in means the lock reads now, so the next reader in line
-          // asks at once rather than after its pause (and wakes the next in turn when it wins).
-          waiters.released(waitingFor, 0, false);
-        }
-      }
-    }
-  }
-
-  public <T, E extends Exception> T withLock(
-      String resource, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
-      throws E, InterruptedException {
-    Objects.requireNonNull(task, "task must not be null");
-    ensureOpen();
-    checkRenewable(ttl); // before acquiring: a lease we could not renew must not be taken at all
-    @SuppressWarnings("unchecked") // acquire only ever returns this engine's leases
-    ManagedLease<H> lease = (ManagedLease<H>) acquire(resource, ttl, maxWait);
-    return runRenewed(lease, task);
-  }
-
   /** withLock's part once the lease is won: renew while {@code task} runs, release after. */
   <T, E extends Exception> T runRenewed(ManagedLease<H> lease, LeaseTask<T, E> task) throws E {
     boolean threw = false;
@@ -284,39 +168,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
 
   dev.redlock.quorum.Timers timers() {
     return watchdog;
-  }
-
-  public java.util.concurrent.CompletableFuture<Optional<Lease>> tryAcquireAsync(
-      String resource, Duration ttl) {
-    long ttlMillis = request(resource, ttl);
-    return AsyncAcquisition.tryOnce(this, resource, ttlMillis);
-  }
-
-  public java.util.concurrent.CompletableFuture<Lease> acquireAsync(
-      String resource, Duration ttl, Duration maxWait) {
-    long ttlMillis = request(resource, ttl);
-    Objects.requireNonNull(maxWait, "maxWait must not be null");
-    if (maxWait.isNegative()) {
-      throw new IllegalArgumentException("maxWait must be >= 0, was " + maxWait);
-    }
-    return AsyncAcquisition.acquire(this, resource, ttlMillis, Arguments.saturatedNanos(maxWait));
-  }
-
-  public <T> java.util.concurrent.CompletableFuture<T> withLockAsync(
-      String resource,
-      Duration ttl,
-      Duration maxWait,
-      java.util.function.Function<? super Lease, ? extends java.util.concurrent.CompletionStage<T>>
-          task) {
-    Objects.requireNonNull(task, "task must not be null");
-    ensureOpen();
-    checkRenewable(ttl); // before acquiring: a lease we could not renew must not be taken at all
-    return AsyncLock.run(
-        acquireAsync(resource, ttl, maxWait),
-        task,
-        settings.taskInterruption() == TaskInterruption.ON_LEASE_LOSS,
-        completions(),
-        closed::get);
   }
 
   /**
@@ -380,7 +231,8 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     }
     store.awaitConnected(); // a new client's first connections, before the attempt's clock starts
     boolean nested = inTurn.get() != null;
-    long askedAt = intent == Intent.UNTIL_NEXT_ASK ? ticker.read() : 0;
+    long askedAt =
+        intent == Intent.UNTIL_NEXT_ASK && target.shape() == Shape.WRITE ? ticker.read() : 0;
     if (!nested) {
       if (!turnBounded) {
         attemptTurns.acquire(); // interrupted here: nothing was sent
@@ -411,7 +263,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
       now = ticker.read();
       taken = vote.held();
       if (taken != null && vote.yes() >= store.quorum() && now - validUntil < 0) {
-        lease = new ManagedLease<>(this, taken, target.line(), ttlMillis, start, validUntil);
+        lease = new ManagedLease<>(this, taken, target, ttlMillis, start, validUntil);
         held.add(lease); // within the turn: close() either waits for this or finds it here
         if (closed.get()) {
           // close() began meanwhile: of the two, whoever marks the lease released gives it back,
@@ -468,7 +320,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     }
     Reason reason = whyLost(vote, now - validUntil >= 0);
     if (log.isDebugEnabled()) {
-      log.debug("attempt on {} lost ({}): {}", target.describe(), reason, vote.tally().outcomes());
+      log.debug("attempt on '{}' lost ({}): {}", target.name(), reason, vote.tally().outcomes());
     }
     events.attempt(
         LockEvent.Kind.FAILED,
@@ -580,18 +432,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     return won;
   }
 
-  /** Checks an acquisition of one resource; returns its ttl in milliseconds. */
-  private long request(String resource, Duration ttl) {
-    ensureOpen();
-    return arguments.one(resource, ttl);
-  }
-
-  /** Checks an acquisition of a set; returns the resources distinct and sorted. */
-  private List<String> requestAll(Set<String> resources) {
-    ensureOpen();
-    return arguments.sorted(resources);
-  }
-
   long checkTtl(Duration ttl) {
     return arguments.ttl(ttl);
   }
@@ -632,16 +472,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   }
 
   // ---- read-write locks ---------------------------------------------------------------------
-
-  public ReadWriteLock readWriteLock(String name) {
-    ensureOpen();
-    Names.checkReadWriteName(name, store::checkResource);
-    if (!store.hasReadWriteLocks()) {
-      throw new UnsupportedOperationException(
-          "this lease store (" + store.getClass().getSimpleName() + ") has no read-write locks");
-    }
-    return new ReadWriteSides<>(this, name);
-  }
 
   /** Tells the listeners a lease was lost; called once per loss, by the lease. */
   void lost(ManagedLease<H> lease, LeaseLostException loss) {

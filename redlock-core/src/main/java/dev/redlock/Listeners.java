@@ -12,7 +12,8 @@ import org.slf4j.LoggerFactory;
  * only if someone listens; a listener that throws is logged and never breaks the lock path.
  */
 final class Listeners {
-  private static final Logger log = LoggerFactory.getLogger(Listeners.class);
+  // The engine's logger, where operators route the lock's own messages.
+  private static final Logger log = LoggerFactory.getLogger(LeaseEngine.class);
 
   private final List<RedlockListener> listeners;
   private final int quorum;

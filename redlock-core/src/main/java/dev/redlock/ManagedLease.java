@@ -29,11 +29,8 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   private final long ttlMillis;
   private final long grantedAt;
 
-  /**
-   * The key of the line this service's threads wait in for what this lease holds ({@link
-   * Target#line}): kept from the attempt so a release builds nothing to wake them.
-   */
-  private final Object waitingFor;
+  /** What this lease holds, as the engine asked for it (never as a store reports it). */
+  private final Target target;
 
   private volatile long validUntil;
   private volatile LeaseLostException lost;
@@ -69,16 +66,11 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   private Thread interruptedForLoss; // the thread the loss interrupted, if any
 
   ManagedLease(
-      LeaseEngine<H> engine,
-      H held,
-      Object waitingFor,
-      long ttlMillis,
-      long start,
-      long validUntil) {
+      LeaseEngine<H> engine, H held, Target target, long ttlMillis, long start, long validUntil) {
     this.engine = engine;
     this.held = held;
-    this.waitingFor = waitingFor;
-    this.resource = held.request().name();
+    this.target = target;
+    this.resource = target.name();
     this.ttlMillis = ttlMillis;
     this.grantedAt = start;
     this.renewedFrom = start;
@@ -95,18 +87,19 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     return resource;
   }
 
+  /** The key of the line this service's threads wait in for what this lease holds. */
   Object waitingFor() {
-    return waitingFor;
+    return target.line();
   }
 
   @Override
   public List<String> resources() {
-    return held.request().resources();
+    return target.resources();
   }
 
   /** What this lease holds: one resource, a set, or a side of a read-write lock. */
   dev.redlock.spi.LeaseRequest.Shape shape() {
-    return held.request().shape();
+    return target.shape();
   }
 
   @Override

@@ -15,10 +15,10 @@ final class ReadWriteSides<H extends LeaseStore.Held> implements ReadWriteLock {
   private final Side read;
   private final Side write;
 
-  ReadWriteSides(LeaseEngine<H> engine, String name) {
+  ReadWriteSides(Acquisitions<H> locks, LeaseEngine<H> engine, String name) {
     this.name = name;
-    this.read = new OneSide<>(engine, Target.side(name, Shape.READ));
-    this.write = new OneSide<>(engine, Target.side(name, Shape.WRITE));
+    this.read = new OneSide<>(locks, engine, Target.side(name, Shape.READ));
+    this.write = new OneSide<>(locks, engine, Target.side(name, Shape.WRITE));
   }
 
   @Override
@@ -41,20 +41,30 @@ final class ReadWriteSides<H extends LeaseStore.Held> implements ReadWriteLock {
     return "ReadWriteLock[" + name + "]";
   }
 
-  private record OneSide<H extends LeaseStore.Held>(LeaseEngine<H> engine, Target side)
-      implements Side {
+  /** One side; equal only to itself, as any lock object. */
+  private static final class OneSide<H extends LeaseStore.Held> implements Side {
+    private final Acquisitions<H> locks;
+    private final LeaseEngine<H> engine;
+    private final Target side;
+
+    OneSide(Acquisitions<H> locks, LeaseEngine<H> engine, Target side) {
+      this.locks = locks;
+      this.engine = engine;
+      this.side = side;
+    }
+
     @Override
     public Optional<Lease> tryAcquire(Duration ttl) {
       engine.ensureOpen();
       long ttlMillis = engine.checkTtl(ttl);
-      return engine.tryOnce(side, ttlMillis); // one attempt: keeps no reader out
+      return locks.tryOnce(side, ttlMillis); // one attempt: keeps no reader out
     }
 
     @Override
     public Lease acquire(Duration ttl, Duration maxWait) throws InterruptedException {
       engine.ensureOpen();
       long ttlMillis = engine.checkTtl(ttl);
-      return engine.acquire(side, ttlMillis, maxWait);
+      return locks.acquire(side, ttlMillis, maxWait);
     }
 
     @Override

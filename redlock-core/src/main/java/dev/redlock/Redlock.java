@@ -53,6 +53,7 @@ public final class Redlock implements AutoCloseable {
 
   private final RedlockConfig config;
   private final LeaseEngine<?> engine;
+  private final Acquisitions<?> locks;
   private final List<LockNode> nodes;
 
   /** A Redlock over {@code nodes}: the quorum's store over them, its connections opening. */
@@ -82,6 +83,7 @@ public final class Redlock implements AutoCloseable {
     this.config = config;
     this.nodes = List.copyOf(nodes);
     this.engine = engine(config, store, watchdog, ticker);
+    this.locks = new Acquisitions<>(engine);
   }
 
   private static <H extends LeaseStore.Held> LeaseEngine<H> engine(
@@ -180,7 +182,7 @@ public final class Redlock implements AutoCloseable {
    */
   public java.util.concurrent.CompletableFuture<Optional<Lease>> tryAcquireAsync(
       String resource, Duration ttl) {
-    return engine.tryAcquireAsync(resource, ttl);
+    return locks.tryAcquireAsync(resource, ttl);
   }
 
   /**
@@ -203,7 +205,7 @@ public final class Redlock implements AutoCloseable {
    */
   public java.util.concurrent.CompletableFuture<Lease> acquireAsync(
       String resource, Duration ttl, Duration maxWait) {
-    return engine.acquireAsync(resource, ttl, maxWait);
+    return locks.acquireAsync(resource, ttl, maxWait);
   }
 
   /**
@@ -234,7 +236,7 @@ public final class Redlock implements AutoCloseable {
       Duration maxWait,
       java.util.function.Function<? super Lease, ? extends java.util.concurrent.CompletionStage<T>>
           task) {
-    return engine.withLockAsync(resource, ttl, maxWait, task);
+    return locks.withLockAsync(resource, ttl, maxWait, task);
   }
 
   /**
@@ -283,7 +285,7 @@ public final class Redlock implements AutoCloseable {
    * @throws IllegalStateException if this Redlock is closed
    */
   public Optional<Lease> tryAcquire(String resource, Duration ttl) {
-    return engine.tryAcquire(resource, ttl);
+    return locks.tryAcquire(resource, ttl);
   }
 
   /**
@@ -308,7 +310,7 @@ public final class Redlock implements AutoCloseable {
    */
   public Lease acquire(String resource, Duration ttl, Duration maxWait)
       throws InterruptedException {
-    return engine.acquire(resource, ttl, maxWait);
+    return locks.acquire(resource, ttl, maxWait);
   }
 
   /**
@@ -338,7 +340,7 @@ public final class Redlock implements AutoCloseable {
   public <T, E extends Exception> T withLock(
       String resource, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
       throws E, InterruptedException {
-    return engine.withLock(resource, ttl, maxWait, task);
+    return locks.withLock(resource, ttl, maxWait, task);
   }
 
   /**
@@ -369,7 +371,7 @@ public final class Redlock implements AutoCloseable {
    * @throws IllegalStateException if this Redlock is closed
    */
   public Optional<Lease> tryAcquireAll(java.util.Set<String> resources, Duration ttl) {
-    return engine.tryAcquireAll(resources, ttl);
+    return locks.tryAcquireAll(resources, ttl);
   }
 
   /**
@@ -391,7 +393,7 @@ public final class Redlock implements AutoCloseable {
    */
   public Lease acquireAll(java.util.Set<String> resources, Duration ttl, Duration maxWait)
       throws InterruptedException {
-    return engine.acquireAll(resources, ttl, maxWait);
+    return locks.acquireAll(resources, ttl, maxWait);
   }
 
   /**
@@ -415,7 +417,7 @@ public final class Redlock implements AutoCloseable {
   public <T, E extends Exception> T withLockAll(
       java.util.Set<String> resources, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
       throws E, InterruptedException {
-    return engine.withLockAll(resources, ttl, maxWait, task);
+    return locks.withLockAll(resources, ttl, maxWait, task);
   }
 
   /**
@@ -438,7 +440,7 @@ public final class Redlock implements AutoCloseable {
    * @throws IllegalStateException if this Redlock is closed
    */
   public ReadWriteLock readWriteLock(String name) {
-    return engine.readWriteLock(name);
+    return locks.readWriteLock(name);
   }
 
   /**

@@ -56,6 +56,11 @@ final class Retries<H extends LeaseStore.Held> {
     return unbounded ? Long.MAX_VALUE : giveUpAt - now;
   }
 
+  /** Whether {@code maxWait} is spent (never, unbounded: then the clock is not read). */
+  boolean timeIsUp() {
+    return !unbounded && giveUpAt - engine.ticker().read() <= 0;
+  }
+
   /** Why the acquisition gave up: the last attempt's reason and account, and the time spent. */
   LockUnavailableException failure() {
     return last.failure(target.name(), attempts, engine.ticker().read() - began);

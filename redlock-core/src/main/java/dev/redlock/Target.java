@@ -7,25 +7,25 @@ import java.util.List;
 /**
  * What an acquisition is after, before each attempt adds its token and times ({@link #request}):
  * one resource, a sorted set of two or more, or one side of a read-write lock.
+ *
+ * @param name what logs and messages call it: the resource or lock name, or the set as text (made
+ *     once: every event and message of the acquisition and its lease shows it)
  */
-record Target(Shape shape, List<String> resources) {
+record Target(Shape shape, List<String> resources, String name) {
 
   static Target one(String resource) {
-    return new Target(Shape.ONE, List.of(resource));
+    return new Target(Shape.ONE, List.of(resource), resource);
   }
 
   /** A sorted set of distinct resources; a set of one is that resource's own lock. */
   static Target all(List<String> sorted) {
-    return sorted.size() == 1 ? one(sorted.get(0)) : new Target(Shape.ALL, sorted);
+    return sorted.size() == 1
+        ? one(sorted.get(0))
+        : new Target(Shape.ALL, sorted, sorted.toString());
   }
 
   static Target side(String name, Shape side) {
-    return new Target(side, List.of(name));
-  }
-
-  /** What logs and messages call it: the resource or lock name, or the set as text. */
-  String name() {
-    return shape == Shape.ALL ? resources.toString() : resources.get(0);
+    return new Target(side, List.of(name), name);
   }
 
   /** Whether this is a side of a read-write lock. */

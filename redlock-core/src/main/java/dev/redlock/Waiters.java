@@ -25,9 +25,10 @@ import java.util.concurrent.locks.LockSupport;
  * timers. The first in line runs the listeners' ATTEMPT events on its own thread: a listener that
  * blocks holds up the whole line (listeners must not block; {@link RedlockListener}).
  *
- * <p>A line is keyed by what is waited for ({@link #what}): a resource's name, or a set's sorted
- * list of names, never its label ({@code [a, b]}), which a single resource may be named too.
- * Waiters for a set are woken by a release of that set and poll for the rest.
+ * <p>A line is keyed by what is waited for ({@link Target#line}): a resource's name, a set's sorted
+ * list of names (never its label {@code [a, b]}, which a single resource may be named too), or one
+ * side of a read-write lock. Waiters for a set are woken by a release of that set and poll for the
+ * rest.
  *
  * <p>A line exists only while someone waits in it: no state per resource ever locked.
  */

@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
  * attempt's wait for them, so that a one-shot job's only attempt is not lost to connection setup.
  */
 final class FirstConnections {
-  private static final Logger log = LoggerFactory.getLogger(FirstConnections.class);
+  // The store's logger, where operators route the quorum's messages.
+  private static final Logger log = LoggerFactory.getLogger(QuorumStore.class);
 
   private final List<LockNode> nodes;
   private final ExecutorService io;

@@ -10,12 +10,14 @@ import java.util.Objects;
  *
  * @param shape one resource, several at once, or one side of a read-write lock
  * @param resources the resource ({@link Shape#ONE}), the sorted distinct resources ({@link
- *     Shape#ALL}, two or more), or the read-write lock's name ({@link Shape#READ}, {@link
- *     Shape#WRITE}); already checked by the store's {@link LeaseStore#checkResource}
+ *     Shape#ALL}, 2 to {@link dev.redlock.Redlock#MAX_RESOURCES}), or the read-write lock's name
+ *     ({@link Shape#READ}, {@link Shape#WRITE}); each already checked by the store's {@link
+ *     LeaseStore#checkResource}
  * @param token the owner's random token: only its holder may renew or give the lease back
  * @param ttlMillis how long the store keeps the lease if it is never renewed or given back
- * @param intentMillis for {@link Shape#WRITE} only: how long a refused writer keeps new readers out
- *     (it asks again within that time; 0 for a writer that will not); else 0
+ * @param intentMillis for {@link Shape#WRITE} only: how long a refused writer keeps new readers
+ *     out, at most {@code ttlMillis} (it asks again within that time; 0 for a writer that will
+ *     not); else 0
  */
 public record LeaseRequest(
     Shape shape, List<String> resources, String token, long ttlMillis, long intentMillis) {
@@ -61,6 +63,20 @@ public record LeaseRequest(
               + " for "
               + shape);
     }
+  }
+
+  /** Shows the shape, name and times; never the owner token, which must not reach a log. */
+  @Override
+  public String toString() {
+    return "LeaseRequest{"
+        + shape
+        + " "
+        + name()
+        + ", ttl "
+        + ttlMillis
+        + " ms"
+        + (intentMillis > 0 ? ", intent " + intentMillis + " ms" : "")
+        + "}";
   }
 
   /** What logs and messages call the lease: its resource or lock name, or the set as text. */

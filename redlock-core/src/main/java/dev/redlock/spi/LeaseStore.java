@@ -25,7 +25,10 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
 
   /** What a store keeps about one granted lease. */
   interface Held {
-    /** What the attempt asked for: the lease's shape, resources and owner token. */
+    /**
+     * What the attempt asked for: the request given to {@link LeaseStore#take}, with the lease's
+     * shape, resources and owner token.
+     */
     LeaseRequest request();
 
     /**
@@ -105,6 +108,7 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
    *
    * @throws InterruptedException if interrupted; the attempt is rolled back
    * @throws UnsupportedOperationException for a shape this store does not take: {@link
+   *     LeaseRequest.Shape#ALL} if it cannot take several resources at once, {@link
    *     LeaseRequest.Shape#READ} and {@link LeaseRequest.Shape#WRITE} without {@link
    *     #hasReadWriteLocks()}
    */

@@ -390,21 +390,25 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
           e.toString());
       return;
     }
-    if (deleted == rows.size()) {
+    if (rows.size() > 1) {
       log.warn(
-          "acquire of {} counts as failed: {}; the row{} it wrote {} deleted",
-          what,
-          lost.getMessage(),
-          rows.size() == 1 ? "" : "s",
-          rows.size() == 1 ? "is" : "are");
-    } else {
-      log.warn(
-          "acquire of {} counts as failed: {}; {} of its {} row(s) deleted, but if its commit is"
-              + " still on its way, the rows it lands are held until their ttl ({} ms) ends",
+          "acquire of {} counts as failed: {}; {} row(s) it wrote deleted (a commit still on its"
+              + " way would land rows held until their ttl, {} ms, ends)",
           what,
           lost.getMessage(),
           deleted,
-          rows.size(),
+          ttlMillis);
+    } else if (deleted > 0) {
+      log.warn(
+          "acquire of {} counts as failed: {}; the row it wrote is deleted",
+          what,
+          lost.getMessage());
+    } else {
+      log.warn(
+          "acquire of {} counts as failed: {}; no row of it is there now, but if its commit is"
+              + " still on its way, the row it lands is held until its ttl ({} ms) ends",
+          what,
+          lost.getMessage(),
           ttlMillis);
     }
   }
@@ -503,9 +507,8 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
   }
 
   /**
-   * After a won acquisition whose commit went unanswered: the row may be committed, held by nobody
-   * the engine knows until its ttl ends. Deletes it (owner-checked) on another connection and says
-   * so at WARN, naming the resource, never the owner token.
+   * Deletes the lease's rows, owner-checked, in one transaction, through an interrupt (a release is
+   * owed); a failure is logged at WARN, and the rows expire at their ttl.
    */
   @Override
   public void giveBack(Row row) {
