@@ -36,18 +36,7 @@ final class Listeners {
       String reason,
       Supplier<List<NodeOutcome>> nodes) {
     if (!listeners.isEmpty()) {
-      emit(
-          new LockEvent(
-              kind,
-              resource,
-              null,
-              0,
-              Duration.ZERO,
-              Duration.ofNanos(elapsedNanos),
-              votes,
-              quorum,
-              reason,
-              nodes));
+      emit(kind, resource, null, 0, 0, elapsedNanos, votes, reason, nodes);
     }
   }
 
@@ -61,22 +50,42 @@ final class Listeners {
       String reason,
       Supplier<List<NodeOutcome>> nodes) {
     if (!listeners.isEmpty()) {
+      String owner = TokenHash.of(lease.held().request().token());
       emit(
-          new LockEvent(
-              kind,
-              lease.resource(),
-              TokenHash.of(lease.held().request().token()),
-              lease.fencingToken(),
-              Duration.ofNanos(validityNanos),
-              Duration.ofNanos(elapsedNanos),
-              votes,
-              quorum,
-              reason,
-              nodes));
+          kind,
+          lease.resource(),
+          owner,
+          lease.fencingToken(),
+          validityNanos,
+          elapsedNanos,
+          votes,
+          reason,
+          nodes);
     }
   }
 
-  private void emit(LockEvent event) {
+  private void emit(
+      LockEvent.Kind kind,
+      String resource,
+      String owner,
+      long fencingToken,
+      long validityNanos,
+      long elapsedNanos,
+      int votes,
+      String reason,
+      Supplier<List<NodeOutcome>> nodes) {
+    LockEvent event =
+        new LockEvent(
+            kind,
+            resource,
+            owner,
+            fencingToken,
+            Duration.ofNanos(validityNanos),
+            Duration.ofNanos(elapsedNanos),
+            votes,
+            quorum,
+            reason,
+            nodes);
     for (RedlockListener listener : listeners) {
       try {
         listener.onEvent(event);
