@@ -2,7 +2,6 @@ package dev.redlock;
 
 import dev.redlock.LockUnavailableException.Reason;
 import dev.redlock.internal.Ticker;
-import dev.redlock.internal.Uninterruptibly;
 import dev.redlock.spi.LeaseRequest.Shape;
 import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;
@@ -42,23 +41,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   private final Listeners events;
   final Arguments arguments;
 
-  /**
-   * Turns for attempts on the store ({@link LockSettings#maxAttemptsInFlight}), first come first
-   * served: a burst of callers waits here, before the clock of its attempts starts, rather than on
-   * the nodes, where a request queued behind too many others outlasts the timeout and loses its
-   * vote. Fair, so that no caller waits behind later ones. Held from the attempt's open check to
-   * its verdict (the lease in {@link #held}, or what was taken too late given back), so that {@link
-   * #close()}, by taking every turn, waits for the attempts in flight to leave nothing it would not
-   * release.
-   */
-  private final java.util.concurrent.Semaphore attemptTurns; // not ours: a count of turns
-
-  /**
-   * Set while this thread holds one of {@link #attemptTurns}: an attempt made from inside its own
-   * attempt (a listener's ATTEMPT event calling {@code tryAcquire} on this service) runs in the
-   * turn it already has, since waiting for a second one could wait for itself forever.
-   */
-  private final ThreadLocal<Boolean> inTurn = new ThreadLocal<>();
+  private final AttemptTurns turns;
 
   /** An attempt that may wait for its turn as long as the attempts ahead of it take. */
   private static final boolean ANY_WAIT_FOR_A_TURN = false;
@@ -78,7 +61,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     this.events = new Listeners(settings.listeners(), store.quorum());
     this.arguments = new Arguments(settings, store);
     this.async = new AsyncAttempts(name, closed::get);
-    this.attemptTurns = new java.util.concurrent.Semaphore(settings.maxAttemptsInFlight(), true);
+    this.turns = new AttemptTurns(settings.maxAttemptsInFlight());
     this.waiters =
         new Waiters(
             new Waiters.Watcher() {
@@ -230,17 +213,11 @@ final class LeaseEngine<H extends LeaseStore.Held> {
       throw new InterruptedException(); // interrupted already: send nothing we would roll back
     }
     store.awaitConnected(); // a new client's first connections, before the attempt's clock starts
-    boolean nested = inTurn.get() != null;
+    boolean nested = turns.heldHere();
     long askedAt =
         intent == Intent.UNTIL_NEXT_ASK && target.shape() == Shape.WRITE ? ticker.read() : 0;
-    if (!nested) {
-      if (!turnBounded) {
-        attemptTurns.acquire(); // interrupted here: nothing was sent
-      } else if (!attemptTurns.tryAcquire(
-          Math.max(0, turnBy - ticker.read()), TimeUnit.NANOSECONDS)) {
-        return null; // no turn in time: nothing was sent
-      }
-      inTurn.set(Boolean.TRUE);
+    if (!nested && !turns.take(turnBounded, turnBounded ? turnBy - ticker.read() : 0)) {
+      return null; // no turn in time: nothing was sent (interrupted: neither)
     }
     long start;
     long validUntil;
@@ -283,8 +260,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
       }
     } finally {
       if (!nested) {
-        inTurn.set(null); // not remove(): the thread's entry stays, so the next set allocates none
-        attemptTurns.release();
+        turns.end();
       }
     }
     if (closedWhileWinning) {
@@ -512,8 +488,13 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     // in held (released below), a late one given back. Bounded: an attempt ends within a few
     // node timeouts (its vote, a roll-back, a fence raise); this thread's own turn, if it closes
     // from inside an attempt (a listener), is not waited for.
-    int turns = settings.maxAttemptsInFlight() - (inTurn.get() != null ? 1 : 0);
-    boolean allTurns = turns > 0 && takeTurnsForClose(turns);
+    // Bounded by 5 × nodeTimeout + 1 s: what an attempt may spend in its turn, a vote, a fence
+    // raise, and a give-back that waits for every node (three, see the store's giveBackAll). An
+    // attempt that outlasts the bound gives back what it wins itself (see attempt).
+    int taken =
+        turns.takeAllForClose(
+            TimeUnit.MILLISECONDS.toNanos(
+                5 * settings.nodeTimeout().toMillis() + AsyncAttempts.CLOSE_MARGIN_MILLIS));
     List<ManagedLease<H>> left = new ArrayList<>();
     try {
       for (ManagedLease<H> lease : new ArrayList<>(held)) {
@@ -523,9 +504,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
         }
       }
     } finally {
-      if (allTurns) {
-        attemptTurns.release(turns); // the callers waiting for one find the service closed
-      }
+      turns.giveBack(taken);
     }
     List<H> releasing = new ArrayList<>();
     for (ManagedLease<H> lease : left) { // listeners run with no turn held
@@ -536,25 +515,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     store.close();
     watchdog.close();
     log.debug("closed; released {} lease(s) still held", releasing.size());
-  }
-
-  /**
-   * Takes {@code turns} turns for {@link #close()}, waiting at most 5 × nodeTimeout + 1 s, through
-   * interrupts (a close from an interrupted thread, a cancelled task's try-with-resources, must
-   * still wait; the flag is set again after). Five: what an attempt may spend in its turn, a vote,
-   * a fence raise, and a give-back that waits for every node (three, see the store's {@code
-   * giveBackAll}). An attempt that outlasts the bound gives back what it wins itself (see {@link
-   * #attempt}).
-   */
-  private boolean takeTurnsForClose(int turns) {
-    long deadline =
-        System.nanoTime()
-            + TimeUnit.MILLISECONDS.toNanos(
-                5 * settings.nodeTimeout().toMillis() + AsyncAttempts.CLOSE_MARGIN_MILLIS);
-    return Uninterruptibly.await(
-        () ->
-            attemptTurns.tryAcquire(
-                turns, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS));
   }
 
   // ---- semaphores (PermitSlots) ----------------------------------------------------------

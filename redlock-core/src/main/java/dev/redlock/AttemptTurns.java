@@ -1,0 +1,77 @@
+package dev.redlock;
+
+import dev.redlock.internal.Uninterruptibly;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Turns for attempts on the store ({@code maxAttemptsInFlight}), first come first served: a burst
+ * of callers waits here, before the clock of its attempts starts, rather than on the nodes, where a
+ * request queued behind too many others outlasts the timeout and loses its vote. Fair, so that no
+ * caller waits behind later ones. An attempt holds its turn from its open check to its verdict, so
+ * that {@code close()}, by taking every turn, waits for the attempts in flight to leave nothing it
+ * would not release.
+ */
+final class AttemptTurns {
+  private final int size;
+  private final Semaphore turns; // not ours to lock: a count of turns
+
+  /**
+   * Set while this thread holds a turn: an attempt made from inside its own attempt (a listener's
+   * ATTEMPT event calling {@code tryAcquire} on this service) runs in the turn it already has,
+   * since waiting for a second one could wait for itself forever.
+   */
+  private final ThreadLocal<Boolean> held = new ThreadLocal<>();
+
+  AttemptTurns(int size) {
+    this.size = size;
+    this.turns = new Semaphore(size, true);
+  }
+
+  /** Whether this thread holds a turn already (an attempt nested in its own). */
+  boolean heldHere() {
+    return held.get() != null;
+  }
+
+  /**
+   * Takes a turn, waiting as long as the attempts ahead take, or at most {@code waitNanos} when
+   * {@code bounded}. False if none came in time; interrupted, none is taken.
+   */
+  boolean take(boolean bounded, long waitNanos) throws InterruptedException {
+    if (!bounded) {
+      turns.acquire();
+    } else if (!turns.tryAcquire(Math.max(0, waitNanos), TimeUnit.NANOSECONDS)) {
+      return false;
+    }
+    held.set(Boolean.TRUE);
+    return true;
+  }
+
+  /** Gives this thread's turn back. */
+  void end() {
+    held.set(null); // not remove(): the thread's entry stays, so the next set allocates none
+    turns.release();
+  }
+
+  /**
+   * Takes every turn but this thread's own (if it closes from inside an attempt), waiting at most
+   * {@code waitNanos}, through interrupts (a close from an interrupted thread must still wait; the
+   * flag is set again after). Returns how many it took, for {@link #giveBack}: 0 if not all came.
+   */
+  int takeAllForClose(long waitNanos) {
+    int all = size - (heldHere() ? 1 : 0);
+    long deadline = System.nanoTime() + waitNanos;
+    boolean taken =
+        all > 0
+            && Uninterruptibly.await(
+                () ->
+                    turns.tryAcquire(
+                        all, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS));
+    return taken ? all : 0;
+  }
+
+  /** Gives back what {@link #takeAllForClose} took: the callers waiting for one find it closed. */
+  void giveBack(int taken) {
+    turns.release(taken);
+  }
+}
