@@ -36,7 +36,7 @@ final class Acquisitions<H extends LeaseStore.Held> {
     Attempt<H> attempt;
     try {
       // One attempt (no intent mark), after its turn however long the attempts ahead take.
-      attempt = engine.attempt(target, ttlMillis, LeaseEngine.Intent.NONE, false, 0);
+      attempt = engine.attempt(target, ttlMillis, WriterIntent.NONE, false, 0);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new RedlockException(

@@ -18,10 +18,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The lease lifecycle, whatever the store: one attempt (token, validity from a monotonic start, the
- * store's raw votes, the verdict), retries with jitter, {@code withLock}, extension, the verdict on
- * each renewal a lease's {@link Renewal} sends, loss, release, and the events. The engine alone
- * decides validity, reasons and roll-backs; the store ({@link LeaseStore}) only takes, renews and
- * gives back.
+ * store's raw votes, the verdict), the verdict on every extend and on each renewal a lease's {@link
+ * Renewal} sends, loss, release and close. The engine alone decides validity, reasons and
+ * roll-backs; the store ({@link LeaseStore}) only takes, renews and gives back. How a caller gets a
+ * lease from attempts is {@link Acquisitions}'.
  *
  * @param <H> what the store keeps about a granted lease
  */
@@ -43,9 +43,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
 
   private final AttemptTurns turns;
 
-  /** An attempt that may wait for its turn as long as the attempts ahead of it take. */
-  private static final boolean ANY_WAIT_FOR_A_TURN = false;
-
   /**
    * @param name what to call this service in messages ("Redlock")
    * @param watchdog the timers; closed with the engine
@@ -62,27 +59,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     this.arguments = new Arguments(settings, store);
     this.async = new AsyncAttempts(name, closed::get);
     this.turns = new AttemptTurns(settings.maxAttemptsInFlight());
-    this.waiters =
-        new Waiters(
-            new Waiters.Watcher() {
-              private final LeaseStore.Releases told =
-                  (resource, part, token) -> noticed(resource, part, token);
-
-              @Override
-              public void watch(String resource) {
-                store.watchReleases(resource, told);
-              }
-
-              @Override
-              public void unwatch(String resource) {
-                store.unwatchReleases(resource);
-              }
-            },
-            store.quorum());
-  }
-
-  private void noticed(String resource, int part, long fencingToken) {
-    waiters.noticed(resource, part, fencingToken);
+    this.waiters = Waiters.over(store);
   }
 
   LockSettings settings() {
@@ -97,16 +74,11 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     return held.size();
   }
 
-  /** Resources some thread of this service is waiting in line for. */
-  int waitingLines() {
-    return waiters.lineCount();
-  }
-
   boolean isClosed() {
     return closed.get();
   }
 
-  // ---- acquiring --------------------------------------------------------------------------
+  // ---- withLock --------------------------------------------------------------------------
 
   /** withLock's part once the lease is won: renew while {@code task} runs, release after. */
   <T, E extends Exception> T runRenewed(ManagedLease<H> lease, LeaseTask<T, E> task) throws E {
@@ -135,7 +107,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     }
   }
 
-  // ---- acquiring without a waiting thread --------------------------------------------------
+  // ---- what the other rooms read -----------------------------------------------------------
 
   /** The threads of asynchronous attempts, and the acquisitions pending on them. */
   final AsyncAttempts async;
@@ -160,44 +132,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
    */
   Attempt<H> attempt(String resource, long ttlMillis, boolean turnBounded, long turnBy)
       throws InterruptedException {
-    return attempt(Target.one(resource), ttlMillis, Intent.NONE, turnBounded, turnBy);
-  }
-
-  /** Whether, and for how long, a refused writer's attempt leaves its intent mark. */
-  enum Intent {
-    /** No mark: a writer that will not ask again. */
-    NONE,
-    /** Until its next attempt: it waits with no deadline. */
-    UNTIL_NEXT_ASK,
-    /** Until its next attempt, or its give-up time if that comes first. */
-    UNTIL_NEXT_ASK_OR_GIVE_UP
-  }
-
-  /**
-   * How long a writer's refused attempt keeps new readers out: until its next attempt, which comes
-   * within a retry pause (and a round), worked out when this attempt starts (after its turn); with
-   * {@link Intent#UNTIL_NEXT_ASK_OR_GIVE_UP}, not past the give-up time {@code giveUpAt} (and a
-   * round), and then its next attempt's turn is bounded by that time too; with {@link
-   * Intent#UNTIL_NEXT_ASK}, its next attempt may wait for a turn as long as this one did ({@code
-   * start - askedAt}), so the mark covers that too, lest readers come back in ahead of it. At most
-   * its ttl; 0 for {@link Intent#NONE}.
-   */
-  private long intentMillis(
-      Intent intent, long ttlMillis, long giveUpAt, long askedAt, long start) {
-    if (intent == Intent.NONE) {
-      return 0;
-    }
-    long next = pauseNanosAtMost() + 2 * roundNanos;
-    long left =
-        intent == Intent.UNTIL_NEXT_ASK
-            ? next + (start - askedAt)
-            : Math.min(next, Math.max(0, giveUpAt - start) + roundNanos);
-    return Math.min(ttlMillis, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
-  }
-
-  /** The longest retry pause: the delay and all of its jitter. */
-  private long pauseNanosAtMost() {
-    return settings.retryDelay().toNanos() + settings.retryJitter().toNanos();
+    return attempt(Target.one(resource), ttlMillis, WriterIntent.NONE, turnBounded, turnBy);
   }
 
   /**
@@ -207,7 +142,8 @@ final class LeaseEngine<H extends LeaseStore.Held> {
    * give-up time. With {@code turnBounded}, made only if its turn comes before {@code turnBy} (the
    * engine's ticker), else null with nothing sent.
    */
-  Attempt<H> attempt(Target target, long ttlMillis, Intent intent, boolean turnBounded, long turnBy)
+  Attempt<H> attempt(
+      Target target, long ttlMillis, WriterIntent intent, boolean turnBounded, long turnBy)
       throws InterruptedException {
     if (Thread.interrupted()) {
       throw new InterruptedException(); // interrupted already: send nothing we would roll back
@@ -215,7 +151,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     store.awaitConnected(); // a new client's first connections, before the attempt's clock starts
     boolean nested = turns.heldHere();
     long askedAt =
-        intent == Intent.UNTIL_NEXT_ASK && target.shape() == Shape.WRITE ? ticker.read() : 0;
+        intent == WriterIntent.UNTIL_NEXT_ASK && target.shape() == Shape.WRITE ? ticker.read() : 0;
     if (!nested && !turns.take(turnBounded, turnBounded ? turnBy - ticker.read() : 0)) {
       return null; // no turn in time: nothing was sent (interrupted: neither)
     }
@@ -234,7 +170,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
       validUntil = Validity.validUntil(start, ttlMillis, settings.clockDriftFactor());
       long intentMillis =
           target.shape() == Shape.WRITE
-              ? intentMillis(intent, ttlMillis, turnBy, askedAt, start)
+              ? intent.millis(ttlMillis, turnBy, askedAt, start, longestPauseNanos(), roundNanos)
               : 0;
       vote = store.take(target.request(token, ttlMillis, intentMillis), start);
       now = ticker.read();
@@ -447,8 +383,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     }
   }
 
-  // ---- read-write locks ---------------------------------------------------------------------
-
   /** Tells the listeners a lease was lost; called once per loss, by the lease. */
   void lost(ManagedLease<H> lease, LeaseLostException loss) {
     events.lease(LockEvent.Kind.LOST, lease, 0, 0, 0, loss.reason().name(), loss::nodeOutcomes);
@@ -458,7 +392,12 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     return watchdog;
   }
 
-  // ---- arguments --------------------------------------------------------------------------
+  // ---- pauses and closing ------------------------------------------------------------------
+
+  /** The longest retry pause: the delay and all of its jitter. */
+  long longestPauseNanos() {
+    return settings.retryDelay().toNanos() + settings.retryJitter().toNanos();
+  }
 
   /** The pause before trying again: {@code retryDelay} plus random jitter. */
   long pauseNanos() {
@@ -533,11 +472,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   /** This service's waiting lines: a semaphore's waiters stand in one of them too. */
   Waiters waiters() {
     return waiters;
-  }
-
-  /** Refuses a resource the store cannot take ({@link LeaseStore#checkResource}). */
-  void checkResource(String resource) {
-    store.checkResource(resource);
   }
 
   /**

@@ -59,7 +59,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
   static <H extends LeaseStore.Held> PermitSlots<H> create(
       LeaseEngine<H> engine, String name, int permits) {
     return new PermitSlots<>(
-        engine, name, Names.permitResources(name, permits, engine::checkResource));
+        engine, name, Names.permitResources(name, permits, engine.store()::checkResource));
   }
 
   /**

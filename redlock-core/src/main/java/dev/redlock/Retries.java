@@ -39,9 +39,7 @@ final class Retries<H extends LeaseStore.Held> {
         engine.attempt(
             target,
             ttlMillis,
-            unbounded
-                ? LeaseEngine.Intent.UNTIL_NEXT_ASK
-                : LeaseEngine.Intent.UNTIL_NEXT_ASK_OR_GIVE_UP,
+            unbounded ? WriterIntent.UNTIL_NEXT_ASK : WriterIntent.UNTIL_NEXT_ASK_OR_GIVE_UP,
             last != null && !unbounded,
             giveUpAt);
     if (attempt != null) {

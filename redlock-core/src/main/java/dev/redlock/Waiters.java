@@ -1,5 +1,6 @@
 package dev.redlock;
 
+import dev.redlock.spi.LeaseStore;
 import java.util.ArrayDeque;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.LockSupport;
@@ -63,6 +64,27 @@ final class Waiters {
   Waiters(Watcher watcher, int quorum) {
     this.watcher = watcher;
     this.quorum = quorum;
+  }
+
+  /** The waiting lines of a service over {@code store}, told of releases by its notices. */
+  static Waiters over(LeaseStore<?> store) {
+    Waiters[] made = new Waiters[1];
+    LeaseStore.Releases told = (resource, part, token) -> made[0].noticed(resource, part, token);
+    made[0] =
+        new Waiters(
+            new Watcher() {
+              @Override
+              public void watch(String resource) {
+                store.watchReleases(resource, told);
+              }
+
+              @Override
+              public void unwatch(String resource) {
+                store.unwatchReleases(resource);
+              }
+            },
+            store.quorum());
+    return made[0];
   }
 
   /**

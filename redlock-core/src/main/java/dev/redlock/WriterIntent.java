@@ -1,0 +1,45 @@
+package dev.redlock;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Whether, and for how long, a writer's refused attempt on a read-write lock leaves its intent
+ * mark, which keeps new readers out so that a stream of them cannot starve the writer.
+ */
+enum WriterIntent {
+  /** No mark: a writer that will not ask again. */
+  NONE,
+  /** Until its next attempt: it waits with no deadline. */
+  UNTIL_NEXT_ASK,
+  /** Until its next attempt, or its give-up time if that comes first. */
+  UNTIL_NEXT_ASK_OR_GIVE_UP;
+
+  /**
+   * How long the mark keeps new readers out: until the writer's next attempt, which comes within a
+   * retry pause (and a round), worked out when this attempt starts (after its turn); with {@link
+   * #UNTIL_NEXT_ASK_OR_GIVE_UP}, not past the give-up time {@code giveUpAt} (and a round), and then
+   * its next attempt's turn is bounded by that time too; with {@link #UNTIL_NEXT_ASK}, its next
+   * attempt may wait for a turn as long as this one did ({@code start - askedAt}), so the mark
+   * covers that too, lest readers come back in ahead of it. At most the ttl; 0 for {@link #NONE}.
+   *
+   * @param longestPauseNanos the retry delay and all of its jitter
+   * @param roundNanos one round of votes: the node timeout
+   */
+  long millis(
+      long ttlMillis,
+      long giveUpAt,
+      long askedAt,
+      long start,
+      long longestPauseNanos,
+      long roundNanos) {
+    if (this == NONE) {
+      return 0;
+    }
+    long next = longestPauseNanos + 2 * roundNanos;
+    long left =
+        this == UNTIL_NEXT_ASK
+            ? next + (start - askedAt)
+            : Math.min(next, Math.max(0, giveUpAt - start) + roundNanos);
+    return Math.min(ttlMillis, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+  }
+}
