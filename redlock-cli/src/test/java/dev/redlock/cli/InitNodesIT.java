@@ -368,10 +368,18 @@ class InitNodesIT {
         node.uri() + ": NOT NEW: holds ",
         "redlock:init:snap@fence",
         "redlock:@life",
-        "a life marker of another process life, or of data replaced since",
-        "loaded from its data files at start");
+        "a life marker of another process life, or of data replaced since");
+    if (saysKeysLoadedAtStart(node)) { // Redis 6.2 does not say how many keys it loaded
+      assertSays(r.out(), "loaded from its data files at start");
+    }
     assertTrue(life(node).endsWith(":0"), "the old life's marker, untouched: " + life(node));
     assertFalse(life(node).startsWith(runId(node)), "still the old life's");
+  }
+
+  private static boolean saysKeysLoadedAtStart(RedisNode node) {
+    try (Jedis jedis = on(node)) {
+      return jedis.info("persistence").contains("rdb_last_load_keys_loaded:");
+    }
   }
 
   @Test
