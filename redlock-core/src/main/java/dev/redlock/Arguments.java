@@ -12,11 +12,11 @@ import java.util.concurrent.TimeUnit;
  * can be renewed. Each names the parameter and the rule, before anything is sent.
  */
 final class Arguments {
-  private final LockSettings settings;
+  private final RedlockConfig settings;
   private final LeaseStore<?> store;
   private final long roundNanos;
 
-  Arguments(LockSettings settings, LeaseStore<?> store) {
+  Arguments(RedlockConfig settings, LeaseStore<?> store) {
     this.settings = settings;
     this.store = store;
     this.roundNanos = settings.nodeTimeout().toNanos();

@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
 final class LeaseEngine<H extends LeaseStore.Held> {
   private static final Logger log = LoggerFactory.getLogger(LeaseEngine.class);
 
-  private final LockSettings settings;
+  private final RedlockConfig settings;
   private final String name;
   private final LeaseStore<H> store;
   private final Ticker ticker;
@@ -48,7 +48,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
    * @param watchdog the timers; closed with the engine
    */
   LeaseEngine(
-      String name, LockSettings settings, LeaseStore<H> store, Ticker ticker, Watchdog watchdog) {
+      String name, RedlockConfig settings, LeaseStore<H> store, Ticker ticker, Watchdog watchdog) {
     this.name = name;
     this.settings = settings;
     this.store = store;
@@ -62,7 +62,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     this.waiters = Waiters.over(store);
   }
 
-  LockSettings settings() {
+  RedlockConfig settings() {
     return settings;
   }
 

@@ -88,7 +88,7 @@ public final class Redlock implements AutoCloseable {
 
   private static <H extends LeaseStore.Held> LeaseEngine<H> engine(
       RedlockConfig config, LeaseStore<H> store, Watchdog watchdog, Ticker ticker) {
-    return new LeaseEngine<>("Redlock", config.settings(), store, ticker, watchdog);
+    return new LeaseEngine<>("Redlock", config, store, ticker, watchdog);
   }
 
   private static QuorumStore quorumStore(

@@ -6,12 +6,10 @@ import dev.redlock.spi.LeaseStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Properties;
-import java.util.Set;
 import java.util.function.Function;
 import javax.net.ssl.SSLSocketFactory;
 
@@ -60,6 +58,9 @@ public final class RedlockConfig {
    */
   public static final Duration DEFAULT_MAX_TTL = Duration.ofMinutes(1);
 
+  private static final Duration MILLISECOND = Duration.ofMillis(1);
+  private static final Duration MINUTE = Duration.ofMinutes(1);
+
   private final List<NodeUri> nodes;
   private final int quorum;
   private final String keyPrefix;
@@ -68,7 +69,16 @@ public final class RedlockConfig {
   private final SSLSocketFactory tlsSocketFactory;
   private final RestartGuard restartGuard;
   private final Function<Duration, ? extends LeaseStore<?>> store;
-  private final LockSettings settings;
+  private final Duration nodeTimeout;
+  private final double clockDriftFactor;
+  private final Duration retryDelay;
+  private final Duration retryJitter;
+  private final int maxAttemptsInFlight;
+  private final double renewalFraction;
+  private final Duration maxHold;
+  private final TaskInterruption taskInterruption;
+  private final Duration maxTtl;
+  private final List<RedlockListener> listeners;
 
   private RedlockConfig(Builder b, List<NodeUri> nodes, int quorum) {
     this.nodes = List.copyOf(nodes);
@@ -79,7 +89,16 @@ public final class RedlockConfig {
     this.tlsSocketFactory = b.tlsSocketFactory;
     this.restartGuard = b.restartGuard;
     this.store = b.store;
-    this.settings = b.settings.build();
+    this.nodeTimeout = b.nodeTimeout;
+    this.clockDriftFactor = b.clockDriftFactor;
+    this.retryDelay = b.retryDelay;
+    this.retryJitter = b.retryJitter;
+    this.maxAttemptsInFlight = b.maxAttemptsInFlight;
+    this.renewalFraction = b.renewalFraction;
+    this.maxHold = b.maxHold;
+    this.taskInterruption = b.taskInterruption;
+    this.maxTtl = b.maxTtl;
+    this.listeners = List.copyOf(b.listeners);
   }
 
   /** Starts a builder with every default set, and no nodes nor store. */
@@ -152,10 +171,7 @@ public final class RedlockConfig {
     return nodes;
   }
 
-  /**
-   * How many nodes must agree for a lock to be granted or extended; 0 with a {@linkplain
-   * Builder#store store}, which counts its own votes.
-   */
+  /** How many nodes must agree; 0 with a {@linkplain Builder#store store}, which counts its own. */
   public int quorum() {
     return quorum;
   }
@@ -170,18 +186,12 @@ public final class RedlockConfig {
     return maxConnectionsPerNode;
   }
 
-  /**
-   * The bound on making one connection to a node (TCP, TLS handshake, credentials, reading the
-   * node's life), apart from {@code nodeTimeout}, which bounds each request on an open one.
-   */
+  /** The bound on making one connection to a node (see {@link Builder#connectTimeout}). */
   public Duration connectTimeout() {
     return connectTimeout;
   }
 
-  /**
-   * What makes the TLS sockets of {@code rediss://} nodes, if set; empty: the JVM's default ({@code
-   * javax.net.ssl.trustStore} and friends).
-   */
+  /** What makes the TLS sockets of {@code rediss://} nodes; empty: the JVM's default. */
   public Optional<SSLSocketFactory> tlsSocketFactory() {
     return Optional.ofNullable(tlsSocketFactory);
   }
@@ -196,110 +206,85 @@ public final class RedlockConfig {
     return Optional.ofNullable(store);
   }
 
-  /**
-   * The bound on one request to the store: to one node and on one round of votes for Redis; for
-   * another store, what the store bounds by it (the SQL table: every statement and every wait for a
-   * pooled connection). Every ttl must exceed it plus the clock drift.
-   */
+  /** The bound on one request to the store (see {@link Builder#nodeTimeout}). */
   public Duration nodeTimeout() {
-    return settings.nodeTimeout();
+    return nodeTimeout;
   }
 
-  /**
-   * How much the store's clocks may drift from this one, as a fraction of the ttl: a lease's
-   * validity is shortened by {@code ttl × clockDriftFactor + 2 ms}.
-   */
+  /** The clock drift allowed, as a fraction of the ttl (see {@link Builder#clockDriftFactor}). */
   public double clockDriftFactor() {
-    return settings.clockDriftFactor();
+    return clockDriftFactor;
   }
 
   /** The base delay between two attempts of {@link Redlock#acquire}. */
   public Duration retryDelay() {
-    return settings.retryDelay();
+    return retryDelay;
   }
 
   /** The upper bound of the random extra delay added to each retry. */
   public Duration retryJitter() {
-    return settings.retryJitter();
+    return retryJitter;
   }
 
-  /**
-   * How many acquisition attempts of one {@link Redlock} may be on the store at once; more wait
-   * their turn, in arrival order, before their attempt starts ({@link
-   * Builder#maxAttemptsInFlight}).
-   */
+  /** How many attempts may be on the store at once (see {@link Builder#maxAttemptsInFlight}). */
   public int maxAttemptsInFlight() {
-    return settings.maxAttemptsInFlight();
+    return maxAttemptsInFlight;
   }
 
   /** How often a renewed lease is extended, as a fraction of its ttl. */
   public double renewalFraction() {
-    return settings.renewalFraction();
+    return renewalFraction;
   }
 
   /** The longest a renewed lease is kept alive, counted from its grant; then it is lost. */
   public Duration maxHold() {
-    return settings.maxHold();
+    return maxHold;
   }
 
   /** Whether {@link Redlock#withLock} interrupts its task's thread when the lease is lost. */
   public TaskInterruption taskInterruption() {
-    return settings.taskInterruption();
+    return taskInterruption;
   }
 
-  /**
-   * The longest ttl a lease may ask for; with Redis, also how long a node whose data is younger
-   * than that stays out of votes.
-   */
+  /** The longest ttl a lease may ask for (see {@link Builder#maxTtl}). */
   public Duration maxTtl() {
-    return settings.maxTtl();
+    return maxTtl;
   }
 
   /** The listeners of the lock's events, in the order they were added; unmodifiable. */
   public List<RedlockListener> listeners() {
-    return settings.listeners();
-  }
-
-  /** How leases behave, for the {@link LeaseEngine}. */
-  LockSettings settings() {
-    return settings;
+    return listeners;
   }
 
   @Override
   public String toString() {
-    return "RedlockConfig{"
-        + (store != null
-            ? "store=" + store
-            : "nodes=" + nodes() + ", quorum=" + quorum + ", keyPrefix='" + keyPrefix + "'")
-        + ", clockDriftFactor="
-        + settings.clockDriftFactor()
-        + ", nodeTimeout="
-        + settings.nodeTimeout()
-        + ", retryDelay="
-        + settings.retryDelay()
-        + ", retryJitter="
-        + settings.retryJitter()
-        + ", maxAttemptsInFlight="
-        + settings.maxAttemptsInFlight()
-        + (store != null
-            ? ""
-            : ", maxConnectionsPerNode="
+    boolean redis = store == null;
+    return String.format(
+        "RedlockConfig{%s, clockDriftFactor=%s, nodeTimeout=%s, retryDelay=%s, retryJitter=%s,"
+            + " maxAttemptsInFlight=%s%s, renewalFraction=%s, maxHold=%s, taskInterruption=%s,"
+            + " maxTtl=%s%s%s}",
+        redis
+            ? "nodes=" + nodes() + ", quorum=" + quorum + ", keyPrefix='" + keyPrefix + "'"
+            : "store=" + store,
+        clockDriftFactor,
+        nodeTimeout,
+        retryDelay,
+        retryJitter,
+        maxAttemptsInFlight,
+        redis
+            ? ", maxConnectionsPerNode="
                 + maxConnectionsPerNode
                 + ", connectTimeout="
-                + connectTimeout)
-        + ", renewalFraction="
-        + settings.renewalFraction()
-        + ", maxHold="
-        + settings.maxHold()
-        + ", taskInterruption="
-        + settings.taskInterruption()
-        + ", maxTtl="
-        + settings.maxTtl()
-        + (tlsSocketFactory != null && store == null
+                + connectTimeout
+            : "",
+        renewalFraction,
+        maxHold,
+        taskInterruption,
+        maxTtl,
+        redis && tlsSocketFactory != null
             ? ", tlsSocketFactory=" + tlsSocketFactory.getClass().getName()
-            : "")
-        + (restartGuard == RestartGuard.ON || store != null ? "" : ", restartGuard=" + restartGuard)
-        + "}";
+            : "",
+        redis && restartGuard != RestartGuard.ON ? ", restartGuard=" + restartGuard : "");
   }
 
   /**
@@ -320,8 +305,16 @@ public final class RedlockConfig {
     private SSLSocketFactory tlsSocketFactory;
     private RestartGuard restartGuard = RestartGuard.ON;
     private Function<Duration, ? extends LeaseStore<?>> store;
-    // The settings every lease store shares: their rules and messages live in LockSettings.
-    private final LockSettings.Builder settings = LockSettings.builder();
+    private Duration nodeTimeout = ConfigRules.DEFAULT_NODE_TIMEOUT;
+    private double clockDriftFactor = DEFAULT_CLOCK_DRIFT_FACTOR;
+    private Duration retryDelay = ConfigRules.DEFAULT_RETRY_DELAY;
+    private Duration retryJitter = ConfigRules.DEFAULT_RETRY_JITTER;
+    private int maxAttemptsInFlight = ConfigRules.defaultMaxAttemptsInFlight();
+    private double renewalFraction = ConfigRules.DEFAULT_RENEWAL_FRACTION;
+    private Duration maxHold = ConfigRules.DEFAULT_MAX_HOLD;
+    private TaskInterruption taskInterruption = TaskInterruption.ON_LEASE_LOSS;
+    private Duration maxTtl = DEFAULT_MAX_TTL;
+    private final List<RedlockListener> listeners = new ArrayList<>();
 
     private Builder() {}
 
@@ -337,14 +330,10 @@ public final class RedlockConfig {
 
     /**
      * Sets what {@code redlock.*} properties say, as {@link RedlockConfig#fromProperties} reads
-     * them (same keys, rules and messages), on top of what this builder has: for a framework that
-     * reads the properties and adds what properties cannot say (listeners, a {@link
-     * #tlsSocketFactory}, a {@link #store}). {@code redlock.nodes} is required unless nodes were
-     * added or a store was set before. With a store set, a key of the Redis nodes alone ({@code
-     * redlock.nodes}, {@code redlock.quorum}, {@code redlock.keyPrefix}, {@code
-     * redlock.maxConnectionsPerNode}, {@code redlock.connectTimeout}, {@code redlock.restartGuard})
-     * is an error, so that a setting that would not apply is not taken for one that does. Keys
-     * outside {@code redlock.} are ignored.
+     * them, on top of what this builder has: for a framework that adds what properties cannot say
+     * (listeners, a {@link #tlsSocketFactory}, a {@link #store}). {@code redlock.nodes} is required
+     * unless nodes or a store were set before. With a store, a key of the Redis nodes alone is an
+     * error, so that a setting that would not apply is not taken for one that does.
      *
      * @throws NullPointerException if {@code properties} is null
      * @throws IllegalArgumentException naming the key and the rule, for a missing, unknown or
@@ -356,13 +345,10 @@ public final class RedlockConfig {
     }
 
     /**
-     * Keeps the leases in {@code store} instead of on Redis nodes: a {@link LeaseStore} of another
-     * module, such as a SQL table ({@code JdbcLeases.store(dataSource, table)} of {@code
-     * redlock-jdbc}). {@link Redlock#create} calls {@code store} once, with {@link
-     * RedlockConfig#nodeTimeout()} (which the store bounds its requests by), and the {@link
-     * Redlock} then owns the store it returns: closing the Redlock closes it. The settings of the
-     * Redis nodes do not apply to a store (see {@link Builder}); {@link RedlockConfig#nodes()} is
-     * then empty.
+     * Keeps the leases in {@code store} instead of on Redis nodes, such as a SQL table ({@code
+     * JdbcLeases.store(dataSource, table)} of {@code redlock-jdbc}). {@link Redlock#create} calls
+     * it once with {@link RedlockConfig#nodeTimeout()}, which the store bounds its requests by, and
+     * closing the Redlock closes the store. The Redis settings do not apply (see {@link Builder}).
      *
      * @param store makes the store, given the node timeout; it must not return null
      * @throws NullPointerException if {@code store} is null
@@ -435,7 +421,9 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException unless {@code 0 <= factor < 0.5}
      */
     public Builder clockDriftFactor(double factor) {
-      settings.clockDriftFactor(factor);
+      this.clockDriftFactor =
+          ConfigRules.fraction(
+              "clockDriftFactor", factor, factor >= 0 && factor < 0.5, ">= 0 and < 0.5");
       return this;
     }
 
@@ -450,7 +438,8 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException unless it is between 1 ms and 1 minute
      */
     public Builder nodeTimeout(Duration timeout) {
-      settings.nodeTimeout(timeout);
+      this.nodeTimeout =
+          ConfigRules.between("nodeTimeout", timeout, MILLISECOND, MINUTE, ">= 1ms and <= 1m");
       return this;
     }
 
@@ -461,7 +450,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException if it is below 1 ms (that would be a busy loop)
      */
     public Builder retryDelay(Duration delay) {
-      settings.retryDelay(delay);
+      this.retryDelay = ConfigRules.between("retryDelay", delay, MILLISECOND, null, ">= 1ms");
       return this;
     }
 
@@ -473,27 +462,24 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException if it is negative
      */
     public Builder retryJitter(Duration jitter) {
-      settings.retryJitter(jitter);
+      this.retryJitter = ConfigRules.between("retryJitter", jitter, Duration.ZERO, null, ">= 0");
       return this;
     }
 
     /**
-     * Sets how many acquisition attempts this client may have on the store at once, 1 to 65,536.
-     * Default: 8 per processor the JVM may use ({@link Runtime#availableProcessors()}, which
-     * follows a container's CPU limit), at most 64: 16 on 2 cores. One attempt is one round of
-     * votes, whether from {@code tryAcquire}, an attempt of {@code acquire}, a semaphore's permit
-     * or a read-write lock's side. More wait their turn, first come first served, <em>before</em>
-     * their attempt (and its validity clock) starts: the wait costs no validity and no vote, and it
-     * is bounded, since each attempt in flight ends within about {@code nodeTimeout}. Without the
-     * bound, a burst of callers (say 256 threads on one client) queues on the nodes instead, where
-     * every request waits behind the others until some wait longer than {@code nodeTimeout} and
-     * lose their votes: attempts fail on healthy nodes. Releases, extends and renewals are never
-     * held back. A waiting caller that is interrupted stops waiting, having sent nothing.
+     * Sets how many acquisition attempts (rounds of votes) this client may have on the store at
+     * once, 1 to 65,536. Default: 8 per processor the JVM may use, at most 64 (16 on 2 cores). More
+     * wait their turn in arrival order <em>before</em> their attempt and its validity clock start,
+     * so the wait costs no validity and no vote; without it a burst of callers queues on the nodes,
+     * where some requests wait past {@code nodeTimeout} and lose their votes. Releases, extends and
+     * renewals never wait. An interrupted waiter stops waiting, having sent nothing.
      *
      * @throws IllegalArgumentException if it is below 1 or above 65,536
      */
     public Builder maxAttemptsInFlight(int attempts) {
-      settings.maxAttemptsInFlight(attempts);
+      this.maxAttemptsInFlight =
+          ConfigRules.between(
+              "maxAttemptsInFlight", attempts, 1, ConfigRules.MAX_ATTEMPTS_IN_FLIGHT);
       return this;
     }
 
@@ -506,34 +492,22 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException if it is below 1 or above 64
      */
     public Builder maxConnectionsPerNode(int max) {
-      if (max < 1 || max > 64) {
-        throw new IllegalArgumentException(
-            "maxConnectionsPerNode must be between 1 and 64, was " + max);
-      }
-      this.maxConnectionsPerNode = max;
+      this.maxConnectionsPerNode = ConfigRules.between("maxConnectionsPerNode", max, 1, 64);
       return this;
     }
 
     /**
      * Sets the bound on each step of making one connection to a node: the TCP connect, the TLS
-     * handshake, then each reply of the handshake (credentials, database, name) and of reading the
-     * node's life for the restart guard. A new {@link Redlock} starts connecting to every node at
-     * once, and its first attempt waits for those connections (until every node is connected or has
-     * failed, and at most {@code nodeTimeout} more once a quorum is), bounded by this: a connection
-     * made on a cold JVM, or over TLS, takes longer than a request, and would otherwise lose the
-     * first attempt to {@code nodeTimeout}. Default 2 s.
+     * handshake, each reply of the handshake (credentials, database, the node's life). A new {@link
+     * Redlock}'s first attempt waits for its first connections, bounded by this, since a connection
+     * on a cold JVM or over TLS takes longer than a request. Default 2 s.
      *
      * @throws NullPointerException if {@code timeout} is null
      * @throws IllegalArgumentException unless it is between 1 ms and 1 minute
      */
     public Builder connectTimeout(Duration timeout) {
-      Objects.requireNonNull(timeout, "connectTimeout must not be null");
-      if (timeout.compareTo(Duration.ofMillis(1)) < 0
-          || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
-        throw new IllegalArgumentException(
-            "connectTimeout must be >= 1ms and <= 1m, was " + timeout);
-      }
-      this.connectTimeout = timeout;
+      this.connectTimeout =
+          ConfigRules.between("connectTimeout", timeout, MILLISECOND, MINUTE, ">= 1ms and <= 1m");
       return this;
     }
 
@@ -560,7 +534,9 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException unless {@code 0 < fraction <= 0.5}
      */
     public Builder renewalFraction(double fraction) {
-      settings.renewalFraction(fraction);
+      this.renewalFraction =
+          ConfigRules.fraction(
+              "renewalFraction", fraction, fraction > 0 && fraction <= 0.5, "> 0 and <= 0.5");
       return this;
     }
 
@@ -573,7 +549,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException if it is not positive
      */
     public Builder maxHold(Duration maxHold) {
-      settings.maxHold(maxHold);
+      this.maxHold = ConfigRules.between("maxHold", maxHold, Duration.ofNanos(1), null, "> 0");
       return this;
     }
 
@@ -584,7 +560,8 @@ public final class RedlockConfig {
      * @throws NullPointerException if {@code interruption} is null
      */
     public Builder taskInterruption(TaskInterruption interruption) {
-      settings.taskInterruption(interruption);
+      this.taskInterruption =
+          Objects.requireNonNull(interruption, "taskInterruption must not be null");
       return this;
     }
 
@@ -598,7 +575,9 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException unless it is between 1 ms and 1 day
      */
     public Builder maxTtl(Duration maxTtl) {
-      settings.maxTtl(maxTtl);
+      this.maxTtl =
+          ConfigRules.between(
+              "maxTtl", maxTtl, MILLISECOND, Duration.ofDays(1), ">= 1ms and <= 1d");
       return this;
     }
 
@@ -609,7 +588,7 @@ public final class RedlockConfig {
      * @throws NullPointerException if {@code listener} is null
      */
     public Builder listener(RedlockListener listener) {
-      settings.listener(listener);
+      listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
       return this;
     }
 
@@ -632,45 +611,21 @@ public final class RedlockConfig {
      *     maxTtl} leaves no valid ttl (it must exceed {@code nodeTimeout} plus the clock drift)
      */
     public RedlockConfig build() {
-      if (store != null) {
-        if (!nodes.isEmpty()) {
-          throw new IllegalArgumentException(
-              "nodes and store are both set: the leases are kept either on Redis nodes or in a"
-                  + " store, not both; remove the nodes "
-                  + nodes
-                  + " or the store "
-                  + store);
-        }
-        settings.build(); // its rules between fields (maxTtl must leave a valid ttl) fail here
-        return new RedlockConfig(this, List.of(), 0);
+      if (store != null && !nodes.isEmpty()) {
+        throw new IllegalArgumentException(
+            "nodes and store are both set: the leases are kept either on Redis nodes or in a"
+                + " store, not both; remove the nodes "
+                + nodes
+                + " or the store "
+                + store);
       }
-      if (nodes.isEmpty()) {
+      if (store == null && nodes.isEmpty()) {
         throw new IllegalArgumentException(
             "nodes must not be empty: add at least one node (3 or 5 for fault tolerance), or set a"
                 + " store");
       }
-      Set<NodeUri> seen = new LinkedHashSet<>();
-      for (NodeUri node : nodes) {
-        if (!seen.add(node)) {
-          throw new IllegalArgumentException(
-              "nodes must be distinct servers, but " + node + " is listed twice");
-        }
-      }
-      int n = nodes.size();
-      int majority = n / 2 + 1;
-      int q = quorum == 0 ? majority : quorum;
-      if (q < majority || q > n) {
-        throw new IllegalArgumentException(
-            "quorum must be >= "
-                + majority
-                + " (a majority of "
-                + n
-                + " nodes) and <= "
-                + n
-                + ", was "
-                + q);
-      }
-      settings.build(); // its rules between fields (maxTtl must leave a valid ttl) fail here
+      int q = store != null ? 0 : ConfigRules.quorum(nodes, quorum);
+      ConfigRules.maxTtlLeavesAValidTtl(maxTtl, nodeTimeout, clockDriftFactor);
       return new RedlockConfig(this, nodes, q);
     }
   }

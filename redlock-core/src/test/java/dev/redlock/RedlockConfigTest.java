@@ -58,15 +58,15 @@ class RedlockConfigTest {
 
   @Test
   void attemptsInFlightDefaultToEightPerProcessorAndAtMostSixtyFour() {
-    assertEquals(8, LockSettings.defaultMaxAttemptsInFlight(1));
-    assertEquals(16, LockSettings.defaultMaxAttemptsInFlight(2));
-    assertEquals(56, LockSettings.defaultMaxAttemptsInFlight(7));
-    assertEquals(64, LockSettings.defaultMaxAttemptsInFlight(8));
-    assertEquals(64, LockSettings.defaultMaxAttemptsInFlight(96));
-    assertEquals(8, LockSettings.defaultMaxAttemptsInFlight(0), "never below one processor's");
+    assertEquals(8, ConfigRules.defaultMaxAttemptsInFlight(1));
+    assertEquals(16, ConfigRules.defaultMaxAttemptsInFlight(2));
+    assertEquals(56, ConfigRules.defaultMaxAttemptsInFlight(7));
+    assertEquals(64, ConfigRules.defaultMaxAttemptsInFlight(8));
+    assertEquals(64, ConfigRules.defaultMaxAttemptsInFlight(96));
+    assertEquals(8, ConfigRules.defaultMaxAttemptsInFlight(0), "never below one processor's");
     assertEquals(
-        LockSettings.defaultMaxAttemptsInFlight(Runtime.getRuntime().availableProcessors()),
-        LockSettings.defaultMaxAttemptsInFlight());
+        ConfigRules.defaultMaxAttemptsInFlight(Runtime.getRuntime().availableProcessors()),
+        ConfigRules.defaultMaxAttemptsInFlight());
   }
 
   @Test
@@ -200,7 +200,7 @@ class RedlockConfigTest {
         () -> b.maxAttemptsInFlight(65_537));
     rejects(
         IllegalArgumentException.class,
-        "maxConnectionsPerNode must be between 1 and 64, was 0",
+        "maxConnectionsPerNode must be >= 1 and <= 64, was 0",
         () -> b.maxConnectionsPerNode(0));
     rejects(NullPointerException.class, "keyPrefix must not be null", () -> b.keyPrefix(null));
     rejects(
