@@ -57,22 +57,29 @@ class JdbcStoreIT {
 
   @BeforeEach
   void schemaOfItsOwn() {
-    schema = "redlock_s" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 4);
-    Tools.requireOrSkip(
-        () -> {
-          try {
-            execute("CREATE SCHEMA " + schema);
-            return schema;
-          } catch (SQLException e) {
-            throw new MissingToolException(
-                "PostgreSQL not reachable at " + URL + " (run .ci/databases): " + e.getMessage(),
-                e);
-          }
-        });
+    String name = "redlock_s" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 4);
+    schema =
+        Tools.requireOrSkip(
+            () -> {
+              try {
+                execute("CREATE SCHEMA " + name);
+                return name;
+              } catch (SQLException e) {
+                throw new MissingToolException(
+                    "PostgreSQL not reachable at "
+                        + URL
+                        + " (run .ci/databases): "
+                        + e.getMessage(),
+                    e);
+              }
+            });
   }
 
   @AfterEach
   void dropIt() throws SQLException {
+    if (schema == null) {
+      return; // skipped: no database, no schema
+    }
     execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
   }
 
