@@ -145,6 +145,7 @@ public final class LoadDriver {
     readWrite(uris.subList(0, 5));
     slowNode(uris);
     contended(uris.subList(0, 5));
+    HandOff.measure(uris.subList(0, 5), handOffMillis(), report);
     manyKeys(uris.subList(0, 5));
     semaphore(uris.subList(0, 5));
     Files.createDirectories(out);
@@ -594,6 +595,15 @@ public final class LoadDriver {
     System.out.println("contended done");
   }
 
+  /** Long enough at 20 hand-offs a second for a p99 of a few hundred. */
+  private long handOffMillis() {
+    return switch (length) {
+      case FULL -> 30_000;
+      case QUICK -> 10_000;
+      case SMOKE -> 500;
+    };
+  }
+
   static final String CONTENDED = "contended, 8 threads, one key";
   static final String CONTENDED_DEFAULTS =
       "contended, 8 threads, one key, default retryDelay, 2 s wait";
@@ -791,7 +801,7 @@ public final class LoadDriver {
     int run(int thread) throws Exception;
   }
 
-  private static long runThreads(int threads, long millis, Step step) throws Exception {
+  static long runThreads(int threads, long millis, Step step) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
     try {
@@ -868,7 +878,7 @@ public final class LoadDriver {
    * Commands the nodes executed so far, not counting INFO itself. Redis counts the commands a
    * script runs too: an acquire on one node is its EVALSHA and the 4 calls inside.
    */
-  private static long nodeCommands(List<String> uris) {
+  static long nodeCommands(List<String> uris) {
     return calls(uris, command -> !command.equals("info"));
   }
 
