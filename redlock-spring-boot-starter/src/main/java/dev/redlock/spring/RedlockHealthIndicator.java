@@ -8,7 +8,8 @@ import org.springframework.boot.health.contributor.Health;
 /**
  * The {@code redlock} health of an application (Spring Boot 4's health API): per node, whether it
  * answers, its round trip, and how long the restart guard keeps it out of votes; DOWN when fewer
- * than a quorum of nodes answer. See {@link NodesHealth}.
+ * than a quorum of nodes can vote. It answers within {@code connectTimeout}. See {@link
+ * NodesHealth}.
  */
 public class RedlockHealthIndicator extends AbstractHealthIndicator {
   private final NodesHealth nodes;

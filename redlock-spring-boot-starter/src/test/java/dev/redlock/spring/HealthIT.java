@@ -2,8 +2,11 @@ package dev.redlock.spring;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.redlock.testkit.Persistence;
 import dev.redlock.testkit.RedisFixture;
+import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -51,6 +54,51 @@ class HealthIT {
               assertEquals(Status.DOWN, down.getStatus(), down.toString());
               assertEquals(1, down.getDetails().get("reachable"), down.toString());
               assertEquals(2, down.getDetails().get("quorum"), down.toString());
+            });
+  }
+
+  /**
+   * Nodes restarted without persistence answer but sit out the restart guard's quarantine: a lock
+   * cannot be won, so the health is DOWN, however many nodes answer.
+   */
+  @Test
+  void healthIsDownWhenTooFewNodesCanVote() {
+    redis.nodes().node(1).restart(Persistence.NONE);
+    redis.nodes().node(2).restart(Persistence.NONE);
+    runner()
+        .run(
+            context -> {
+              Health health = context.getBean(RedlockHealthIndicator.class).health(true);
+              assertEquals(Status.DOWN, health.getStatus(), health.toString());
+              assertEquals(3, health.getDetails().get("reachable"), health.toString());
+              assertEquals(1, health.getDetails().get("voting"), health.toString());
+            });
+  }
+
+  /**
+   * With two of three nodes frozen the check still answers within its bound, connectTimeout (1 s
+   * here), rather than a connectTimeout or two per frozen node, one after the other.
+   */
+  @Test
+  void healthAnswersWithinConnectTimeoutWhenNodesAreFrozen() {
+    redis.nodes().node(1).pause(); // the fixture resumes them before the next test
+    redis.nodes().node(2).pause();
+    runner()
+        .withPropertyValues("redlock.connect-timeout=1s")
+        .run(
+            context -> {
+              RedlockHealthIndicator indicator = context.getBean(RedlockHealthIndicator.class);
+              long start = System.nanoTime();
+              Health health = indicator.health(true);
+              Duration took = Duration.ofNanos(System.nanoTime() - start);
+              assertEquals(Status.DOWN, health.getStatus(), health.toString());
+              assertEquals(1, health.getDetails().get("reachable"), health.toString());
+              assertTrue(
+                  took.compareTo(Duration.ofMillis(2500)) < 0,
+                  "asked at once, bounded by connectTimeout: took " + took);
+              assertTrue(
+                  health.toString().contains("no answer within connectTimeout (PT1S)"),
+                  health.toString());
             });
   }
 
