@@ -1,5 +1,6 @@
 package dev.redlock.micrometer;
 
+import dev.redlock.LeaseLostException;
 import dev.redlock.LockEvent;
 import dev.redlock.NodeOutcome;
 import dev.redlock.RedlockListener;
@@ -28,7 +29,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *       attempt they were asked in;
  *   <li>{@code redlock.leases.held} (gauge): leases held now;
  *   <li>{@code redlock.leases.extended} (counter) and {@code redlock.leases.lost} (counter, tagged
- *       {@code reason}: {@code renewal_failed}, {@code expired}, {@code max_hold_reached}).
+ *       {@code reason}: {@code renewal_failed}, {@code expired}, {@code max_hold_reached}; each
+ *       registered at zero when the listener is made, so an alert has a series from the start).
  * </ul>
  *
  * <p>Resources are never tags (their number is unbounded); nodes are.
@@ -67,6 +69,17 @@ public final class RedlockMetrics implements RedlockListener {
         Counter.builder("redlock.leases.extended")
             .description("Leases extended, by extend() or renewal")
             .register(registry);
+    // At zero from the start, so that an alert on a loss has a series to read before the first.
+    for (LeaseLostException.Reason reason : LeaseLostException.Reason.values()) {
+      lost.put(tag(reason.name()), lostCounter(tag(reason.name())));
+    }
+  }
+
+  private Counter lostCounter(String reason) {
+    return Counter.builder("redlock.leases.lost")
+        .description("Leases lost while held")
+        .tag("reason", reason)
+        .register(registry);
   }
 
   @Override
@@ -80,14 +93,7 @@ public final class RedlockMetrics implements RedlockListener {
       case EXTENDED -> extended.increment();
       case LOST -> {
         held.remove(event.owner());
-        lost.computeIfAbsent(
-                tag(event.reason()),
-                reason ->
-                    Counter.builder("redlock.leases.lost")
-                        .description("Leases lost while held")
-                        .tag("reason", reason)
-                        .register(registry))
-            .increment();
+        lost.computeIfAbsent(tag(event.reason()), this::lostCounter).increment();
       }
       case RELEASED -> held.remove(event.owner());
       case ATTEMPT -> {}
