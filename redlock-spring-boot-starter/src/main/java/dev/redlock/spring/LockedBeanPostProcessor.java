@@ -34,6 +34,11 @@ final class LockedBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
             new AnnotationMatchingPointcut(null, Locked.class, true), interceptor);
   }
 
+  /** Checks every {@link Locked} method registered so far against {@code config}. */
+  void checkAgainst(dev.redlock.RedlockConfig config) {
+    interceptor.checkAgainst(config);
+  }
+
   @Override
   public void setBeanFactory(BeanFactory beanFactory) {
     super.setBeanFactory(beanFactory);
@@ -59,12 +64,19 @@ final class LockedBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
       }
       if (beans != null
           && beans.getBeanNamesForType(dev.redlock.Redlock.class, true, false).length == 0) {
-        throw new IllegalStateException(
-            "@Locked methods need a Redlock bean: set redlock.nodes (or redlock.store=jdbc),"
-                + " or define one; redlock.enabled=false turns the starter off");
+        throw new RedlockSettingsException(
+            "@Locked methods need a Redlock bean, and there is none",
+            "Set redlock.nodes (or redlock.store=jdbc), or define a Redlock bean; note that"
+                + " redlock.enabled=false turns the starter off.",
+            null);
       }
-    } catch (IllegalArgumentException | IllegalStateException e) {
+    } catch (RedlockSettingsException e) {
       throw new BeanCreationException(beanName, e.getMessage(), e);
+    } catch (IllegalArgumentException | IllegalStateException e) {
+      throw new BeanCreationException(
+          beanName,
+          e.getMessage(),
+          new RedlockSettingsException(e.getMessage(), RedlockSettingsException.FIX_ANNOTATION, e));
     }
     return super.postProcessAfterInitialization(bean, beanName);
   }

@@ -4,6 +4,7 @@ import dev.redlock.Lease;
 import dev.redlock.LeaseLostException;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.Redlock;
+import dev.redlock.RedlockConfig;
 import dev.redlock.RedlockException;
 import dev.redlock.TaskInterruption;
 import java.lang.reflect.Method;
@@ -49,6 +50,30 @@ final class LockedInterceptor implements MethodInterceptor {
   /** Reads and checks {@code method}'s annotation now (when its bean is created). */
   void register(Method method) {
     lockedMethod(method);
+  }
+
+  /**
+   * Fails if a registered method's ttl is one {@code config} refuses on every call: above its
+   * {@code maxTtl}.
+   *
+   * @throws RedlockSettingsException naming the method, the attribute and the rule
+   */
+  void checkAgainst(RedlockConfig config) {
+    for (LockedMethod locked : methods.values()) {
+      if (locked != null && locked.ttl.compareTo(config.maxTtl()) > 0) {
+        throw new RedlockSettingsException(
+            "@Locked(ttl) on "
+                + locked.name
+                + " must be <= maxTtl ("
+                + config.maxTtl()
+                + "), was "
+                + locked.ttl
+                + ": every call would be refused",
+            "Shorten the ttl (long jobs renew a short one), or raise redlock.max-ttl on every"
+                + " client of these nodes.",
+            null);
+      }
+    }
   }
 
   private LockedMethod lockedMethod(Method method) {

@@ -15,6 +15,7 @@ import java.util.Properties;
 import java.util.function.Function;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -66,6 +67,30 @@ public class RedlockAutoConfiguration {
     return new LockedBeanPostProcessor(interceptor);
   }
 
+  /**
+   * Once every bean is made, checks each {@link Locked} method against the Redlock's settings, so
+   * that a ttl every call would be refused fails the start instead.
+   */
+  @Bean
+  static SmartInitializingSingleton redlockLockedMethodsCheck(
+      LockedBeanPostProcessor lockedMethods, ObjectProvider<Redlock> locks) {
+    return () -> {
+      Redlock redlock = locks.getIfUnique();
+      if (redlock != null) {
+        lockedMethods.checkAgainst(redlock.config());
+      }
+    };
+  }
+
+  /**
+   * A bad setting from the core, as the start-up report shows it ({@link RedlockFailureAnalyzer}).
+   */
+  static RedlockSettingsException badProperty(IllegalArgumentException e) {
+    return e instanceof RedlockSettingsException settings
+        ? settings
+        : new RedlockSettingsException(e.getMessage(), RedlockSettingsException.FIX_PROPERTY, e);
+  }
+
   static List<RedlockListener> listeners(
       ObjectProvider<RedlockListener> listeners, ObjectProvider<ListenerSource> sources) {
     List<RedlockListener> all = new ArrayList<>();
@@ -98,12 +123,17 @@ public class RedlockAutoConfiguration {
           ObjectProvider<ListenerSource> sources) {
         RedlockConfig.Builder builder = RedlockConfig.builder();
         listeners(listeners, sources).forEach(builder::listener);
-        return builder.properties(properties.coreProperties()).build();
+        try {
+          return builder.properties(properties.coreProperties()).build();
+        } catch (IllegalArgumentException e) {
+          throw badProperty(e);
+        }
       }
 
       @Bean(destroyMethod = "close")
       @ConditionalOnMissingBean(Redlock.class)
       Redlock redlock(RedlockConfig config) {
+        JedisVersion.check(JedisVersion.onClassPath());
         return Redlock.create(config);
       }
     }
@@ -125,20 +155,28 @@ public class RedlockAutoConfiguration {
           ObjectProvider<ListenerSource> sources) {
         Properties core = properties.coreProperties();
         if (core.containsKey("redlock.nodeTimeout")) {
-          throw new IllegalArgumentException(
-              "redlock.nodeTimeout is a setting of the Redis store only: with redlock.store=jdbc,"
-                  + " set redlock.jdbc.timeout");
+          throw badProperty(
+              new IllegalArgumentException(
+                  "redlock.nodeTimeout is a setting of the Redis store only: with"
+                      + " redlock.store=jdbc, set redlock.jdbc.timeout"));
         }
         RedlockConfig.Builder builder = RedlockConfig.builder();
         try {
           builder.nodeTimeout(properties.getJdbc().getTimeout());
         } catch (IllegalArgumentException | NullPointerException e) {
-          throw new IllegalArgumentException("redlock.jdbc.timeout: " + e.getMessage(), e);
+          throw badProperty(
+              new IllegalArgumentException("redlock.jdbc.timeout: " + e.getMessage(), e));
         }
         builder.store(new TableStore(dataSources, properties.getJdbc()));
         listeners(listeners, sources).forEach(builder::listener);
+        RedlockConfig config;
+        try {
+          config = builder.properties(core).build();
+        } catch (IllegalArgumentException e) {
+          throw badProperty(e);
+        }
         // The settings are checked before the database is touched: the store is made by create.
-        return Redlock.create(builder.properties(core).build());
+        return Redlock.create(config);
       }
 
       /**

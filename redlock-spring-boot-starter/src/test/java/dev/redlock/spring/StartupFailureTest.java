@@ -1,12 +1,22 @@
 package dev.redlock.spring;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Redlock;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Configuration;
 
 /**
  * Bad configuration fails the context's start, with a message that names the property (or the
@@ -109,6 +119,65 @@ class StartupFailureTest {
     assertMentions(
         failure(runner().withPropertyValues(NOWHERE).withBean(SkipsAPrimitive.class)),
         "@Locked on SkipsAPrimitive.run() skips when the lock is not acquired, but returns int");
+  }
+
+  /** A bean whose ttl is above the default maxTtl (1 minute): every call would be refused. */
+  public static class TtlAboveMaxTtl {
+    @Locked(resource = "x", ttl = "2m")
+    public void run() {}
+  }
+
+  @Test
+  void aTtlAboveMaxTtlFailsTheStartRatherThanEveryCall() {
+    assertMentions(
+        failure(runner().withPropertyValues(NOWHERE).withBean(TtlAboveMaxTtl.class)),
+        "@Locked(ttl) on TtlAboveMaxTtl.run() must be <= maxTtl (PT1M), was PT2M");
+    runner()
+        .withPropertyValues(NOWHERE, "redlock.max-ttl=5m")
+        .withBean(TtlAboveMaxTtl.class)
+        .run(context -> assertNull(context.getStartupFailure(), "2m fits in a maxTtl of 5m"));
+  }
+
+  /** An application as Boot starts one, for its start-up report. */
+  @Configuration(proxyBeanMethods = false)
+  @ImportAutoConfiguration(RedlockAutoConfiguration.class)
+  static class App {}
+
+  /**
+   * A real start (SpringApplication, its failure analyzers): a bad setting is Boot's "APPLICATION
+   * FAILED TO START" report with the core's message and what to do, not a stack of bean failures.
+   */
+  @Test
+  @ExtendWith(OutputCaptureExtension.class)
+  void aBadSettingIsBootsStartUpReport(CapturedOutput output) {
+    assertThrows(
+        RuntimeException.class,
+        () ->
+            new SpringApplicationBuilder(App.class)
+                .web(WebApplicationType.NONE)
+                .properties(NOWHERE, "redlock.node-timeout=fast")
+                .run()
+                .close());
+    assertMentions(
+        output.toString(),
+        "APPLICATION FAILED TO START",
+        "Description:",
+        "redlock.nodeTimeout must be a duration like 50ms, 2s, 1m or PT0.05S, was 'fast'",
+        "Action:",
+        RedlockSettingsException.FIX_PROPERTY);
+  }
+
+  @Test
+  void aJedisOlderThanSevenIsRefusedWithWhatToSet() {
+    assertEquals("7.0.0", JedisVersion.onClassPath(), "the Jedis these tests run on");
+    JedisVersion.check("7.0.0");
+    JedisVersion.check(null); // a jar that does not say: not refused
+    RedlockSettingsException e =
+        assertThrows(RedlockSettingsException.class, () -> JedisVersion.check("6.0.0"));
+    assertMentions(
+        e.getMessage() + "\n" + e.action(),
+        "Jedis 6.0.0 is on the class path, but Redlock needs Jedis 7",
+        "<jedis.version>7.0.0</jedis.version>");
   }
 
   @Test
