@@ -22,6 +22,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -89,6 +90,18 @@ public class RedlockAutoConfiguration {
     return e instanceof RedlockSettingsException settings
         ? settings
         : new RedlockSettingsException(e.getMessage(), RedlockSettingsException.FIX_PROPERTY, e);
+  }
+
+  /** In a web application: a lock a request could not get is a 409 or a 503, not a 500. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication
+  @ConditionalOnClass(name = "org.springframework.web.bind.annotation.ControllerAdvice")
+  static class Web {
+    @Bean
+    @ConditionalOnMissingBean
+    LockedStatusAdvice redlockLockedStatusAdvice() {
+      return new LockedStatusAdvice();
+    }
   }
 
   static List<RedlockListener> listeners(
