@@ -21,11 +21,15 @@ public record LockStatus(String resource, int quorum, List<Node> nodes) {
   public enum Verdict {
     /** A quorum of nodes holds the key for one owner. */
     HELD,
-    /** A quorum of nodes answered and does not hold the key: an acquisition could win now. */
+    /**
+     * A quorum of nodes that can vote (they answered and sit out no quarantine) does not hold the
+     * key: an acquisition could win now.
+     */
     FREE,
     /**
-     * Neither: too few nodes answered, or they disagree (an owner on a minority, a partial attempt,
-     * orphan keys). An acquisition would fail until keys expire or nodes come back.
+     * Neither: too few nodes answered or can vote, or they disagree (an owner on a minority, a
+     * partial attempt, orphan keys). An acquisition would fail until keys expire, quarantines end
+     * or nodes come back.
      */
     UNDECIDED
   }
@@ -79,8 +83,8 @@ public record LockStatus(String resource, int quorum, List<Node> nodes) {
       }
       if (n.held()) {
         owners.merge(n.owner(), 1, Integer::sum);
-      } else {
-        free++;
+      } else if (n.quarantine().isZero()) {
+        free++; // a quarantined node votes for no one, so it cannot make the lock free
       }
     }
     if (owners.values().stream().anyMatch(count -> count >= quorum)) {

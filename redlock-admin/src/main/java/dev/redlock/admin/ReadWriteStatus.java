@@ -30,10 +30,9 @@ public record ReadWriteStatus(String name, int quorum, List<Node> nodes) {
      */
     READ_HELD,
     /**
-     * A quorum of nodes answered with neither a writer nor a live reader: a writer could win now (a
-     * reader too, unless a writer's intent mark keeps it out: {@link #writerWaiting()}), as far as
-     * the keys go: a node sitting out its quarantine after a restart answers here as free but votes
-     * for no one, so with too few others a writer still cannot win.
+     * A quorum of nodes that can vote (they answered and sit out no quarantine) has neither a
+     * writer nor a live reader: a writer could win now (a reader too, unless a writer's intent mark
+     * keeps it out: {@link #writerWaiting()}).
      */
     FREE,
     /**
@@ -118,8 +117,8 @@ public record ReadWriteStatus(String name, int quorum, List<Node> nodes) {
       }
       if (n.readerCount() > 0) {
         reading++;
-      } else if (!n.writerHeld()) {
-        free++;
+      } else if (!n.writerHeld() && n.quarantine().isZero()) {
+        free++; // a quarantined node votes for no one, so it cannot make the lock free
       }
     }
     if (reading >= quorum) {

@@ -136,6 +136,20 @@ class RedlockCliIT {
     assertTrue(zero.err().contains("ttl"), zero.toString());
   }
 
+  /**
+   * Two of three nodes restarted without persistence answer, free, but sit out the restart guard:
+   * no lock can be won, so the verdict is UNDECIDED, not FREE.
+   */
+  @Test
+  void statusIsUndecidedWhenTooFewNodesCanVote() {
+    nodes.node(1).restart(Persistence.NONE); // the fixture vouches for them before the next test
+    nodes.node(2).restart(Persistence.NONE);
+    Result r = redlock("status", "cli:quarantined");
+    assertTrue(r.out().contains("cli:quarantined: UNDECIDED"), r.toString());
+    Result rw = redlock("status", "--read-write", "cli:quarantined-rw");
+    assertTrue(rw.out().contains("cli:quarantined-rw: UNDECIDED"), rw.toString());
+  }
+
   @Test
   void nodesFromAConfigFileAndFromTheFlagOverridingIt() throws Exception {
     Path config = dir.resolve("redlock.properties");
