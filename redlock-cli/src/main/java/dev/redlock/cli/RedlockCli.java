@@ -79,8 +79,8 @@ public final class RedlockCli {
         (e, cmd, parsed) -> {
           if (e instanceof CommandLine.ParameterException usage) {
             // Found while running (the node list, a ttl the nodes' rules refuse): a usage error.
-            cmd.getErr().println("redlock " + cmd.getCommandName() + ": " + usage.getMessage());
-            cmd.getErr().println("Try 'redlock " + cmd.getCommandName() + " --help'.");
+            cmd.getErr().println(name(cmd) + ": " + usage.getMessage());
+            cmd.getErr().println("Try '" + name(cmd) + " --help'.");
             return ExitCodes.USAGE;
           }
           cmd.getErr().println("redlock: " + e);
@@ -89,12 +89,21 @@ public final class RedlockCli {
     line.setParameterExceptionHandler(
         (e, args2) -> {
           CommandLine cmd = e.getCommandLine();
-          cmd.getErr().println("redlock " + cmd.getCommandName() + ": " + e.getMessage());
-          cmd.getErr().println("Try 'redlock " + cmd.getCommandName() + " --help'.");
+          cmd.getErr().println(name(cmd) + ": " + e.getMessage());
+          cmd.getErr().println("Try '" + name(cmd) + " --help'.");
           return ExitCodes.USAGE;
         });
     line.registerConverter(java.time.Duration.class, Durations::parse);
+    if (args.length == 0) { // no subcommand: say what there is, as a usage error
+      line.usage(line.getErr());
+      return ExitCodes.USAGE;
+    }
     return line.execute(args);
+  }
+
+  /** {@code redlock}, or {@code redlock run} for a subcommand. */
+  private static String name(CommandLine cmd) {
+    return cmd.getParent() == null ? "redlock" : "redlock " + cmd.getCommandName();
   }
 
   BufferedReader input() {

@@ -128,6 +128,12 @@ class RedlockCliIT {
 
   @Test
   void badFlagsAreUsageErrors() {
+    Result none = redlock();
+    assertEquals(ExitCodes.USAGE, none.status(), "no subcommand: " + none);
+    assertTrue(none.err().startsWith("Usage: redlock "), none.toString());
+    assertTrue(none.err().contains("init-nodes"), "the subcommands are listed: " + none);
+    Result unknown = redlock("--bogus");
+    assertTrue(unknown.err().startsWith("redlock: Unknown option: '--bogus'"), unknown.toString());
     assertEquals(ExitCodes.USAGE, redlock("status", "--bogus", "r").status());
     assertEquals(ExitCodes.USAGE, redlock("run", "--ttl", "5x", "r", "--", "true").status());
     assertEquals(ExitCodes.USAGE, redlock("run", "r").status(), "a command is required");
