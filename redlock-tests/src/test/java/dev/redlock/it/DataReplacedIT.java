@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -36,6 +37,7 @@ import redis.clients.jedis.util.SafeEncoder;
  * Replacement#DEBUG_RELOAD}, which saves before it reloads and loses nothing): each case shows it
  * can fail. On Redis 7 and 6.2; a fourth node is the spare that M resyncs from.
  */
+@Tag("full") // About a minute: the full tier (RestartGuardIT covers the guard in the default).
 class DataReplacedIT {
   static final Duration MAX_TTL = Duration.ofSeconds(3);
   static final String RESOURCE = "pay";

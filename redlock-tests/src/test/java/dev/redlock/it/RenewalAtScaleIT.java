@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * as a deployment across racks would use (the 50 ms default leaves a loaded 2-core CI machine too
  * little room: a renewal that fails loses its lease at once, by design).
  */
+@Tag("full") // A scale run: the full tier.
 class RenewalAtScaleIT {
   @RegisterExtension static final RedisFixture redis = RedisFixture.manual();
 

@@ -24,6 +24,7 @@ import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -37,6 +38,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * maxTtl and a round of the restart. With the guard off, the same run grants the lock twice (and,
  * with clocks stepped back past maxTtl, hands out a smaller token): the test can fail.
  */
+@Tag("full") // About a minute: the full tier (RestartGuardIT covers the guard in the default).
 class StaleRestartIT {
   static final Duration MAX_TTL = Duration.ofSeconds(3);
   static final String RESOURCE = "rdb";

@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
 import javax.net.ssl.SSLSocketFactory;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
 
@@ -26,6 +27,7 @@ import redis.clients.jedis.Jedis;
  * that CA through {@code RedlockConfig.tlsSocketFactory}. The contract's frozen majority is a
  * SIGSTOP of nodes the clients reach over TLS.
  */
+@Tag("full") // The lease contract over TLS: the full tier.
 class ThreeNodesTlsIT extends RedisQuorumContract {
   ThreeNodesTlsIT() {
     super(RedisFixture.nodes(3).tls());
