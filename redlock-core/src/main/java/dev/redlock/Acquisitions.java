@@ -9,13 +9,14 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
 
 /**
- * How a caller gets a lease: one attempt ({@code tryAcquire}), or attempts until won or {@code
- * maxWait} is spent, in this service's waiting line ({@code acquire}), with the task run while the
- * lease is renewed ({@code withLock}); the same without a waiting thread ({@code *Async}); of one
- * resource, a set, or a side of a read-write lock. Each attempt and its verdict is the engine's
- * ({@link LeaseEngine#attempt}); what lies between attempts is here.
+ * How a caller gets a lease from the engine's attempts ({@link LeaseEngine#attempt}): one attempt,
+ * attempts in this service's waiting line until won or {@code maxWait} is spent, the task run while
+ * the lease is renewed, and the same without a waiting thread ({@code *Async}).
  *
  * @param <H> what the store keeps about a granted lease
  */
@@ -26,7 +27,7 @@ final class Acquisitions<H extends LeaseStore.Held> {
     this.engine = engine;
   }
 
-  public Optional<Lease> tryAcquire(String resource, Duration ttl) {
+  Optional<Lease> tryAcquire(String resource, Duration ttl) {
     long ttlMillis = request(resource, ttl);
     return tryOnce(Target.one(resource), ttlMillis);
   }
@@ -35,7 +36,6 @@ final class Acquisitions<H extends LeaseStore.Held> {
   Optional<Lease> tryOnce(Target target, long ttlMillis) {
     Attempt<H> attempt;
     try {
-      // One attempt (no intent mark), after its turn however long the attempts ahead take.
       attempt = engine.attempt(target, ttlMillis, WriterIntent.NONE, false, 0);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -54,120 +54,80 @@ final class Acquisitions<H extends LeaseStore.Held> {
     throw attempt.failure(target.name(), 1, 0);
   }
 
-  public Lease acquire(String resource, Duration ttl, Duration maxWait)
-      throws InterruptedException {
+  Lease acquire(String resource, Duration ttl, Duration maxWait) throws InterruptedException {
     long ttlMillis = request(resource, ttl);
     return acquire(Target.one(resource), ttlMillis, maxWait);
   }
 
-  public Optional<Lease> tryAcquireAll(Set<String> resources, Duration ttl) {
+  Optional<Lease> tryAcquireAll(Set<String> resources, Duration ttl) {
     List<String> sorted = requestAll(resources);
-    long ttlMillis = engine.checkTtl(ttl);
-    return tryOnce(Target.all(sorted), ttlMillis);
+    return tryOnce(Target.all(sorted), engine.arguments.ttl(ttl));
   }
 
-  public Lease acquireAll(Set<String> resources, Duration ttl, Duration maxWait)
+  Lease acquireAll(Set<String> resources, Duration ttl, Duration maxWait)
       throws InterruptedException {
     List<String> sorted = requestAll(resources);
-    long ttlMillis = engine.checkTtl(ttl);
-    return acquire(Target.all(sorted), ttlMillis, maxWait);
+    return acquire(Target.all(sorted), engine.arguments.ttl(ttl), maxWait);
   }
 
-  public <T, E extends Exception> T withLockAll(
+  /** Attempts until won or {@code maxWait} is spent, in this service's waiting line. */
+  Lease acquire(Target target, long ttlMillis, Duration maxWait) throws InterruptedException {
+    Retries<H> tries = new Retries<>(engine, target, ttlMillis, Arguments.maxWaitNanos(maxWait));
+    return engine
+        .waiters()
+        .inLine(
+            target.line(),
+            target.shape() == Shape.READ,
+            tries.unbounded,
+            tries.giveUpAt,
+            engine,
+            tries);
+  }
+
+  <T, E extends Exception> T withLock(
+      String resource, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
+      throws E, InterruptedException {
+    checkRenewable(task, ttl);
+    return runRenewed(acquire(resource, ttl, maxWait), task);
+  }
+
+  <T, E extends Exception> T withLockAll(
       Set<String> resources, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
       throws E, InterruptedException {
     Objects.requireNonNull(task, "task must not be null");
-    engine.ensureOpen();
     requestAll(resources);
-    engine.checkRenewable(
-        ttl); // before acquiring: a lease we could not renew must not be taken at all
-    @SuppressWarnings("unchecked") // acquireAll only ever returns this engine's leases
-    ManagedLease<H> lease = (ManagedLease<H>) acquireAll(resources, ttl, maxWait);
-    return engine.runRenewed(lease, task);
+    engine.arguments.renewable(ttl);
+    return runRenewed(acquireAll(resources, ttl, maxWait), task);
   }
 
-  /** Attempts until won or {@code maxWait} is spent. */
-  Lease acquire(Target target, long ttlMillis, Duration maxWait) throws InterruptedException {
-    Objects.requireNonNull(maxWait, "maxWait must not be null");
-    if (maxWait.isNegative()) {
-      throw new IllegalArgumentException("maxWait must be >= 0, was " + maxWait);
-    }
-    Retries<H> tries = new Retries<>(engine, target, ttlMillis, Arguments.saturatedNanos(maxWait));
-    // Behind this service's threads already waiting for it (no barging), else in line only once
-    // an attempt is refused: the uncontended path never touches the line.
-    Object waitingFor = target.line();
-    Waiters.Line line =
-        engine.waiters().anyWaiting(waitingFor) ? engine.waiters().join(waitingFor) : null;
-    boolean won = false;
-    try {
-      for (; ; ) {
-        if (line != null) {
-          engine.waiters().awaitTurn(line, tries.unbounded, tries.giveUpAt, engine);
-        }
-        long releasesSeen = engine.waiters().releases();
-        Attempt<H> attempt = tries.attempt();
-        if (attempt == null || (attempt.lease == null && tries.timeIsUp())) {
-          throw tries.failure();
-        }
-        if (attempt.lease != null) {
-          won = true;
-          return attempt.lease;
-        }
-        if (line == null) {
-          line = engine.waiters().join(waitingFor);
-          engine.waiters().releasedSince(line, releasesSeen); // a release before the line existed
-        }
-      }
-    } finally {
-      if (line != null) {
-        engine.waiters().leave(waitingFor, line, won);
-        if (won && target.shape() == Shape.READ) {
-          // Readers share: one that got in means the lock reads now, so the next reader in line
-          // asks at once rather than after its pause (and wakes the next in turn when it wins).
-          engine.waiters().released(waitingFor, 0, false);
-        }
-      }
-    }
-  }
-
-  public <T, E extends Exception> T withLock(
-      String resource, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
-      throws E, InterruptedException {
+  /** Checks a withLock before acquiring: a lease that could not be renewed is never taken. */
+  void checkRenewable(Object task, Duration ttl) {
     Objects.requireNonNull(task, "task must not be null");
     engine.ensureOpen();
-    engine.checkRenewable(
-        ttl); // before acquiring: a lease we could not renew must not be taken at all
-    @SuppressWarnings("unchecked") // acquire only ever returns this engine's leases
-    ManagedLease<H> lease = (ManagedLease<H>) acquire(resource, ttl, maxWait);
-    return engine.runRenewed(lease, task);
+    engine.arguments.renewable(ttl);
   }
 
-  public java.util.concurrent.CompletableFuture<Optional<Lease>> tryAcquireAsync(
-      String resource, Duration ttl) {
+  @SuppressWarnings("unchecked") // the engine only ever hands out its own leases
+  <T, E extends Exception> T runRenewed(Lease lease, LeaseTask<T, E> task) throws E {
+    return engine.runRenewed((ManagedLease<H>) lease, task);
+  }
+
+  CompletableFuture<Optional<Lease>> tryAcquireAsync(String resource, Duration ttl) {
     long ttlMillis = request(resource, ttl);
     return AsyncAcquisition.tryOnce(engine, resource, ttlMillis);
   }
 
-  public java.util.concurrent.CompletableFuture<Lease> acquireAsync(
-      String resource, Duration ttl, Duration maxWait) {
+  CompletableFuture<Lease> acquireAsync(String resource, Duration ttl, Duration maxWait) {
     long ttlMillis = request(resource, ttl);
-    Objects.requireNonNull(maxWait, "maxWait must not be null");
-    if (maxWait.isNegative()) {
-      throw new IllegalArgumentException("maxWait must be >= 0, was " + maxWait);
-    }
-    return AsyncAcquisition.acquire(engine, resource, ttlMillis, Arguments.saturatedNanos(maxWait));
+    return AsyncAcquisition.acquire(engine, resource, ttlMillis, Arguments.maxWaitNanos(maxWait));
   }
 
-  public <T> java.util.concurrent.CompletableFuture<T> withLockAsync(
+  <T> CompletableFuture<T> withLockAsync(
       String resource,
       Duration ttl,
       Duration maxWait,
-      java.util.function.Function<? super Lease, ? extends java.util.concurrent.CompletionStage<T>>
-          task) {
-    Objects.requireNonNull(task, "task must not be null");
-    engine.ensureOpen();
-    engine.checkRenewable(
-        ttl); // before acquiring: a lease we could not renew must not be taken at all
+      Function<? super Lease, ? extends CompletionStage<T>> task) {
+    checkRenewable(task, ttl);
     return AsyncLock.run(
         acquireAsync(resource, ttl, maxWait),
         task,
@@ -188,7 +148,7 @@ final class Acquisitions<H extends LeaseStore.Held> {
     return engine.arguments.sorted(resources);
   }
 
-  public ReadWriteLock readWriteLock(String name) {
+  ReadWriteLock readWriteLock(String name) {
     engine.ensureOpen();
     Names.checkReadWriteName(name, engine.store()::checkResource);
     if (!engine.store().hasReadWriteLocks()) {

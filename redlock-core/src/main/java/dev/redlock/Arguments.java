@@ -95,10 +95,14 @@ final class Arguments {
     return millis;
   }
 
-  /** {@code d} in nanoseconds; past what a long holds, the longest. */
-  static long saturatedNanos(Duration d) {
+  /** Checks a {@code maxWait}; returns it in nanoseconds, or the longest past what a long holds. */
+  static long maxWaitNanos(Duration maxWait) {
+    Objects.requireNonNull(maxWait, "maxWait must not be null");
+    if (maxWait.isNegative()) {
+      throw new IllegalArgumentException("maxWait must be >= 0, was " + maxWait);
+    }
     try {
-      return d.toNanos();
+      return maxWait.toNanos();
     } catch (ArithmeticException e) {
       return Long.MAX_VALUE;
     }

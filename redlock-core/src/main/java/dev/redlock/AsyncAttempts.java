@@ -26,17 +26,12 @@ final class AsyncAttempts {
 
   static final long CLOSE_MARGIN_MILLIS = 1000;
 
-  private final String name;
   private final BooleanSupplier closed;
   private final Set<AsyncAcquisition<?, ?>> pending = ConcurrentHashMap.newKeySet();
   private volatile ThreadPoolExecutor pool;
 
-  /**
-   * @param name what to call the service in messages
-   * @param closed whether the service is closed
-   */
-  AsyncAttempts(String name, BooleanSupplier closed) {
-    this.name = name;
+  /** {@code closed} tells whether the service is closed. */
+  AsyncAttempts(BooleanSupplier closed) {
     this.closed = closed;
   }
 
@@ -82,9 +77,8 @@ final class AsyncAttempts {
       acquisition.result.completeExceptionally(
           new RedlockException(
               QUEUE
-                  + " asynchronous acquisitions are pending already on this "
-                  + name
-                  + ": not started"));
+                  + " asynchronous acquisitions are pending already on this Redlock: not"
+                  + " started"));
       return;
     }
     pending.add(acquisition);

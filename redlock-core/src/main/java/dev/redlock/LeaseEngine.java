@@ -5,7 +5,6 @@ import dev.redlock.internal.Ticker;
 import dev.redlock.spi.LeaseRequest.Shape;
 import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -17,11 +16,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The lease lifecycle, whatever the store: one attempt (token, validity from a monotonic start, the
- * store's raw votes, the verdict), the verdict on every extend and on each renewal a lease's {@link
- * Renewal} sends, loss, release and close. The engine alone decides validity, reasons and
- * roll-backs; the store ({@link LeaseStore}) only takes, renews and gives back. How a caller gets a
- * lease from attempts is {@link Acquisitions}'.
+ * The lease lifecycle, whatever the store: one attempt and its verdict, the verdict on extends and
+ * renewals, loss, release and close. The engine alone decides validity, reasons and roll-backs; the
+ * store only takes, renews and gives back.
  *
  * @param <H> what the store keeps about a granted lease
  */
@@ -29,7 +26,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   private static final Logger log = LoggerFactory.getLogger(LeaseEngine.class);
 
   private final RedlockConfig settings;
-  private final String name;
   private final LeaseStore<H> store;
   private final Ticker ticker;
   private final Watchdog watchdog;
@@ -39,17 +35,14 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   private final Waiters waiters;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Listeners events;
+  private final AttemptTurns turns;
   final Arguments arguments;
 
-  private final AttemptTurns turns;
+  /** The threads of asynchronous attempts, and the acquisitions pending on them. */
+  final AsyncAttempts async;
 
-  /**
-   * @param name what to call this service in messages ("Redlock")
-   * @param watchdog the timers; closed with the engine
-   */
-  LeaseEngine(
-      String name, RedlockConfig settings, LeaseStore<H> store, Ticker ticker, Watchdog watchdog) {
-    this.name = name;
+  /** Owns {@code store} and {@code watchdog}: closed with the engine. */
+  LeaseEngine(RedlockConfig settings, LeaseStore<H> store, Ticker ticker, Watchdog watchdog) {
     this.settings = settings;
     this.store = store;
     this.ticker = ticker;
@@ -57,7 +50,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     this.roundNanos = settings.nodeTimeout().toNanos();
     this.events = new Listeners(settings.listeners(), store.quorum());
     this.arguments = new Arguments(settings, store);
-    this.async = new AsyncAttempts(name, closed::get);
+    this.async = new AsyncAttempts(closed::get);
     this.turns = new AttemptTurns(settings.maxAttemptsInFlight());
     this.waiters = Waiters.over(store);
   }
@@ -77,8 +70,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   boolean isClosed() {
     return closed.get();
   }
-
-  // ---- withLock --------------------------------------------------------------------------
 
   /** withLock's part once the lease is won: renew while {@code task} runs, release after. */
   <T, E extends Exception> T runRenewed(ManagedLease<H> lease, LeaseTask<T, E> task) throws E {
@@ -107,11 +98,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     }
   }
 
-  // ---- what the other rooms read -----------------------------------------------------------
-
-  /** The threads of asynchronous attempts, and the acquisitions pending on them. */
-  final AsyncAttempts async;
-
   Ticker ticker() {
     return ticker;
   }
@@ -126,21 +112,10 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   }
 
   /**
-   * One attempt on {@code resource} (a permit of a semaphore), made only if its turn comes before
-   * {@code turnBy} (the engine's ticker) when {@code turnBounded}; null if it did not (nothing was
-   * sent).
-   */
-  Attempt<H> attempt(String resource, long ttlMillis, boolean turnBounded, long turnBy)
-      throws InterruptedException {
-    return attempt(Target.one(resource), ttlMillis, WriterIntent.NONE, turnBounded, turnBy);
-  }
-
-  /**
-   * One attempt: a token, a start time, the store's vote, and the verdict, which is the engine's
-   * alone: won only with a quorum and validity left, else given back and the reason named. A
-   * refused writer leaves the {@code intent} mark, worked out from {@code turnBy} as the caller's
-   * give-up time. With {@code turnBounded}, made only if its turn comes before {@code turnBy} (the
-   * engine's ticker), else null with nothing sent.
+   * One attempt: a token, a start time, the store's vote, and the verdict: won only with a quorum
+   * and validity left, else given back and the reason named. A refused writer leaves the {@code
+   * intent} mark, worked out from {@code turnBy} as its give-up time. With {@code turnBounded},
+   * made only if its turn comes before {@code turnBy}, else null with nothing sent.
    */
   Attempt<H> attempt(
       Target target, long ttlMillis, WriterIntent intent, boolean turnBounded, long turnBy)
@@ -179,11 +154,8 @@ final class LeaseEngine<H extends LeaseStore.Held> {
         lease = new ManagedLease<>(this, taken, target, ttlMillis, start, validUntil);
         held.add(lease); // within the turn: close() either waits for this or finds it here
         if (closed.get()) {
-          // close() began meanwhile: of the two, whoever marks the lease released gives it back,
-          // so it is never left behind, and the caller gets no lease either way. As close's own
-          // give-back does, it waits for every part, not a quorum (through an interrupt): the
-          // store is about to close, and a release still on its way (behind a straggling take
-          // there) would be failed as closed, leaving the key until its ttl.
+          // close() began meanwhile: whoever marks the lease released gives it back, waiting for
+          // every part as close does (the store is about to close), and the caller gets none.
           if (lease.beginRelease()) {
             held.remove(lease);
             store.giveBackAll(List.of(taken));
@@ -227,7 +199,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
       if (target.isSide()) {
         wakeSides(target.name(), target.shape());
       } else {
-        releasedHere(target.line(), 0, false); // free again: the first may ask
+        releasedHere(target.line(), 0, false);
       }
     }
     Reason reason = whyLost(vote, now - validUntil >= 0);
@@ -264,11 +236,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
         : Reason.QUORUM_UNREACHABLE;
   }
 
-  // ---- extending and renewing -------------------------------------------------------------
-
-  /**
-   * Extends a lease and waits for the verdict; extends of one lease are serialised by the lease.
-   */
+  /** Extends a lease and waits for the verdict; the lease serialises its extends. */
   boolean extend(ManagedLease<H> lease, long ttlMillis) {
     long start = ticker.read();
     Tally votes;
@@ -280,7 +248,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
           "extend of '{}' interrupted; the lease keeps its previous validity", lease.resource());
       return false;
     }
-    if (applyExtend(lease, votes, start, ttlMillis)) {
+    if (applyExtend(lease, votes, start, ttlMillis, false)) {
       return true;
     }
     log.warn(
@@ -301,13 +269,9 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     return store;
   }
 
-  /** A renewal's verdict, the engine's alone: see {@link #applyExtend}. */
+  /** A renewal's verdict: see {@link #applyExtend}. */
   boolean extended(ManagedLease<H> lease, Tally votes, long start) {
     return applyExtend(lease, votes, start, lease.ttlMillis(), true);
-  }
-
-  private boolean applyExtend(ManagedLease<H> lease, Tally votes, long start, long ttlMillis) {
-    return applyExtend(lease, votes, start, ttlMillis, false);
   }
 
   /**
@@ -344,16 +308,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     return won;
   }
 
-  long checkTtl(Duration ttl) {
-    return arguments.ttl(ttl);
-  }
-
-  long checkRenewable(Duration ttl) {
-    return arguments.renewable(ttl);
-  }
-
-  // ---- releasing and losing -----------------------------------------------------------------
-
   /** Gives a lease back (the lease has marked itself released). */
   void release(ManagedLease<H> lease) {
     held.remove(lease);
@@ -371,10 +325,9 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   }
 
   /**
-   * Wakes the first of this service's threads waiting for a side of the read-write lock {@code
-   * name} a lease just gave back: after a read lease, the lock's writers (readers never waited for
-   * it); after a write lease, both its writers and its readers. Other clients' releases of a
-   * read-write lock are not told (its waiters poll).
+   * Wakes the first waiting for a side of the read-write lock {@code name}, a lease of {@code side}
+   * just given back: the writers, and after a write lease the readers too (readers never wait for a
+   * read lease).
    */
   private void wakeSides(String name, Shape side) {
     waiters.released(Target.side(name, Shape.WRITE).line(), 0, false);
@@ -391,8 +344,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   Watchdog watchdog() {
     return watchdog;
   }
-
-  // ---- pauses and closing ------------------------------------------------------------------
 
   /** The longest retry pause: the delay and all of its jitter. */
   long longestPauseNanos() {
@@ -413,7 +364,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   }
 
   String closedMessage() {
-    return "this " + name + " is closed";
+    return "this Redlock is closed";
   }
 
   /** Releases every lease still held (bounded), then closes the store and the timers. */
@@ -423,13 +374,9 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     }
     waiters.wakeAll(); // their next attempt fails at once: closed
     async.close(2 * settings.nodeTimeout().toMillis());
-    // Every turn, so that the attempts in flight have come to their verdict: a lease they won is
-    // in held (released below), a late one given back. Bounded: an attempt ends within a few
-    // node timeouts (its vote, a roll-back, a fence raise); this thread's own turn, if it closes
-    // from inside an attempt (a listener), is not waited for.
-    // Bounded by 5 × nodeTimeout + 1 s: what an attempt may spend in its turn, a vote, a fence
-    // raise, and a give-back that waits for every node (three, see the store's giveBackAll). An
-    // attempt that outlasts the bound gives back what it wins itself (see attempt).
+    // Every turn, so the attempts in flight have come to their verdict: a lease they won is in
+    // held. Bounded by what an attempt may spend in its turn (a vote, a fence raise, a give-back
+    // to every node); one that outlasts it gives back what it wins itself (see attempt).
     int taken =
         turns.takeAllForClose(
             TimeUnit.MILLISECONDS.toNanos(
@@ -456,37 +403,25 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     log.debug("closed; released {} lease(s) still held", releasing.size());
   }
 
-  // ---- semaphores (PermitSlots) ----------------------------------------------------------
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>Its permits are leases of this service on the resources {@code name@permit:0} to {@code
-   * name@permit:(permits - 1)} (see {@link PermitSlots}).
-   */
-  public Semaphore semaphore(String name, int permits) {
+  Semaphore semaphore(String name, int permits) {
     ensureOpen();
     return PermitSlots.create(this, name, permits);
   }
 
-  /** This service's waiting lines: a semaphore's waiters stand in one of them too. */
   Waiters waiters() {
     return waiters;
   }
 
   /**
-   * This service gave back what {@code waitingFor} keys ({@link Target#line}), the lease of {@code
-   * fencingToken} (0 if none was handed out): the first in its line may ask at once, and, if it is
-   * a semaphore's permit, so may the first waiting for that semaphore (looked for only while some
-   * line exists: the usual release pays one size read).
+   * This service gave back what {@code waitingFor} keys, the lease of {@code fencingToken} (0 if
+   * none was handed out): the first in its line may ask at once, and, for a semaphore's permit, the
+   * first waiting for that semaphore (looked for only while some line exists).
    */
   private void releasedHere(Object waitingFor, long fencingToken, boolean othersWait) {
     waiters.released(waitingFor, fencingToken, othersWait);
     if (waitingFor instanceof String resource
         && waiters.lineCount() > 0
         && PermitSlots.isPermit(resource)) {
-      // The lines of the permit's semaphore that may take it (of more permits than its index).
-      // A semaphore's waiters are not watched (other clients' permits are not told): ours ask.
       waiters.releasedWhere(line -> PermitSlots.serves(resource, line), fencingToken);
     }
   }

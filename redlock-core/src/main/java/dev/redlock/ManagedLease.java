@@ -11,12 +11,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A {@link Lease}, whatever store holds it: its validity, loss and release, and, once kept alive,
- * its {@link Renewal}. Its monitor orders extend, renewal, loss and release; no I/O is waited on
- * while holding it, except by a caller's own synchronous extend.
- *
- * <p>States: held, then either released (by the holder) or lost (renewal failed, validity ran out,
- * or maxHold reached). Both are final.
+ * A {@link Lease}, whatever store holds it: held, then released or lost, both final. Its monitor
+ * orders extend, renewal, loss and release, and is never held while waiting on I/O.
  *
  * @param <H> what the store keeps about this lease
  */
@@ -25,20 +21,14 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
 
   private final LeaseEngine<H> engine;
   private final H held;
-  private final String resource;
+  private final Target target; // as the engine asked for it, never as a store reports it
   private final long ttlMillis;
   private final long grantedAt;
-
-  /** What this lease holds, as the engine asked for it (never as a store reports it). */
-  private final Target target;
 
   private volatile long validUntil;
   private volatile LeaseLostException lost;
 
-  /**
-   * Set once the validity was seen to have run out: from then on the lease is invalid for good, so
-   * that a late extend or renewal reply can never make {@link #isValid()} true again.
-   */
+  /** Set once the validity was seen to run out: a late reply never makes the lease valid again. */
   private volatile boolean expired;
 
   /** Serialises extends; made by the first extend (most leases are never extended by hand). */
@@ -70,7 +60,6 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     this.engine = engine;
     this.held = held;
     this.target = target;
-    this.resource = target.name();
     this.ttlMillis = ttlMillis;
     this.grantedAt = start;
     this.renewedFrom = start;
@@ -84,7 +73,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
 
   @Override
   public String resource() {
-    return resource;
+    return target.name();
   }
 
   /** The key of the line this service's threads wait in for what this lease holds. */
@@ -129,7 +118,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   public void checkValid() {
     synchronized (this) {
       if (released) {
-        throw new IllegalStateException("lease on '" + resource + "' was released");
+        throw new IllegalStateException("lease on '" + resource() + "' was released");
       }
     }
     if (!isValid()) {
@@ -139,21 +128,19 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
 
   @Override
   public boolean extend(Duration ttl) {
-    long millis = engine.checkTtl(ttl);
-    // Extends are serialised by their own lock, not the monitor: the monitor is never held while
-    // waiting on nodes, so a slow extend cannot delay a timer that needs to signal a loss.
+    long millis = engine.arguments.ttl(ttl);
+    // Not the monitor: a slow extend must not delay a timer that signals a loss.
     ReentrantLock serial = extendLock();
     serial.lock();
     try {
       synchronized (this) {
         if (released) {
           throw new IllegalStateException(
-              "lease on '" + resource + "' was released; acquire a new one");
+              "lease on '" + resource() + "' was released; acquire a new one");
         }
       }
       if (!isValid()) {
-        return false; // never extend an expired or lost lease: another owner may hold the lock by
-        // now
+        return false; // another owner may hold the lock by now
       }
       return engine.extend(this, millis);
     } finally {
@@ -177,13 +164,13 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   public Lease keepAlive() {
     synchronized (this) {
       if (released) {
-        throw new IllegalStateException("lease on '" + resource + "' was released");
+        throw new IllegalStateException("lease on '" + resource() + "' was released");
       }
     }
-    long interval = engine.checkRenewable(Duration.ofMillis(ttlMillis));
+    long interval = engine.arguments.renewable(Duration.ofMillis(ttlMillis));
     synchronized (this) {
       if (released) {
-        throw new IllegalStateException("lease on '" + resource + "' was released");
+        throw new IllegalStateException("lease on '" + resource() + "' was released");
       }
       if (renewal != null) {
         return this;
@@ -246,8 +233,6 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     return true;
   }
 
-  // ---- renewal and loss, driven by the Renewal and the Watchdog ----------------------------
-
   private void stopRenewing() { // under this monitor
     if (renewal != null) {
       renewal.stop();
@@ -267,10 +252,8 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
 
   /**
    * Applies a successful extend or renewal that started at {@code start}; false if the lease ended
-   * meanwhile, or its validity ran out before the reply came (then it is not brought back). The
-   * validity only moves forward: a store never shortens a lease's life, so every validity a quorum
-   * confirmed still holds, and the latest of them is the one to keep, whatever order the replies of
-   * a user's extend and a renewal arrive in. The renewal schedule follows the validity kept.
+   * or its validity ran out meanwhile. The validity only moves forward: a store never shortens a
+   * lease, so the latest validity a quorum confirmed holds, whatever order the replies come in.
    */
   synchronized boolean extended(long start, long newValidUntil) {
     if (released || !isValid()) {
@@ -295,10 +278,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     return renewal != null ? Math.min(validUntil, renewal.maxHoldUntil()) : validUntil;
   }
 
-  /**
-   * Runs at the deadline: loses the lease if its time is really up, else waits for the new
-   * deadline.
-   */
+  /** At the deadline: loses the lease if its time is really up, else waits for the new one. */
   private void checkDeadline() {
     long now = engine.ticker().read();
     synchronized (this) {
@@ -318,17 +298,16 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   }
 
   /**
-   * Declares the lease lost, once: validity ends, renewal stops, the withLock thread is interrupted
-   * (if so configured), callbacks run. Returns the loss (the first one, if it was lost already).
+   * Declares the lease lost, once, on the caller's thread: renewal stops, callbacks run, the
+   * withLock thread is interrupted. Returns the loss (the first one, if it was lost already).
    */
   LeaseLostException lose(LeaseLostException.Reason reason, List<NodeOutcome> outcomes) {
     return lose(reason, outcomes, false);
   }
 
   /**
-   * Declares the lease lost from a library thread (a timer, a renewal's outcome): the state changes
-   * at once, the callbacks, the event and the interrupt run on a callback thread, so a slow
-   * callback cannot hold up another lease's renewal or loss.
+   * Declares the lease lost from a library thread (a timer, a renewal): the interrupt at once, the
+   * callbacks and the event on a callback thread, so a slow callback holds up no other lease.
    */
   void loseOnLibraryThread(LeaseLostException.Reason reason, List<NodeOutcome> outcomes) {
     lose(reason, outcomes, true);
@@ -344,7 +323,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
         return lost;
       }
       wasRenewing = renewal != null;
-      loss = new LeaseLostException(describe(reason, outcomes), resource, reason, outcomes);
+      loss = new LeaseLostException(describe(reason, outcomes), resource(), reason, outcomes);
       if (released) {
         return loss; // nothing to signal: the holder gave it back
       }
@@ -364,15 +343,11 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
           callbacks.forEach(callback -> notify(callback, loss));
         };
     if (onLibraryThread) {
-      // The interrupt at once, the user code later on a callback thread: callbacks that block
-      // (all of the callback threads, even) must never keep a task running on a lost lease.
-      interruptTask();
+      interruptTask(); // at once: callbacks that block must never keep a task running
       engine.watchdog().callback(tell);
     } else {
-      // On the caller's thread: callbacks first, then the interrupt, so whatever the task does on
-      // being interrupted, the callbacks have seen the loss (interrupt() happens-before its
-      // detection). Never the calling thread itself: it found the loss (checkValid) and is told
-      // by the exception; an interrupt on top would only break its clean-up.
+      // Callbacks first, so they have seen the loss before the task sees the interrupt; never
+      // the calling thread itself: it learns of the loss by the exception (checkValid).
       tell.run();
       synchronized (this) {
         if (taskThread == Thread.currentThread()) {
@@ -386,9 +361,8 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
 
   private synchronized void interruptTask() {
     if (taskThread != null) {
-      // Under the monitor: never after the task has finished. A thread interrupted already (its
-      // own cancellation, say) is left as it is, and not recorded: that interrupt is not ours to
-      // clear.
+      // Under the monitor: never after the task has finished. An interrupt already set is not
+      // ours, and not recorded: not ours to clear.
       if (!taskThread.isInterrupted()) {
         taskThread.interrupt();
         interruptedForLoss = taskThread;
@@ -406,16 +380,16 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     return switch (reason) {
       case RENEWAL_FAILED ->
           "lease on '"
-              + resource
+              + resource()
               + "' lost: renewal did not reach a quorum of "
               + engine.quorum()
               + " in time; nodes: "
               + outcomes;
       case EXPIRED ->
-          "lease on '" + resource + "' lost: its validity ran out without a successful renewal";
+          "lease on '" + resource() + "' lost: its validity ran out without a successful renewal";
       case MAX_HOLD_REACHED ->
           "lease on '"
-              + resource
+              + resource()
               + "' lost by policy: held for maxHold ("
               + engine.settings().maxHold()
               + "); renewal stopped";
@@ -426,7 +400,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     try {
       callback.accept(loss);
     } catch (RuntimeException e) {
-      log.error("an onLost callback for '{}' threw; other callbacks still run", resource, e);
+      log.error("an onLost callback for '{}' threw; other callbacks still run", resource(), e);
     }
   }
 
@@ -438,8 +412,6 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   LeaseLostException lossOrNull() {
     return lost;
   }
-
-  // ---- accessors for the engine --------------------------------------------------------------
 
   H held() {
     return held;
@@ -453,7 +425,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   public String toString() {
     // Never the token: it is the only proof of ownership.
     return "Lease{resource='"
-        + resource
+        + resource()
         + "', remainingValidity="
         + remainingValidity()
         + (lost != null ? ", lost=" + lost.reason() : "")

@@ -12,17 +12,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A {@link Semaphore} as {@code permits} mutexes: permit {@code i} is the engine's lease of the
- * resource {@code name@permit:i}. Nothing here decides a grant: each permit is won or refused by
- * the engine's one attempt ({@link LeaseEngine#attempt}) on the store, exactly as a mutex is, so a
- * permit has the mutex's safety (one holder per permit resource), restart guard, renewal, fencing,
- * events and metrics, on every store. This class only chooses which permits to ask and when to ask
- * again.
- *
- * <p>Why not one counted set per node (grant when a majority of nodes has room below K): for K ≥ 2
- * that is unsafe. With 3 nodes and K = 2, permits A, B, C can sit as {A, B}, {B, C}, {A, C} on the
- * three nodes: every node is within K, every permit is on a majority, three permits are valid.
- * Majorities intersect, but for K ≥ 2 an intersection node with room for both says nothing. Slots
- * keep the one argument that works, per slot (docs/design.md, "Semaphores").
+ * resource {@code name@permit:i}, won or refused by the engine's attempt exactly as a mutex is.
+ * This class only chooses which permits to ask and when to ask again. Why not a counted set per
+ * node: docs/design.md, "Semaphores".
  *
  * @param <H> what the store keeps about a granted lease
  */
@@ -33,11 +25,9 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
   private final WaitingLine line;
 
   /**
-   * What this service's threads waiting for the semaphore {@code name} of {@code permits} permits
-   * stand in line under (in {@link Waiters}): a record never equals a resource's name nor a set's
-   * list of names, so the semaphore's line is apart from the lines of its permits' resources. One
-   * line per number of permits: a waiter that may take permit 4 never waits behind one that may
-   * only take 0 and 1 (a semaphore being grown, in one service).
+   * The key of the waiting line of this semaphore ({@link Waiters}): apart from any resource's, and
+   * one per number of permits, so a waiter that may take permit 4 never waits behind one that may
+   * only take 0 and 1.
    */
   record WaitingLine(String name, int permits) {}
 
@@ -48,14 +38,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
     this.line = new WaitingLine(name, resources.length);
   }
 
-  /**
-   * Checks the arguments and makes the permits' resource names.
-   *
-   * @throws NullPointerException if {@code name} is null
-   * @throws IllegalArgumentException for a blank name, a name holding {@link #PERMIT_MARK}, a
-   *     number of permits out of 1..{@link #MAX_PERMITS}, or a name whose permits' resources the
-   *     store refuses (too long for a table's key, the nodes' reserved marks)
-   */
+  /** Checks the arguments as {@link Names#permitResources} does. */
   static <H extends LeaseStore.Held> PermitSlots<H> create(
       LeaseEngine<H> engine, String name, int permits) {
     return new PermitSlots<>(
@@ -63,10 +46,8 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
   }
 
   /**
-   * Whether {@code line} is a line of waiters that a release of the permit {@code resource} may
-   * serve: a semaphore line of that permit's semaphore, of more permits than the permit's index.
-   * False if {@code resource} is no permit's name. What a release of it wakes ({@link
-   * LeaseEngine}).
+   * Whether a release of the permit {@code resource} may serve the waiters of {@code line}: a line
+   * of that permit's semaphore, of more permits than the permit's index.
    */
   static boolean serves(String resource, Object line) {
     if (!(line instanceof WaitingLine waiting) || !resource.startsWith(waiting.name())) {
@@ -83,9 +64,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
     }
   }
 
-  /**
-   * Whether {@code resource} is named like a permit (has the mark): cheap, before {@link #serves}.
-   */
+  /** Whether {@code resource} is named like a permit: cheap, before {@link #serves}. */
   static boolean isPermit(String resource) {
     return resource.indexOf(PERMIT_MARK) > 0;
   }
@@ -112,9 +91,9 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
   @Override
   public Optional<Lease> tryAcquire(Duration ttl) {
     engine.ensureOpen();
-    long ttlMillis = engine.checkTtl(ttl);
+    long ttlMillis = engine.arguments.ttl(ttl);
     long began = engine.ticker().read();
-    Round round;
+    Round<H> round;
     try {
       round = round(ttlMillis, false, 0, false);
     } catch (InterruptedException e) {
@@ -137,8 +116,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
   @Override
   public Lease acquire(Duration ttl, Duration maxWait) throws InterruptedException {
     engine.ensureOpen();
-    long ttlMillis = engine.checkTtl(ttl);
-    return acquire(ttlMillis, maxWait);
+    return acquire(engine.arguments.ttl(ttl), maxWait);
   }
 
   @Override
@@ -146,102 +124,76 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
       throws E, InterruptedException {
     Objects.requireNonNull(task, "task must not be null");
     engine.ensureOpen();
-    long ttlMillis = engine.checkTtl(ttl);
-    engine.checkRenewable(ttl); // before acquiring: a permit we could not renew is not taken
+    long ttlMillis = engine.arguments.ttl(ttl);
+    engine.arguments.renewable(ttl); // before acquiring: a permit we could not renew is not taken
     return engine.runRenewed(acquire(ttlMillis, maxWait), task);
   }
 
   /**
-   * Rounds until a permit is won or {@code maxWait} is spent, waiting between them as the engine's
-   * {@code acquire} waits for a resource: behind this service's threads already waiting for this
-   * semaphore, or in line once a round is refused; the first asks again after the retry pause, or
-   * at once when this service releases one of the permits.
+   * Rounds until a permit is won or {@code maxWait} is spent, in this semaphore's waiting line as
+   * {@code acquire} waits for a resource.
    */
   private ManagedLease<H> acquire(long ttlMillis, Duration maxWait) throws InterruptedException {
-    Objects.requireNonNull(maxWait, "maxWait must not be null");
-    if (maxWait.isNegative()) {
-      throw new IllegalArgumentException("maxWait must be >= 0, was " + maxWait);
-    }
+    long waitNanos = Arguments.maxWaitNanos(maxWait);
     Ticker ticker = engine.ticker();
     long began = ticker.read();
-    long waitNanos = saturatedNanos(maxWait);
-    boolean unbounded = waitNanos > Long.MAX_VALUE / 4; // as the engine: centuries mean no limit
+    boolean unbounded = waitNanos > Long.MAX_VALUE / 4; // as Retries: centuries mean no limit
     long giveUpAt = began + (unbounded ? 0 : waitNanos);
-    Waiters waiters = engine.waiters();
-    Waiters.Line waiting = waiters.anyWaiting(line) ? waiters.join(line) : null;
-    boolean won = false;
-    Round previous = null;
-    try {
-      for (int rounds = 1; ; rounds++) {
-        if (waiting != null) {
-          engine.waiters().awaitTurn(waiting, unbounded, giveUpAt, engine);
-        }
-        long releasesSeen = waiters.releases();
-        Round round = round(ttlMillis, !unbounded, giveUpAt, previous != null);
-        if (round == null) { // no turn before maxWait was spent: the last round's failure
-          throw failure(previous, rounds - 1, ticker.read() - began);
-        }
-        previous = round;
-        if (round.attempt.lease != null) {
-          won = true;
-          return round.attempt.lease;
-        }
-        long left = unbounded ? Long.MAX_VALUE : giveUpAt - ticker.read();
-        if (left <= 0) {
-          throw failure(round, rounds, ticker.read() - began);
-        }
-        if (waiting == null) {
-          waiting = waiters.join(line);
-          waiters.releasedSince(waiting, releasesSeen); // a release before the line existed
-        }
-      }
-    } finally {
-      if (waiting != null) {
-        waiters.leave(line, waiting, won);
-      }
-    }
+    Waiters.Attempts rounds =
+        new Waiters.Attempts() {
+          private int count;
+          private Round<H> previous;
+
+          @Override
+          public Lease next() throws InterruptedException {
+            Round<H> round = round(ttlMillis, !unbounded, giveUpAt, previous != null);
+            if (round == null) { // no turn before maxWait was spent: the last round's failure
+              throw failure(previous, count, ticker.read() - began);
+            }
+            count++;
+            previous = round;
+            if (round.attempt.lease == null && !unbounded && giveUpAt - ticker.read() <= 0) {
+              throw failure(round, count, ticker.read() - began);
+            }
+            return round.attempt.lease;
+          }
+        };
+    @SuppressWarnings("unchecked") // rounds only return this engine's leases
+    ManagedLease<H> lease =
+        (ManagedLease<H>) engine.waiters().inLine(line, false, unbounded, giveUpAt, engine, rounds);
+    return lease;
   }
 
   /** A round's outcome: the attempt that won, or the last refused one, and its permit. */
-  private final class Round {
-    final Attempt<H> attempt;
-    final String resource;
-
-    Round(Attempt<H> attempt, String resource) {
-      this.attempt = attempt;
-      this.resource = resource;
-    }
-  }
+  private record Round<H extends LeaseStore.Held>(Attempt<H> attempt, String resource) {}
 
   /**
-   * Asks each permit once, from a random one, until one is won, or {@code giveUpAt} (on the
-   * engine's ticker; {@code bounded} false: no bound) has passed. A permit refused for another
-   * reason than contention does not end the round unless the nodes that failed, timed out or are
-   * quarantined are enough by themselves to rule out a quorum: every permit lives on the same
-   * nodes, so then the next would fail the same way, each costing up to a timeout; with fewer, a
-   * permit may be blocked by another client's refusals plus a node that is out, and the next one
-   * free. The round then answers the first such failure, or the last refusal.
-   *
-   * <p>Each attempt waits for its turn ({@code maxAttemptsInFlight}): the first of a round that is
-   * not the caller's first ({@code again}) and every later one only until {@code giveUpAt} (when
-   * {@code bounded}), so that turns never stretch an {@code acquire} past its maxWait plus one
-   * attempt. A round whose attempt found no turn in time ends there: with the answer so far, or
-   * null if it had none.
+   * Asks each permit once, from a random one, until one is won or {@code giveUpAt} has passed (when
+   * {@code bounded}). A failure other than contention ends the round only if the nodes that failed
+   * or are out rule out a quorum by themselves (every permit lives on the same nodes); the round
+   * answers the first such failure, or the last refusal. Each attempt but the caller's first
+   * ({@code again}) waits for its turn only until {@code giveUpAt}; one that finds none ends the
+   * round with the answer so far, or null.
    */
-  private Round round(long ttlMillis, boolean bounded, long giveUpAt, boolean again)
+  private Round<H> round(long ttlMillis, boolean bounded, long giveUpAt, boolean again)
       throws InterruptedException {
     int permits = resources.length;
     int first = permits == 1 ? 0 : ThreadLocalRandom.current().nextInt(permits);
-    Round failed = null;
-    Round last = null;
+    Round<H> failed = null;
+    Round<H> last = null;
     for (int i = 0; ; i++) {
       int slot = first + i < permits ? first + i : first + i - permits;
       Attempt<H> attempt =
-          engine.attempt(resources[slot], ttlMillis, bounded && (again || i > 0), giveUpAt);
+          engine.attempt(
+              Target.one(resources[slot]),
+              ttlMillis,
+              WriterIntent.NONE,
+              bounded && (again || i > 0),
+              giveUpAt);
       if (attempt == null) {
         return failed != null ? failed : last;
       }
-      Round round = new Round(attempt, resources[slot]);
+      Round<H> round = new Round<>(attempt, resources[slot]);
       last = round;
       if (attempt.lease != null) {
         return round;
@@ -269,7 +221,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
     return out > attempt.vote.tally().size() - engine.quorum();
   }
 
-  private LockUnavailableException failure(Round round, int rounds, long waitedNanos) {
+  private LockUnavailableException failure(Round<H> round, int rounds, long waitedNanos) {
     LockUnavailableException last = round.attempt.failure(round.resource, 1, 0);
     String why =
         round.attempt.reason == Reason.HELD_ELSEWHERE
@@ -295,14 +247,6 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
       e.addSuppressed(suppressed);
     }
     return e;
-  }
-
-  private static long saturatedNanos(Duration d) {
-    try {
-      return d.toNanos();
-    } catch (ArithmeticException e) {
-      return Long.MAX_VALUE;
-    }
   }
 
   @Override

@@ -3,7 +3,6 @@ package dev.redlock;
 import dev.redlock.spi.LeaseRequest.Shape;
 import dev.redlock.spi.LeaseStore;
 import java.time.Duration;
-import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -56,26 +55,20 @@ final class ReadWriteSides<H extends LeaseStore.Held> implements ReadWriteLock {
     @Override
     public Optional<Lease> tryAcquire(Duration ttl) {
       engine.ensureOpen();
-      long ttlMillis = engine.checkTtl(ttl);
-      return locks.tryOnce(side, ttlMillis); // one attempt: keeps no reader out
+      return locks.tryOnce(side, engine.arguments.ttl(ttl)); // one attempt: keeps no reader out
     }
 
     @Override
     public Lease acquire(Duration ttl, Duration maxWait) throws InterruptedException {
       engine.ensureOpen();
-      long ttlMillis = engine.checkTtl(ttl);
-      return locks.acquire(side, ttlMillis, maxWait);
+      return locks.acquire(side, engine.arguments.ttl(ttl), maxWait);
     }
 
     @Override
     public <T, E extends Exception> T withLock(Duration ttl, Duration maxWait, LeaseTask<T, E> task)
         throws E, InterruptedException {
-      Objects.requireNonNull(task, "task must not be null");
-      engine.ensureOpen();
-      engine.checkRenewable(ttl); // a lease we could not renew must not be taken at all
-      @SuppressWarnings("unchecked") // acquire only ever returns this engine's leases
-      ManagedLease<H> lease = (ManagedLease<H>) acquire(ttl, maxWait);
-      return engine.runRenewed(lease, task);
+      locks.checkRenewable(task, ttl);
+      return locks.runRenewed(acquire(ttl, maxWait), task);
     }
 
     @Override

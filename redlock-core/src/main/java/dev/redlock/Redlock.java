@@ -19,11 +19,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.function.Function;
 
 /**
- * A distributed lock over N independent Redis nodes, or over another {@link LeaseStore} (a SQL
- * table, from {@code redlock-jdbc}; see {@link RedlockConfig.Builder#store}): the entry point of
- * this library. Leases mean the same thing over every store: validity measured on this JVM's
- * monotonic clock from before the store was asked, renewal and the lost-lease signal, fencing
- * tokens that grow. What follows says what the Redis nodes do; a store keeps its own rows.
+ * A distributed lock over N independent Redis nodes, or over another {@link LeaseStore} ({@link
+ * RedlockConfig.Builder#store}): the entry point of this library. Leases mean the same over every
+ * store: validity on this JVM's monotonic clock from before the store was asked, renewal, the
+ * lost-lease signal, growing fencing tokens.
  *
  * <pre>{@code
  * try (Redlock redlock = Redlock.create(config)) {
@@ -34,21 +33,15 @@ import java.util.function.Function;
  * }</pre>
  *
  * <p>One attempt: take a monotonic start time; send {@code SET key token NX PX ttl} to all nodes at
- * once; as soon as the outcome is decided stop waiting; the lease is won if a quorum said yes and
- * validity ({@code ttl - elapsed - drift}) is left. Otherwise the attempt is rolled back with an
- * owner-checked release on every node that may hold the key. See {@code docs/design.md} for the
- * argument; the vote itself is {@code QuorumStore.take}, and what a lease then goes through
- * (validity, retries, renewal, loss, release) is {@code LeaseEngine}, which any lease store shares.
+ * once; stop waiting as soon as the outcome is decided; the lease is won if a quorum said yes and
+ * validity ({@code ttl - elapsed - drift}) is left, else it is rolled back on every node that may
+ * hold the key (docs/design.md).
  *
- * <p>Thread-safe: create one per application and share it; threads do not block each other except
- * on the nodes. {@link #close()} releases every lease still held and stops the I/O threads and
- * connections.
+ * <p>Thread-safe: create one per application and share it. {@link #close()} releases every lease
+ * still held and stops the threads and connections.
  */
 public final class Redlock implements AutoCloseable {
-  /**
-   * The most resources one multi-resource lease may lock ({@link #tryAcquireAll}): each node runs
-   * one script over all of them while every other request waits, so the set is kept small.
-   */
+  /** The most resources one lease may lock ({@link #tryAcquireAll}): one script runs over all. */
   public static final int MAX_RESOURCES = 64;
 
   private final RedlockConfig config;
@@ -58,70 +51,48 @@ public final class Redlock implements AutoCloseable {
 
   /** A Redlock over {@code nodes}: the quorum's store over them, its connections opening. */
   Redlock(RedlockConfig config, List<LockNode> nodes, ExecutorService io, Ticker ticker) {
-    this(config, nodes, new Watchdog(ticker), io, ticker);
+    this(
+        config,
+        nodes,
+        ticker,
+        watchdog -> {
+          QuorumStore store =
+              new QuorumStore(
+                  config.quorum(),
+                  config.keyPrefix(),
+                  config.nodeTimeout(),
+                  config.maxTtl(),
+                  config.connectTimeout(),
+                  nodes,
+                  io,
+                  ticker,
+                  watchdog);
+          store.openConnections();
+          return store;
+        });
   }
 
+  /** The lease lifecycle over the store {@code store} makes, which this Redlock owns. */
   private Redlock(
       RedlockConfig config,
       List<LockNode> nodes,
-      Watchdog watchdog,
-      ExecutorService io,
-      Ticker ticker) {
-    this(config, nodes, quorumStore(config, nodes, io, ticker, watchdog), watchdog, ticker);
-  }
-
-  /**
-   * The one path every Redlock takes: the lease lifecycle ({@link LeaseEngine}) over {@code store},
-   * which it owns from now on, with {@code watchdog}'s timers.
-   */
-  private Redlock(
-      RedlockConfig config,
-      List<LockNode> nodes,
-      LeaseStore<?> store,
-      Watchdog watchdog,
-      Ticker ticker) {
+      Ticker ticker,
+      Function<Watchdog, LeaseStore<?>> store) {
+    Watchdog watchdog = new Watchdog(ticker);
     this.config = config;
     this.nodes = List.copyOf(nodes);
-    this.engine = engine(config, store, watchdog, ticker);
+    this.engine = new LeaseEngine<>(config, store.apply(watchdog), ticker, watchdog);
     this.locks = new Acquisitions<>(engine);
   }
 
-  private static <H extends LeaseStore.Held> LeaseEngine<H> engine(
-      RedlockConfig config, LeaseStore<H> store, Watchdog watchdog, Ticker ticker) {
-    return new LeaseEngine<>("Redlock", config, store, ticker, watchdog);
-  }
-
-  private static QuorumStore quorumStore(
-      RedlockConfig config,
-      List<LockNode> nodes,
-      ExecutorService io,
-      Ticker ticker,
-      Watchdog watchdog) {
-    QuorumStore store =
-        new QuorumStore(
-            config.quorum(),
-            config.keyPrefix(),
-            config.nodeTimeout(),
-            config.maxTtl(),
-            config.connectTimeout(),
-            nodes,
-            io,
-            ticker,
-            watchdog);
-    store.openConnections();
-    return store;
-  }
-
   /**
-   * Creates a Redlock over the configured nodes and starts connecting to each in the background; it
-   * returns at once. The first attempt waits for those first connections (bounded by {@link
-   * RedlockConfig#connectTimeout()}, and by a node timeout more once a quorum is connected), so a
-   * one-shot job's only {@code tryAcquire} is not lost to connection setup. A node that is down now
-   * only costs its vote until it comes back.
+   * Creates a Redlock and returns at once, connecting to each node in the background. The first
+   * attempt waits for those connections (at most {@link RedlockConfig#connectTimeout()}, and a node
+   * timeout more once a quorum is connected). A node that is down costs its vote until it is back.
    *
-   * <p>With a {@linkplain RedlockConfig.Builder#store store} instead of nodes, it calls the store's
-   * function once, with {@link RedlockConfig#nodeTimeout()}, and owns the store it returns ({@link
-   * #close()} closes it); what that function throws (a missing table, say) is thrown here.
+   * <p>With a {@linkplain RedlockConfig.Builder#store store}, it calls the store's function once
+   * with {@link RedlockConfig#nodeTimeout()} and owns the store ({@link #close()} closes it); what
+   * that function throws is thrown here.
    *
    * @throws NullPointerException if {@code config} is null, or its store's function returns null
    */
@@ -133,8 +104,7 @@ public final class Redlock implements AutoCloseable {
           Objects.requireNonNull(
               storeFunction.get().apply(config.nodeTimeout()),
               () -> "store returned null, it must return the LeaseStore: " + storeFunction.get());
-      Ticker ticker = Ticker.SYSTEM;
-      return new Redlock(config, List.of(), store, new Watchdog(ticker), ticker);
+      return new Redlock(config, List.of(), Ticker.SYSTEM, watchdog -> store);
     }
     List<LockNode> nodes = new ArrayList<>();
     NodeKeys keys =
@@ -161,17 +131,14 @@ public final class Redlock implements AutoCloseable {
   }
 
   /**
-   * {@link #tryAcquire}, without the calling thread waiting: one attempt, run on one of a few
-   * library threads (4 per Redlock). The future holds the lease, or empty if the lock is held
-   * elsewhere, or fails with what {@link #tryAcquire} throws ({@link LockUnavailableException} and
-   * its reason; {@link IllegalStateException} if the Redlock closes first; {@link RedlockException}
-   * if 4,096 asynchronous acquisitions are pending already). It is completed on the Redlock's
-   * callback threads (where {@code onLost} callbacks and listener events run; 8 per Redlock), never
-   * on an attempt or timer thread: chain to it with the {@code *Async} methods and an executor of
-   * yours for work that blocks. Completing it yourself (cancel, {@code orTimeout}) interrupts an
-   * attempt in flight, which rolls back what it sent; a lease won as it completed is released.
-   * Cancel the returned future itself, not one derived from it: if {@code cancel} returns false,
-   * the future holds a lease you must release.
+   * {@link #tryAcquire} without the calling thread waiting: one attempt on one of 4 library
+   * threads. The future holds the lease, or empty if the lock is held elsewhere, or fails with what
+   * {@link #tryAcquire} throws ({@link IllegalStateException} if the Redlock closes first; {@link
+   * RedlockException} if 4,096 asynchronous acquisitions are pending already). It completes on the
+   * Redlock's 8 callback threads, never an attempt or timer thread: chain blocking work to an
+   * executor of yours. Completing it yourself (cancel, {@code orTimeout}) interrupts an attempt in
+   * flight, which rolls back; a lease won meanwhile is released. Cancel this future, not one
+   * derived from it: if {@code cancel} returns false, it holds a lease you must release.
    *
    * @param resource the name of the thing to lock
    * @param ttl how long the store keeps the lock if it is never released
@@ -186,13 +153,12 @@ public final class Redlock implements AutoCloseable {
   }
 
   /**
-   * {@link #acquire}, without a thread waiting between attempts: each attempt runs on a library
-   * thread (as in {@link #tryAcquireAsync}), and the lease timers start the next one after {@code
-   * retryDelay} plus jitter. The future holds the lease, or fails with {@link
-   * LockUnavailableException} once {@code maxWait} is spent (and as {@link #tryAcquireAsync} says).
-   * Completing it yourself (cancel, {@code orTimeout}, {@code complete}) stops the retries and
-   * interrupts an attempt in flight (rolled back, nothing held, within about {@code nodeTimeout});
-   * a lease won as it completed is released. Same events and metrics as {@link #acquire}.
+   * {@link #acquire} without a thread waiting between attempts: each attempt runs as in {@link
+   * #tryAcquireAsync}, a timer starts the next after {@code retryDelay} plus jitter. The future
+   * holds the lease, or fails with {@link LockUnavailableException} once {@code maxWait} is spent
+   * (or as {@link #tryAcquireAsync} says). Completing it yourself stops the retries and interrupts
+   * an attempt in flight (rolled back within about {@code nodeTimeout}); a lease won meanwhile is
+   * released.
    *
    * @param resource the name of the thing to lock
    * @param ttl how long the store keeps the lock if it is never released
@@ -209,17 +175,14 @@ public final class Redlock implements AutoCloseable {
   }
 
   /**
-   * Acquires asynchronously ({@link #acquireAsync}), then calls {@code task} with the lease, renews
-   * it until the stage {@code task} returns completes, and releases it in every case (the task
-   * throws, returns null, its stage fails, or it succeeds). The future holds the stage's value; it
-   * fails with the stage's error (the lease's loss, if it was lost, attached as suppressed), or, if
-   * the stage succeeded while the lease was lost or released by {@link #close}, with {@link
-   * LeaseLostException} or {@link IllegalStateException}: the work was not done under the lock
-   * throughout. When the lease is lost and {@code taskInterruption} is {@code ON_LEASE_LOSS}, the
-   * stage is cancelled (as {@link #withLock} interrupts its task). {@code task} is called, and the
-   * lease released, on the Redlock's callback threads: return a stage rather than block there.
-   * Completing the future before the lock is won stops the acquisition; after, nothing stops the
-   * task but its stage (and {@code maxHold}, the bound on every lease's renewal).
+   * Acquires as {@link #acquireAsync}, calls {@code task} with the lease, renews it until the
+   * task's stage completes, and releases it in every case. The future holds the stage's value, or
+   * fails with the stage's error (a loss attached as suppressed), or, if the stage succeeded while
+   * the lease was lost or released by {@link #close}, with {@link LeaseLostException} or {@link
+   * IllegalStateException}. A loss cancels the stage unless {@code taskInterruption} is {@code
+   * NEVER}. {@code task} runs, and the lease is released, on the callback threads: return a stage,
+   * do not block. Completing the future before the lock is won stops the acquisition; after, only
+   * the stage (and {@code maxHold}) ends the task.
    *
    * @param resource the name of the thing to lock
    * @param ttl the lease's time to live, renewed every {@code ttl × renewalFraction}
@@ -240,12 +203,9 @@ public final class Redlock implements AutoCloseable {
   }
 
   /**
-   * A counting semaphore over this Redlock: at most {@code permits} of its leases valid at once,
-   * across every client of the store. Each permit is a lease of this Redlock on one of the
-   * resources {@code name@permit:0} to {@code name@permit:(permits - 1)}, with the mutex's rules
-   * (quorum, ttl, renewal, owner check, restart guard, fencing token per permit, events, metrics);
-   * {@link Semaphore} says what holds when clients use different numbers of permits for one name.
-   * Cheap: it takes nothing and may be made per use.
+   * A counting semaphore: at most {@code permits} of its leases valid at once, across every client
+   * of the store, each permit a lease of one of the resources {@code name@permit:0} to {@code
+   * name@permit:(permits - 1)} (see {@link Semaphore}). Cheap: it holds nothing.
    *
    * @param name the semaphore's name; not blank, without {@value Semaphore#PERMIT_MARK}
    * @param permits how many permits, 1 to {@link Semaphore#MAX_PERMITS}
@@ -267,10 +227,8 @@ public final class Redlock implements AutoCloseable {
 
   /**
    * Makes one attempt to acquire the lock, without sleeping. Returns within about {@code
-   * nodeTimeout} (twice that when it must roll back a straggling node); the first attempt of a new
-   * Redlock may first wait for its connections, at most {@code connectTimeout}, and an attempt
-   * beyond {@code maxAttemptsInFlight} of this client's waits its turn first (before its clock
-   * starts: the wait costs no validity).
+   * nodeTimeout} (twice that to roll back a straggling node), after waiting, if need be, for a new
+   * Redlock's first connections and for a turn among {@code maxAttemptsInFlight}.
    *
    * @param resource the name of the thing to lock; the Redis key is {@code keyPrefix + resource}
    * @param ttl how long the nodes keep the lock if it is never released
@@ -290,11 +248,8 @@ public final class Redlock implements AutoCloseable {
 
   /**
    * Acquires the lock, retrying after {@code retryDelay} plus a random jitter until it is won or
-   * {@code maxWait} is spent. It returns or throws within {@code maxWait} plus one attempt (and,
-   * for a new Redlock's first attempt, its wait for the first connections: see {@link #create};
-   * and, with more than {@code maxAttemptsInFlight} of this client's attempts on the nodes, the
-   * first attempt's wait for its turn, as {@link #tryAcquire}'s: a later attempt that has no turn
-   * by {@code maxWait} is not made).
+   * {@code maxWait} is spent. Returns or throws within {@code maxWait} plus one attempt (and the
+   * first attempt's waits, as {@link #tryAcquire}'s).
    *
    * @param resource the name of the thing to lock
    * @param ttl how long the nodes keep the lock if it is never released
@@ -314,14 +269,11 @@ public final class Redlock implements AutoCloseable {
   }
 
   /**
-   * Acquires the lock, runs {@code task} with its lease while renewing the lease, and releases it
-   * in every case. Waiting follows {@link #acquire}; renewal follows {@link Lease#keepAlive()}.
-   *
-   * <p>If the lease is lost while the task runs, {@link Lease#checkValid()} throws, the task's
-   * thread is interrupted once unless it has already learned of the loss from {@code checkValid()}
-   * (and unless {@link RedlockConfig#taskInterruption()} is {@link TaskInterruption#NEVER}), and
-   * the loss is attached as a suppressed exception to whatever the task throws. The library never
-   * pretends the lock is still held; what to do is the job's call.
+   * Acquires the lock as {@link #acquire}, runs {@code task} while renewing the lease ({@link
+   * Lease#keepAlive()}), and releases it in every case. If the lease is lost while the task runs,
+   * {@link Lease#checkValid()} throws, the task's thread is interrupted once (unless it learned of
+   * the loss from {@code checkValid()}, or {@link TaskInterruption#NEVER} is configured), and the
+   * loss is attached as suppressed to whatever the task throws.
    *
    * @param resource the name of the thing to lock
    * @param ttl the lease's time to live, renewed every {@code ttl × renewalFraction}
@@ -344,14 +296,11 @@ public final class Redlock implements AutoCloseable {
   }
 
   /**
-   * One attempt, without sleeping, to lock every one of {@code resources} at once, all or none.
-   * Each node runs one script that takes every key or none (the restart guard first, as for one
-   * resource), so no node ever holds part of the set, and two clients asking for overlapping sets
-   * in any order can refuse each other but never wait for each other. The vote is counted, the
-   * validity computed and a lost attempt rolled back exactly as for one resource; the keys are
-   * {@code keyPrefix + resource}, the ones {@link #tryAcquire} uses, so a lease of one resource and
-   * a lease of a set holding it exclude each other. The lease has one fencing token, larger than
-   * every earlier token of each of the resources ({@link Lease#fencingToken(String)}).
+   * One attempt, without sleeping, to lock every one of {@code resources} at once, all or none:
+   * each node takes every key or none, so overlapping sets refuse each other but never wait for
+   * each other. Otherwise as {@link #tryAcquire}, on the same keys, so a lease of one resource and
+   * of a set holding it exclude each other. The lease has one fencing token, larger than every
+   * earlier token of each resource (docs/design.md, "Several resources at once").
    *
    * @param resources the names to lock, 1 to {@link #MAX_RESOURCES} of them
    * @param ttl how long the nodes keep every key if the lease is never released
@@ -421,13 +370,9 @@ public final class Redlock implements AutoCloseable {
   }
 
   /**
-   * The read-write lock named {@code name} on these nodes: many readers or one writer, with writer
-   * preference and one fencing counter for both sides ({@link ReadWriteLock}). Each node runs one
-   * script per attempt, the restart guard first as for a plain lock: a writer is refused there
-   * while any unexpired reader entry or another writer is, a reader while a writer holds or waits.
-   * A lease is valid only while a quorum keeps it, so a writer's quorum and any reader's share a
-   * node that refused one of them. The keys are {@code keyPrefix + "@rw:w:" + name}, {@code
-   * "@rw:r:"} and {@code "@rw:i:"} (writer, readers, intent mark), apart from every plain lock's.
+   * The read-write lock named {@code name}: many readers or one writer, with writer preference and
+   * one fencing counter for both sides ({@link ReadWriteLock}). Its keys ({@code keyPrefix +
+   * "@rw:w:" + name}, {@code "@rw:r:"}, {@code "@rw:i:"}) are apart from every plain lock's.
    *
    * @param name the lock's name: not blank, and one {@link #tryAcquire} accepts as a resource
    * @return the lock (holds nothing until a side is acquired)
@@ -435,8 +380,7 @@ public final class Redlock implements AutoCloseable {
    * @throws IllegalArgumentException if {@code name} is blank or a reserved name (see {@link
    *     #tryAcquire})
    * @throws UnsupportedOperationException if the store has no read-write locks ({@link
-   *     LeaseStore#hasReadWriteLocks}); the message names the store. Both of this library's stores
-   *     have them
+   *     LeaseStore#hasReadWriteLocks}); both of this library's stores have them
    * @throws IllegalStateException if this Redlock is closed
    */
   public ReadWriteLock readWriteLock(String name) {
@@ -444,10 +388,9 @@ public final class Redlock implements AutoCloseable {
   }
 
   /**
-   * Releases every lease still held (waiting at most about {@code nodeTimeout} for the nodes), then
-   * stops the I/O threads and closes all connections, or closes the {@linkplain
-   * RedlockConfig.Builder#store store}. Idempotent; after it, acquiring throws {@link
-   * IllegalStateException}.
+   * Releases every lease still held (waiting about {@code nodeTimeout} for the nodes), then closes
+   * the connections and threads, or the {@linkplain RedlockConfig.Builder#store store}. Idempotent;
+   * after it, acquiring throws {@link IllegalStateException}.
    */
   @Override
   public void close() {
@@ -455,11 +398,9 @@ public final class Redlock implements AutoCloseable {
   }
 
   /**
-   * How many requests to each node are in flight right now: written, their reply not read yet
-   * (connections are shared, so this counts requests, not connections). For monitoring (a gauge
-   * that should fall back to 0 when the application is idle) and for tests that check nothing was
-   * left behind after interrupts, cancellations or faults. A frozen node keeps its requests in
-   * flight for about {@code nodeTimeout}; then its connection breaks and they fail.
+   * How many requests to each node are in flight: written, their reply not read yet. A gauge that
+   * falls back to 0 when idle; a frozen node's requests stay in flight for about {@code
+   * nodeTimeout}, then fail.
    *
    * @return node URI (without credentials) to requests in flight, in the configured node order;
    *     empty over a {@linkplain RedlockConfig.Builder#store store}, which has no nodes

@@ -3,14 +3,12 @@ package dev.redlock;
 import dev.redlock.spi.LeaseStore;
 
 /**
- * One acquisition's attempts, and when it gives up: the rule the blocking {@code acquire} and the
- * asynchronous one share, whatever waits between attempts (a thread in its waiting line, or a
- * timer). The first attempt waits for its turn as {@code tryAcquire} does; a later one only until
- * {@code maxWait} is spent, so that turns never stretch the wait past {@code maxWait} plus one
- * attempt. A {@code maxWait} of centuries (or {@code ChronoUnit.FOREVER}) means no limit, not an
- * overflow.
+ * One acquisition's attempts, and when it gives up, for the blocking {@code acquire} and the
+ * asynchronous one. The first attempt waits for its turn as {@code tryAcquire} does; a later one
+ * only until {@code maxWait} is spent, so turns never stretch the wait past {@code maxWait} plus
+ * one attempt. A {@code maxWait} of centuries (or {@code ChronoUnit.FOREVER}) means no limit.
  */
-final class Retries<H extends LeaseStore.Held> {
+final class Retries<H extends LeaseStore.Held> implements Waiters.Attempts {
   private final LeaseEngine<H> engine;
   private final Target target;
   private final long ttlMillis;
@@ -47,6 +45,15 @@ final class Retries<H extends LeaseStore.Held> {
       last = attempt;
     }
     return attempt;
+  }
+
+  @Override
+  public Lease next() throws InterruptedException {
+    Attempt<H> attempt = attempt();
+    if (attempt == null || (attempt.lease == null && timeIsUp())) {
+      throw failure();
+    }
+    return attempt.lease;
   }
 
   /** How long is left before giving up, from {@code now}; {@link Long#MAX_VALUE} if unbounded. */

@@ -6,32 +6,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The threads of one service that wait in {@code acquire} for the same resource, in line. Only the
- * first in line asks the store again (after the retry pause); the others park until they are first,
- * so a service's many threads on one resource cost the nodes one poller, not one each. A release by
- * this service wakes the first at once: a lock handed between this service's threads waits for no
- * retry pause.
- *
- * <p>Safety does not depend on any of this: the store decides every grant, a woken thread only
- * makes an attempt sooner, and a thread that is never woken still asks after its pause. A new
- * {@code acquire} goes behind the threads already in line rather than racing them (no barging),
- * which also keeps a service that re-takes the lock it just released from beating its own waiters.
- * Other clients' releases are told by the nodes ({@link #noticed}, release notices over pub/sub):
- * once a quorum of nodes said a lease was released there, the first asks at once. A notice lost,
- * late, or never sent (an ACL without channels, a lease that expired rather than being released)
- * costs the pause, nothing else.
- *
- * <p>Only {@code acquire} (and {@code acquireAll}, {@code withLock}) stands in line: {@code
- * tryAcquire} makes its one attempt whatever the line, and asynchronous acquisitions poll on
- * timers. The first in line runs the listeners' ATTEMPT events on its own thread: a listener that
- * blocks holds up the whole line (listeners must not block; {@link RedlockListener}).
- *
- * <p>A line is keyed by what is waited for ({@link Target#line}): a resource's name, a set's sorted
- * list of names (never its label {@code [a, b]}, which a single resource may be named too), or one
- * side of a read-write lock. Waiters for a set are woken by a release of that set and poll for the
- * rest.
- *
- * <p>A line exists only while someone waits in it: no state per resource ever locked.
+ * The threads of one service that wait in {@code acquire} for the same thing ({@link Target#line}),
+ * in line. Only the first asks the store again (after the retry pause); the others park, so many
+ * threads cost the nodes one poller. A release by this service, or one a quorum of nodes told of
+ * ({@link #noticed}), wakes the first at once. A new {@code acquire} goes behind the threads in
+ * line (no barging). Safety does not depend on any of this: the store decides every grant, and a
+ * thread never woken still asks after its pause. A line exists only while someone waits in it.
  */
 final class Waiters {
   private final ConcurrentHashMap<Object, Line> lines = new ConcurrentHashMap<>();
@@ -54,8 +34,7 @@ final class Waiters {
 
   private final Watcher watcher;
 
-  /** How many nodes' notices of one release make it a release: the store's quorum. */
-  private final int quorum;
+  private final int quorum; // how many nodes' notices of one release make it a release
 
   Waiters() {
     this(NOBODY, 1);
@@ -87,10 +66,60 @@ final class Waiters {
     return made[0];
   }
 
+  /** The attempts of one acquisition, made in its line. */
+  interface Attempts {
+    /**
+     * The next attempt's lease, or null if refused with time left.
+     *
+     * @throws LockUnavailableException once the acquisition gives up
+     */
+    Lease next() throws InterruptedException;
+  }
+
   /**
-   * Waits until this thread, in {@code line}, may ask again: when it is first and either this
-   * service released the resource or the retry pause is over; or at {@code giveUpAt}, for a last
-   * attempt, whatever its place; or when {@code engine} closes (the attempt then fails at once).
+   * Makes {@code attempts} until one wins: at once if nobody here waits for {@code waitingFor},
+   * else behind those who do; after a refusal, in line. {@code readers}: one that wins lets the
+   * next in line ask at once (readers share).
+   */
+  Lease inLine(
+      Object waitingFor,
+      boolean readers,
+      boolean unbounded,
+      long giveUpAt,
+      LeaseEngine<?> engine,
+      Attempts attempts)
+      throws InterruptedException {
+    Line line = anyWaiting(waitingFor) ? join(waitingFor) : null;
+    boolean won = false;
+    try {
+      for (; ; ) {
+        if (line != null) {
+          awaitTurn(line, unbounded, giveUpAt, engine);
+        }
+        long releasesSeen = releases();
+        Lease lease = attempts.next();
+        if (lease != null) {
+          won = true;
+          return lease;
+        }
+        if (line == null) {
+          line = join(waitingFor);
+          releasedSince(line, releasesSeen); // a release before the line existed
+        }
+      }
+    } finally {
+      if (line != null) {
+        leave(waitingFor, line, won);
+        if (won && readers) {
+          released(waitingFor, 0, false);
+        }
+      }
+    }
+  }
+
+  /**
+   * Waits until this thread, in {@code line}, may ask again: when it is first and either a release
+   * came or the retry pause is over; or at {@code giveUpAt}; or when {@code engine} closes.
    */
   void awaitTurn(Line line, boolean unbounded, long giveUpAt, LeaseEngine<?> engine)
       throws InterruptedException {
@@ -120,8 +149,8 @@ final class Waiters {
       if (line.takeReleased()) {
         return;
       }
-      // The pause runs on real time, as a sleep would (the deadline is the ticker's): a ticker
-      // that stands still, as tests' clocks may, must not stop the first from ever asking again.
+      // The pause runs on real time, as a sleep would: a ticker that stands still (a test's) must
+      // not stop the first from ever asking again.
       long real = System.nanoTime();
       if (!pausing) {
         pausing = true;
@@ -168,10 +197,7 @@ final class Waiters {
     }
   }
 
-  /**
-   * Releases by this service so far, of anything: a thread reads it before an attempt and, once in
-   * line, learns whether a release came in between, when there was no line to tell it.
-   */
+  /** Releases by this service so far, of anything: see {@link #releasedSince}. */
   private final java.util.concurrent.atomic.AtomicLong releases =
       new java.util.concurrent.atomic.AtomicLong();
 
@@ -180,9 +206,8 @@ final class Waiters {
   }
 
   /**
-   * After joining: if this service released anything since {@code seen} (read before the attempt
-   * that was refused), that release may have found no line to tell, so the first asks at once. A
-   * release of another resource costs at most one attempt without a pause.
+   * After joining: a release by this service since {@code seen} (read before the refused attempt)
+   * may have found no line to tell, so the first asks at once.
    */
   void releasedSince(Line line, long seen) {
     if (releases.get() != seen) {
@@ -205,8 +230,7 @@ final class Waiters {
       synchronized (line) {
         if (!line.gone) {
           if (!line.watched && resource instanceof String one) {
-            // Under the line's monitor, as the unwatch when it goes: once each, in that order.
-            // A set's waiters poll, and wake on this service's releases.
+            // Under the monitor, as the unwatch: once each, in that order. A set's waiters poll.
             line.watched = true;
             watcher.watch(one);
           }
@@ -262,11 +286,9 @@ final class Waiters {
   }
 
   /**
-   * This service released {@code resource}, the lease of {@code fencingToken} (0 if it handed out
-   * none): the first in line asks at once, unless {@code othersWait}: other clients were told of
-   * this release by a quorum of nodes, and the lock is left to them (their first asks at once);
-   * ours asks after its pause, or when told of their release. Services waiting for one lock so take
-   * turns instead of racing each release.
+   * This service released {@code resource}, the lease of {@code fencingToken} (0 if none): the
+   * first in line asks at once, unless {@code othersWait} (a quorum of nodes told other clients of
+   * this release): then the lock is left to them, so services waiting for one lock take turns.
    */
   void released(Object resource, long fencingToken, boolean othersWait) {
     releases.incrementAndGet(); // before the lookup: a thread joining meanwhile sees one or other
@@ -302,10 +324,9 @@ final class Waiters {
   }
 
   /**
-   * Node {@code node} told that the lease of {@code fencingToken} released {@code resource} there.
-   * Once a quorum of nodes told of the same release, the first in line asks at once (sooner, most
-   * of the nodes would still hold it); notices of this service's own release are not news, its
-   * first was woken already. A hint only: the store decides every grant.
+   * Node {@code node} told that the lease of {@code fencingToken} released {@code resource}. Once a
+   * quorum told of the same release, the first in line asks at once; notices of this service's own
+   * releases are not news.
    */
   void noticed(String resource, int node, long fencingToken) {
     Line line = lines.get(resource);
