@@ -3,34 +3,28 @@ package dev.redlock;
 import java.time.Duration;
 
 /**
- * A lock held on a quorum of nodes, valid for a bounded time.
+ * A lock held on a quorum of nodes, valid for a bounded time: from its grant until its validity
+ * runs out ({@code ttl} minus the time the acquisition took minus the clock-drift allowance, on
+ * this JVM's monotonic clock), or until it is released. Only a successful {@link #extend} (or
+ * renewal) moves the validity forward.
  *
- * <p>A lease is <em>valid</em> from the moment it is granted until its validity runs out ({@code
- * ttl} minus the time the acquisition took minus the clock-drift allowance), or until it is
- * released. Validity is measured on this JVM's monotonic clock and never grows by itself; only a
- * successful {@link #extend(Duration)} moves it forward.
+ * <p>Once {@link #isValid()} turns false, another client may hold the lock; a holder that pauses
+ * (GC, a frozen VM) between checking validity and acting can act after its lease ended. Check
+ * validity right before acting, and pass the {@link #fencingToken()} to the protected resource.
  *
- * <p><strong>What a lease cannot promise.</strong> Once {@link #isValid()} turns false, another
- * client may hold the lock. A holder that pauses (GC, a frozen VM, a slow disk) between checking
- * validity and acting on the protected resource can act after its lease ended; check validity as
- * close to the action as possible, and keep work inside the lease much shorter than the ttl.
- *
- * <p>Close it with try-with-resources: {@link #close()} releases the lock on every node. A lease is
- * safe to use from several threads.
+ * <p>Close it with try-with-resources. Thread-safe.
  */
 public interface Lease extends AutoCloseable {
 
   /**
-   * The resource name this lease locks, as given to {@code acquire}. For a lease of several
-   * resources ({@link Redlock#tryAcquireAll}), a label for logs and events: the resources in sorted
-   * order as a list prints ({@code [a, b]}); {@link #resources()} has the names.
+   * The resource name this lease locks, as given to {@code acquire}; for a lease of several, the
+   * sorted names as a list prints them ({@code [a, b]}).
    */
   String resource();
 
   /**
-   * Every resource this lease locks, in sorted order: the one {@link #resource()} of a lease of one
-   * resource, or the whole set of a multi-resource lease ({@link Redlock#tryAcquireAll}), which is
-   * held, extended, lost and released as one.
+   * Every resource this lease locks, in sorted order: one, or the whole set of a multi-resource
+   * lease ({@link Redlock#tryAcquireAll}), held, extended, lost and released as one.
    *
    * @return an unmodifiable list, never empty
    */
@@ -39,25 +33,18 @@ public interface Lease extends AutoCloseable {
   }
 
   /**
-   * The fencing token of this acquisition: for one resource, a token issued later is strictly
-   * greater than every token issued earlier, by any client. Pass it to the protected resource and
-   * have it refuse writes carrying a token smaller than one it has seen (docs/fencing.md): that
-   * stops a holder who paused past its lease, which no lock can stop by itself.
-   *
-   * <p>A multi-resource lease has one token for its whole set: greater than every token issued
-   * earlier for each of its resources ({@link #fencingToken(String)} returns it for each).
+   * The fencing token of this acquisition: greater than every token issued earlier for its resource
+   * (for each of them, for a set), by any client. Have the protected resource refuse writes with a
+   * token smaller than one it has seen (docs/fencing.md).
    *
    * @return a positive number, unique to this acquisition among those of its resource
    */
   long fencingToken();
 
   /**
-   * The fencing token of {@code resource} in this lease: strictly greater than every token issued
-   * earlier for that resource, by any client, whether to a lease of it alone or of a set holding
-   * it. Pass it to the part of the protected system that {@code resource} guards. The stores of
-   * this library draw one token per acquisition, so every resource of a multi-resource lease has
-   * the same one, and it is {@link #fencingToken()}: a write that touches several of the resources
-   * may carry that one number to each.
+   * The fencing token of {@code resource} in this lease: greater than every token issued earlier
+   * for that resource. This library's stores draw one token per acquisition, so it is {@link
+   * #fencingToken()}.
    *
    * @param resource one of {@link #resources()}
    * @return a positive number
@@ -88,9 +75,8 @@ public interface Lease extends AutoCloseable {
   boolean isValid();
 
   /**
-   * What each node answered to the acquisition, in configured order. A node that had not answered
-   * when the quorum was reached shows its later answer, or {@link NodeOutcome.Status#PENDING} while
-   * it still has not.
+   * What each node answered to the acquisition, in configured order ({@link
+   * NodeOutcome.Status#PENDING} while a node has not answered).
    *
    * @return the per-node account of the grant
    */
@@ -107,14 +93,10 @@ public interface Lease extends AutoCloseable {
   void checkValid();
 
   /**
-   * Keeps the lease alive until it is released: an owner-checked extend to the original ttl on
-   * every node, every {@code ttl × renewalFraction}, from two shared timer threads (not a thread
-   * per lease). Idempotent.
-   *
-   * <p>A renewal that does not win a quorum while validity is left loses the lease at once. If
-   * renewals hang, the lease is lost when its validity runs out, whatever the I/O is doing. Renewal
-   * stops after {@code maxHold} from the grant, and the lease is then lost by policy. A lost lease
-   * is never renewed again: acquire a new one.
+   * Keeps the lease alive until it is released: an owner-checked extend to the original ttl every
+   * {@code ttl × renewalFraction}, on shared timer threads. Idempotent. A renewal that misses the
+   * quorum is retried while validity is left; the lease is lost when no renewal can win in time,
+   * when its validity runs out, or after {@code maxHold} from the grant. A lost lease stays lost.
    *
    * @return this lease
    * @throws IllegalArgumentException if the ttl is too short to renew: {@code ttl ×
@@ -126,15 +108,11 @@ public interface Lease extends AutoCloseable {
   Lease keepAlive();
 
   /**
-   * Registers a callback that runs once if the lease is lost (renewal failed, validity ran out, or
-   * {@code maxHold} reached): on one of the Redlock's callback threads when a timer or a renewal
-   * found the loss (a callback that blocks holds one of them, never another lease's renewal or
-   * deadline; keep it short all the same), on the calling thread when {@link #checkValid()} or
-   * {@link #keepAlive()} found it. It runs at once, on the calling thread, if the lease is lost
-   * already; never after a release. A callback that throws is logged and does not stop the others.
-   *
-   * <p>Registering a callback also arms a timer for the lease's deadline, so a lease without {@link
-   * #keepAlive()} reports its expiry too.
+   * Registers a callback that runs once if the lease is lost: on a callback thread when the library
+   * found the loss, on the calling thread when {@link #checkValid()} or {@link #keepAlive()} found
+   * it, at once if it is lost already; never after a release. A callback that throws is logged.
+   * Registering also arms a timer for the deadline, so a lease without {@link #keepAlive()} reports
+   * its expiry too.
    *
    * @param callback receives the loss, with its reason
    * @throws NullPointerException if {@code callback} is null
@@ -143,19 +121,11 @@ public interface Lease extends AutoCloseable {
 
   /**
    * Extends the lease so that it stays valid for at least {@code ttl} from now (less elapsed time
-   * and drift), by an owner-checked update on every node that may hold it.
-   *
-   * <p>Succeeds only if a quorum of nodes still held this lease's key and extended it, and the new
-   * validity is positive; then the validity is moved forward. On failure the lease keeps its
-   * previous validity, which still bounds how long it is safe to act. A lease that is no longer
-   * valid is never extended: this returns false without contacting the nodes.
-   *
-   * <p><b>An extend never shortens.</b> A {@code ttl} shorter than what the lease has left changes
-   * nothing: the stores keep the longer life (a node's key, a table's row), the lease keeps its
-   * validity, and this returns true if a quorum confirmed it still holds the lease. To give the
-   * lock up sooner, release it. So an extend and a {@link #keepAlive() renewal} that cross, or an
-   * extend whose reply was lost, can never leave a key shorter-lived than a validity computed from
-   * it.
+   * and drift), by an owner-checked update on every node that may hold it. Succeeds only if a
+   * quorum still held the lease and validity is left; on failure the lease keeps its previous
+   * validity. A lease no longer valid is never extended (false, without asking the nodes). An
+   * extend never shortens: a shorter {@code ttl} changes nothing, and returns true if a quorum
+   * confirmed the lease.
    *
    * @param ttl the new time to live, counted from now
    * @return true if the lease was extended; false if it could not be (lost, expired, or too few
@@ -169,12 +139,9 @@ public interface Lease extends AutoCloseable {
   boolean extend(Duration ttl);
 
   /**
-   * Releases the lock: an owner-checked delete on every node that may hold it, sent to all nodes at
-   * once. Never deletes a key that another owner took after this lease expired.
-   *
-   * <p>Idempotent: the second and later calls do nothing. It does not throw when nodes fail to
-   * answer: the keys on those nodes expire by their ttl, and the failure is logged with the
-   * per-node account. It waits at most {@code nodeTimeout} for the replies.
+   * Releases the lock: an owner-checked delete on every node that may hold it, waiting at most
+   * {@code nodeTimeout}. Idempotent. Does not throw when nodes fail to answer: their keys expire by
+   * their ttl, and the failure is logged.
    */
   void release();
 

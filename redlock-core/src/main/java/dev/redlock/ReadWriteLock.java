@@ -17,24 +17,12 @@ import java.util.Optional;
  * prices.writeLock().withLock(ttl, maxWait, write -> reprice(write.fencingToken()));
  * }</pre>
  *
- * <p>Rules: a write lease excludes every other lease of the lock, read or write; read leases
- * exclude only write leases. <b>Fairness: writers first.</b> A writer waiting in {@code acquire} or
- * {@code withLock} leaves, each time it is refused, a mark that refuses new readers until its next
- * attempt (one that gives up holds readers off for at most one more retry pause; a writer's {@code
- * tryAcquire} leaves none), so a stream of readers cannot keep a writer out; the cost is the other
- * way round: a stream of writers can keep readers out. <b>Fencing:</b> readers and writers draw
- * from the lock's one counter, so a write lease's token is larger than the token of every lease of
- * the lock that ended before it began, read or write, and a read lease's token larger than that of
- * every write lease that ended before it (readers among themselves are not ordered).
- *
- * <p>Not reentrant, and no upgrade or downgrade: each acquire is a new lease, so a holder of a read
- * lease that asks for the write side waits for its own read lease (and, while it waits, keeps other
- * readers out) until its {@code maxWait} runs out. Release the read lease first.
- *
- * <p>The lock's name is apart from plain resource names: a plain lock of {@code "prices"} and this
- * lock never exclude each other. Names follow the plain rules (not blank, what the store refuses
- * for a resource is refused here). Thread-safe; cheap to make, holds nothing until a side is
- * acquired. Not every store has read-write locks: see {@link Redlock#readWriteLock}.
+ * <p>A write lease excludes every other lease of the lock; read leases exclude only write leases.
+ * Writers first: a writer refused in {@code acquire} or {@code withLock} keeps new readers out
+ * until its next attempt, so readers cannot starve it (writers can starve readers). Readers and
+ * writers draw from one fencing counter. Not reentrant, no upgrade: a read lease holder asking for
+ * the write side waits for itself. Its name is apart from plain resource names (docs/design.md,
+ * "Read-write locks").
  */
 public interface ReadWriteLock {
 
@@ -47,11 +35,7 @@ public interface ReadWriteLock {
   /** The write side: a lease that excludes every reader and every other writer. */
   Side writeLock();
 
-  /**
-   * One side of a {@link ReadWriteLock}: its leases are taken like a plain lock's ({@link
-   * Redlock#tryAcquire}, {@link Redlock#acquire}, {@link Redlock#withLock}), with the same ttl
-   * rules, retries, events and errors.
-   */
+  /** One side of a {@link ReadWriteLock}: its leases are taken like a plain lock's. */
   interface Side {
     /**
      * One attempt, without sleeping.

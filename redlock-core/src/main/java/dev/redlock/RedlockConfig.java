@@ -14,9 +14,8 @@ import java.util.function.Function;
 import javax.net.ssl.SSLSocketFactory;
 
 /**
- * The immutable, validated configuration of a {@link Redlock}: where the leases are kept (a quorum
- * of Redis nodes, or another {@linkplain Builder#store store}), and how leases behave (the timing
- * bounds of an attempt, retries, renewal, listeners).
+ * The immutable, validated configuration of a {@link Redlock}: where the leases are kept (Redis
+ * nodes, or a {@linkplain Builder#store store}), and how leases behave.
  *
  * <pre>{@code
  * RedlockConfig config = RedlockConfig.builder()
@@ -34,9 +33,8 @@ import javax.net.ssl.SSLSocketFactory;
  *     .build();
  * }</pre>
  *
- * <p>Every builder method checks its own argument and {@link Builder#build()} checks the rules that
- * span fields. Nothing is corrected silently: a value that would weaken safety is an error. The
- * property keys of {@link #fromProperties(Properties)} are listed in {@code docs/configuration.md}.
+ * <p>Every builder method checks its own argument and {@link Builder#build()} the rules that span
+ * fields; nothing is corrected silently.
  */
 public final class RedlockConfig {
   /** Default key prefix, so lock keys are easy to find and to keep apart from other data. */
@@ -51,11 +49,7 @@ public final class RedlockConfig {
   /** Default clock-drift factor: 1% of the ttl (plus a fixed 2 ms). */
   public static final double DEFAULT_CLOCK_DRIFT_FACTOR = 0.01;
 
-  /**
-   * Default longest ttl: one minute. It is also how long a node whose data is younger than this
-   * (restarted without persistence, or new) stays out of votes: a longer maxTtl makes that wait
-   * longer. Long jobs renew a short ttl rather than take a long one.
-   */
+  /** Default longest ttl, and so how long a node with young data stays out of votes. */
   public static final Duration DEFAULT_MAX_TTL = Duration.ofMinutes(1);
 
   private static final Duration MILLISECOND = Duration.ofMillis(1);
@@ -107,19 +101,18 @@ public final class RedlockConfig {
   }
 
   /**
-   * Reads a configuration from properties, one key per builder method (docs/configuration.md gives
-   * each key's default and rule): {@code redlock.nodes} (comma separated, required), {@code
-   * redlock.quorum}, {@code redlock.keyPrefix}, {@code redlock.clockDriftFactor}, {@code
-   * redlock.nodeTimeout}, {@code redlock.retryDelay}, {@code redlock.retryJitter}, {@code
-   * redlock.maxAttemptsInFlight}, {@code redlock.maxConnectionsPerNode}, {@code
-   * redlock.connectTimeout}, {@code redlock.renewalFraction}, {@code redlock.maxHold}, {@code
-   * redlock.taskInterruption} ({@code ON_LEASE_LOSS} or {@code NEVER}), {@code redlock.maxTtl},
-   * {@code redlock.restartGuard} ({@code on}, {@code trust_fsynced_aof_restarts}, {@code off}) and
-   * {@code redlock.auditLog} ({@code true} adds {@link RedlockListener#auditLog()}). Durations are
-   * written {@code 50ms}, {@code 2s}, {@code 1m}, {@code 1h} or ISO-8601 ({@code PT0.05S}). Keys
-   * outside {@code redlock.} are ignored; an unknown key inside it is an error, so a typo cannot
-   * silently fall back to a default. For a {@linkplain Builder#store store} other than Redis, set
-   * the store, then {@link Builder#properties}.
+   * Reads a configuration from properties, one key per builder method (docs/configuration.md):
+   * {@code redlock.nodes} (comma separated, required), {@code redlock.quorum}, {@code
+   * redlock.keyPrefix}, {@code redlock.clockDriftFactor}, {@code redlock.nodeTimeout}, {@code
+   * redlock.retryDelay}, {@code redlock.retryJitter}, {@code redlock.maxAttemptsInFlight}, {@code
+   * redlock.maxConnectionsPerNode}, {@code redlock.connectTimeout}, {@code
+   * redlock.renewalFraction}, {@code redlock.maxHold}, {@code redlock.taskInterruption} ({@code
+   * ON_LEASE_LOSS} or {@code NEVER}), {@code redlock.maxTtl}, {@code redlock.restartGuard} ({@code
+   * on}, {@code trust_fsynced_aof_restarts}, {@code off}) and {@code redlock.auditLog} ({@code
+   * true} adds {@link RedlockListener#auditLog()}). Durations are written {@code 50ms}, {@code 2s},
+   * {@code 1m}, {@code 1h} or ISO-8601 ({@code PT0.05S}). Keys outside {@code redlock.} are
+   * ignored; an unknown key inside it is an error. For a {@linkplain Builder#store store}, set the
+   * store, then {@link Builder#properties}.
    *
    * @throws NullPointerException if {@code properties} is null
    * @throws IllegalArgumentException naming the key and the rule, for a missing, unknown or
@@ -130,9 +123,8 @@ public final class RedlockConfig {
   }
 
   /**
-   * Every property key {@link #fromProperties} reads, in the order of {@code
-   * docs/configuration.md}'s table: for a framework that binds its own configuration onto these
-   * keys and must know them all (the Spring Boot starter's IDE metadata is checked against it).
+   * Every property key {@link #fromProperties} reads, in the order of docs/configuration.md's
+   * table: for a framework that binds its own configuration onto them.
    *
    * @return the keys, each starting with {@code redlock.}
    */
@@ -141,9 +133,8 @@ public final class RedlockConfig {
   }
 
   /**
-   * Parses a duration as {@link #fromProperties} reads one: {@code 50ms}, {@code 2s}, {@code 1m},
-   * {@code 1h} or ISO-8601 ({@code PT0.05S}); for configuration read from elsewhere (a command
-   * line, a framework's properties) that should read the same.
+   * Parses a duration as {@link #fromProperties} does: {@code 50ms}, {@code 2s}, {@code 1m}, {@code
+   * 1h} or ISO-8601 ({@code PT0.05S}).
    *
    * @throws NullPointerException if {@code text} is null
    * @throws IllegalArgumentException naming the forms accepted
@@ -158,15 +149,13 @@ public final class RedlockConfig {
   }
 
   /**
-   * The nodes' URIs as configured, credentials included: for a tool that connects to the nodes as
-   * the lock does (redlock-admin). Never log them; {@link #nodes()} is the form for people. Empty
-   * with a store.
+   * The nodes' URIs as configured, credentials included, for a tool that connects to them; never
+   * log them ({@link #nodes()} is the form for people). Empty with a store.
    */
   public List<String> connectionUris() {
     return nodes.stream().map(NodeUri::withCredentials).toList();
   }
 
-  /** The parsed nodes, with credentials: for the implementation, not exported. */
   List<NodeUri> nodeUris() {
     return nodes;
   }
@@ -201,7 +190,6 @@ public final class RedlockConfig {
     return restartGuard;
   }
 
-  /** The store given to {@link Builder#store}, if any: for {@link Redlock#create}. */
   Optional<Function<Duration, ? extends LeaseStore<?>>> store() {
     return Optional.ofNullable(store);
   }
@@ -288,13 +276,10 @@ public final class RedlockConfig {
   }
 
   /**
-   * Builds a {@link RedlockConfig}. Each method rejects a bad argument at once, naming it; {@link
-   * #build()} checks the rules between fields. Not thread-safe.
-   *
-   * <p>The leases are kept either on Redis {@linkplain #node nodes} or in a {@linkplain #store
-   * store}, never both. With a store, the settings of the Redis nodes do not apply and are ignored:
-   * {@link #quorum}, {@link #keyPrefix}, {@link #maxConnectionsPerNode}, {@link #connectTimeout},
-   * {@link #tlsSocketFactory} and {@link #restartGuard}. Every other setting applies to any store.
+   * Builds a {@link RedlockConfig}; not thread-safe. The leases are kept on Redis {@linkplain #node
+   * nodes} or in a {@linkplain #store store}, never both. With a store, these Redis settings are
+   * ignored: {@link #quorum}, {@link #keyPrefix}, {@link #maxConnectionsPerNode}, {@link
+   * #connectTimeout}, {@link #tlsSocketFactory} and {@link #restartGuard}.
    */
   public static final class Builder {
     private final List<NodeUri> nodes = new ArrayList<>();
@@ -318,22 +303,18 @@ public final class RedlockConfig {
 
     private Builder() {}
 
-    /** Whether a node was added. */
     boolean hasNodes() {
       return !nodes.isEmpty();
     }
 
-    /** Whether a store was set. */
     boolean hasStore() {
       return store != null;
     }
 
     /**
      * Sets what {@code redlock.*} properties say, as {@link RedlockConfig#fromProperties} reads
-     * them, on top of what this builder has: for a framework that adds what properties cannot say
-     * (listeners, a {@link #tlsSocketFactory}, a {@link #store}). {@code redlock.nodes} is required
-     * unless nodes or a store were set before. With a store, a key of the Redis nodes alone is an
-     * error, so that a setting that would not apply is not taken for one that does.
+     * them, on top of this builder's settings. {@code redlock.nodes} is required unless nodes or a
+     * store were set before; with a store, a key of the Redis nodes alone is an error.
      *
      * @throws NullPointerException if {@code properties} is null
      * @throws IllegalArgumentException naming the key and the rule, for a missing, unknown or
@@ -345,10 +326,9 @@ public final class RedlockConfig {
     }
 
     /**
-     * Keeps the leases in {@code store} instead of on Redis nodes, such as a SQL table ({@code
-     * JdbcLeases.store(dataSource, table)} of {@code redlock-jdbc}). {@link Redlock#create} calls
-     * it once with {@link RedlockConfig#nodeTimeout()}, which the store bounds its requests by, and
-     * closing the Redlock closes the store. The Redis settings do not apply (see {@link Builder}).
+     * Keeps the leases in a store instead of on Redis nodes, such as a SQL table ({@code
+     * redlock-jdbc}). {@link Redlock#create} calls {@code store} once with {@link
+     * RedlockConfig#nodeTimeout()}, which bounds the store's requests; the Redlock closes it.
      *
      * @param store makes the store, given the node timeout; it must not return null
      * @throws NullPointerException if {@code store} is null
@@ -385,8 +365,8 @@ public final class RedlockConfig {
     }
 
     /**
-     * Sets how many nodes must agree. Default: a majority, N/2+1. It may be raised up to N for more
-     * safety, never lowered below a majority: two minorities could then both win.
+     * Sets how many nodes must agree. Default: a majority, N/2+1; at most N, never below a majority
+     * (two minorities could both win).
      *
      * @throws IllegalArgumentException if {@code quorum < 1}; {@link #build()} checks it against N
      */
@@ -400,9 +380,8 @@ public final class RedlockConfig {
 
     /**
      * Sets the prefix put before every resource name to form the key. Default {@value
-     * #DEFAULT_KEY_PREFIX}. All clients that lock the same resources must use the same prefix; two
-     * prefixes on the same nodes must not be prefixes of one another ({@code app:} and {@code
-     * app:lock:} could name one key two ways, with two fencing counters).
+     * #DEFAULT_KEY_PREFIX}. Every client of a resource must use the same prefix, and two prefixes
+     * on the same nodes must not be prefixes of one another (one key, two fencing counters).
      *
      * @throws NullPointerException if {@code keyPrefix} is null
      * @throws IllegalArgumentException if it contains {@code @}, which marks the nodes' own keys
@@ -415,8 +394,8 @@ public final class RedlockConfig {
     }
 
     /**
-     * Sets the clock-drift factor: the validity of a lease is shortened by ttl × factor + 2 ms, to
-     * allow for node clocks running at different rates. Default 0.01.
+     * Sets the clock-drift factor: a lease's validity is shortened by ttl × factor + 2 ms, for node
+     * clocks running at different rates. Default 0.01.
      *
      * @throws IllegalArgumentException unless {@code 0 <= factor < 0.5}
      */
@@ -428,11 +407,9 @@ public final class RedlockConfig {
     }
 
     /**
-     * Sets the bound on one request to one node (connect, write, reply) and on the wait for one
-     * round of votes. A node slower than this counts as failed for that round. It must be small
-     * against the ttl: every ttl must exceed nodeTimeout + drift. Default 50 ms. With a {@link
-     * #store}, the bound the store puts on its requests (the SQL table: every statement, in whole
-     * seconds, at least 1, and every wait for a pooled connection).
+     * Sets the bound on one request to one node and on the wait for one round of votes; a slower
+     * node counts as failed for that round. Every ttl must exceed nodeTimeout + drift. Default 50
+     * ms. With a {@link #store}, the bound the store puts on its requests.
      *
      * @throws NullPointerException if {@code timeout} is null
      * @throws IllegalArgumentException unless it is between 1 ms and 1 minute
@@ -455,8 +432,8 @@ public final class RedlockConfig {
     }
 
     /**
-     * Sets the upper bound of a random extra delay added to each retry, so that contenders
-     * desynchronise. Default 100 ms.
+     * Sets the upper bound of a random delay added to each retry, so contenders desynchronise.
+     * Default 100 ms.
      *
      * @throws NullPointerException if {@code jitter} is null
      * @throws IllegalArgumentException if it is negative
@@ -467,12 +444,10 @@ public final class RedlockConfig {
     }
 
     /**
-     * Sets how many acquisition attempts (rounds of votes) this client may have on the store at
-     * once, 1 to 65,536. Default: 8 per processor the JVM may use, at most 64 (16 on 2 cores). More
-     * wait their turn in arrival order <em>before</em> their attempt and its validity clock start,
-     * so the wait costs no validity and no vote; without it a burst of callers queues on the nodes,
-     * where some requests wait past {@code nodeTimeout} and lose their votes. Releases, extends and
-     * renewals never wait. An interrupted waiter stops waiting, having sent nothing.
+     * Sets how many acquisition attempts this client may have on the store at once. Default: 8 per
+     * processor, at most 64. More wait their turn in arrival order before their validity clock
+     * starts, rather than queue on the nodes past {@code nodeTimeout}. Releases, extends and
+     * renewals never wait.
      *
      * @throws IllegalArgumentException if it is below 1 or above 65,536
      */
@@ -484,10 +459,9 @@ public final class RedlockConfig {
     }
 
     /**
-     * Sets how many connections this client opens to each node. Every caller shares them: requests
-     * are pipelined (written as they come, replies read in order), so many threads need no more
-     * connections; a key's requests always take the same one. Up to 256 requests may be in flight
-     * on one connection; past that a request fails at once (a failed vote). Default 4.
+     * Sets how many connections this client opens to each node, shared by every caller (requests
+     * are pipelined). Up to 256 requests may be in flight on one; past that a request fails at
+     * once. Default 4.
      *
      * @throws IllegalArgumentException if it is below 1 or above 64
      */
@@ -497,10 +471,9 @@ public final class RedlockConfig {
     }
 
     /**
-     * Sets the bound on each step of making one connection to a node: the TCP connect, the TLS
-     * handshake, each reply of the handshake (credentials, database, the node's life). A new {@link
-     * Redlock}'s first attempt waits for its first connections, bounded by this, since a connection
-     * on a cold JVM or over TLS takes longer than a request. Default 2 s.
+     * Sets the bound on each step of making one connection to a node: TCP connect, TLS handshake,
+     * each reply of the handshake. A new {@link Redlock}'s first attempt waits for its first
+     * connections up to this. Default 2 s.
      *
      * @throws NullPointerException if {@code timeout} is null
      * @throws IllegalArgumentException unless it is between 1 ms and 1 minute
@@ -512,12 +485,10 @@ public final class RedlockConfig {
     }
 
     /**
-     * Sets what makes the TLS sockets of {@code rediss://} nodes, for a trust store (or client
-     * certificate) of the application's own rather than the JVM's default: for instance {@code
-     * sslContext.getSocketFactory()}. The library asks for hostname verification on every TLS
-     * connection: the certificate must name the host the URI names (a node addressed by IP needs
-     * that IP as a subject alternative name). A factory whose trust manager accepts anything
-     * defeats it; never use one outside a test.
+     * Sets what makes the TLS sockets of {@code rediss://} nodes, for a trust store of the
+     * application's own ({@code sslContext.getSocketFactory()}). Hostname verification is always
+     * on: the certificate must name the host the URI names (an IP needs that IP as a subject
+     * alternative name).
      *
      * @throws NullPointerException if {@code factory} is null
      */
@@ -527,9 +498,8 @@ public final class RedlockConfig {
     }
 
     /**
-     * Sets how often a renewed lease ({@link Lease#keepAlive()}, {@link Redlock#withLock}) is
-     * extended, as a fraction of its ttl. Default 1/3: two renewals can fail to arrive before the
-     * lease would run out. At most 1/2, so a renewal always starts with half the ttl left.
+     * Sets how often a renewed lease ({@link Lease#keepAlive()}) is extended, as a fraction of its
+     * ttl. Default 1/3: two renewals can fail before the lease runs out.
      *
      * @throws IllegalArgumentException unless {@code 0 < fraction <= 0.5}
      */
@@ -541,9 +511,9 @@ public final class RedlockConfig {
     }
 
     /**
-     * Sets the longest a renewed lease is kept alive, counted from its grant. After it, renewal
-     * stops and the lease is lost by policy ({@link LeaseLostException.Reason#MAX_HOLD_REACHED}),
-     * so a hung job cannot hold a lock forever. Default 1 hour.
+     * Sets the longest a renewed lease is kept alive, from its grant; then it is lost ({@link
+     * LeaseLostException.Reason#MAX_HOLD_REACHED}), so a hung job cannot hold a lock forever.
+     * Default 1 hour.
      *
      * @throws NullPointerException if {@code maxHold} is null
      * @throws IllegalArgumentException if it is not positive
@@ -566,10 +536,9 @@ public final class RedlockConfig {
     }
 
     /**
-     * Sets the longest ttl any client of these nodes may use (acquire rejects a longer one). It
-     * must be the same for every client of a deployment: it is also how long a node whose data is
-     * younger than that (it restarted without persistence, was flushed, or is new) stays out of
-     * votes, since it may have forgotten a lock that is still valid elsewhere. Default 1 minute.
+     * Sets the longest ttl a lease may ask for. Every client of the nodes must use the same: it is
+     * also how long a node whose data is younger (restarted, flushed, new) stays out of votes,
+     * since it may have forgotten a lock. Default 1 minute.
      *
      * @throws NullPointerException if {@code maxTtl} is null
      * @throws IllegalArgumentException unless it is between 1 ms and 1 day
@@ -582,8 +551,7 @@ public final class RedlockConfig {
     }
 
     /**
-     * Adds a listener for the lock's events (repeatable): metrics, an audit trail ({@link
-     * RedlockListener#auditLog()}), tests. None by default.
+     * Adds a listener for the lock's events, such as {@link RedlockListener#auditLog()}.
      *
      * @throws NullPointerException if {@code listener} is null
      */
@@ -593,8 +561,7 @@ public final class RedlockConfig {
     }
 
     /**
-     * Sets what the restart guard trusts. Default: {@link RestartGuard#ON}, which is always safe;
-     * see {@link RestartGuard} for what the others give up, and docs/fencing.md.
+     * Sets what the restart guard trusts. Default: {@link RestartGuard#ON}, always safe.
      *
      * @throws NullPointerException if {@code policy} is null
      */

@@ -4,9 +4,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * What one attempt asks a store for: the lease's shape, the resources it covers, the owner's token
- * and how long the store keeps the lease if it is never released. One type for every kind of lease,
- * so that a store takes, renews and gives back along one path each.
+ * What one attempt asks a store for, for every kind of lease.
  *
  * @param shape one resource, several at once, or one side of a read-write lock
  * @param resources the resource ({@link Shape#ONE}), the sorted distinct resources ({@link
@@ -16,13 +14,12 @@ import java.util.Objects;
  * @param token the owner's random token: only its holder may renew or give the lease back
  * @param ttlMillis how long the store keeps the lease if it is never renewed or given back
  * @param intentMillis for {@link Shape#WRITE} only: how long a refused writer keeps new readers
- *     out, at most {@code ttlMillis} (it asks again within that time; 0 for a writer that will
- *     not); else 0
+ *     out, at most {@code ttlMillis}; else 0
  */
 public record LeaseRequest(
     Shape shape, List<String> resources, String token, long ttlMillis, long intentMillis) {
 
-  /** What a lease covers, and so which of the store's scripts or statements take it. */
+  /** What a lease covers. */
   public enum Shape {
     /** One resource. */
     ONE,

@@ -4,20 +4,13 @@ import dev.redlock.NodeOutcome;
 import java.util.List;
 
 /**
- * Where leases are kept: the seam between what a lease means and where it lives. The library owns
- * what a lease means — validity on the client's monotonic clock, retries, renewal, loss, {@code
- * withLock}, events, the {@link dev.redlock.Lease} type — and asks a store only to take, extend and
- * give back. A quorum of Redis nodes is one store ({@link dev.redlock.Redlock}); a SQL table is
- * another, given to {@link dev.redlock.RedlockConfig.Builder#store}: a {@link dev.redlock.Redlock}
- * then puts the library's lifecycle over it.
+ * Where leases are kept. The library owns what a lease means (validity on the client's monotonic
+ * clock, retries, renewal, loss, events) and asks a store only to {@link #take} (one attempt),
+ * {@link #renew} and {@link #giveBack}. A quorum of Redis nodes is one store; a SQL table, given to
+ * {@link dev.redlock.RedlockConfig.Builder#store}, is another.
  *
- * <p>Its verbs each mean one thing, distinct from the user's: {@link #take} is one attempt (one
- * vote), where the user's {@code acquire} retries; {@link #renew} moves a held lease's expiry (for
- * the user's {@code extend} and the watchdog's renewals alike); {@link #giveBack} ends it.
- *
- * <p>Implementations are thread-safe, and every call is bounded by the store's own timeout ({@link
- * dev.redlock.RedlockConfig#nodeTimeout()}, which {@link dev.redlock.RedlockConfig.Builder#store}
- * is given).
+ * <p>Implementations are thread-safe, and every call is bounded by the store's timeout ({@link
+ * dev.redlock.RedlockConfig#nodeTimeout()}).
  *
  * @param <H> what the store keeps about a granted lease
  */
@@ -25,16 +18,10 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
 
   /** What a store keeps about one granted lease. */
   interface Held {
-    /**
-     * What the attempt asked for: the request given to {@link LeaseStore#take}, with the lease's
-     * shape, resources and owner token.
-     */
+    /** The request given to {@link LeaseStore#take}. */
     LeaseRequest request();
 
-    /**
-     * The fencing token: larger than every token granted before on the resource (on each of the
-     * resources, for a lease of several: one token serves them all).
-     */
+    /** The fencing token: larger than every token granted before on each of its resources. */
     long fencingToken();
 
     /** What each node answered when the lease was granted. */
@@ -42,10 +29,8 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
   }
 
   /**
-   * One attempt's raw result, from which the engine alone decides: the lease is won only if a
-   * quorum took it and validity is left when the engine reads its clock; otherwise the engine gives
-   * {@code held} back (if any) and names the reason from the account (refusals that alone rule out
-   * a quorum: held elsewhere; else the quorum was unreachable, or the validity ran out).
+   * One attempt's raw result: the engine decides from it whether the lease is won, or gives {@code
+   * held} back and names the reason.
    *
    * @param held what a quorum took, or null if the store could not take it (it has then rolled back
    *     what it sent)
@@ -67,9 +52,8 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
   int quorum();
 
   /**
-   * Called before each attempt, before its clock starts: a store still making its first connections
-   * waits for them here, bounded (a first attempt must not be lost to connection setup, which can
-   * take longer than a request). Returns at once afterwards. Default: returns.
+   * Called before each attempt's clock starts: a store still making its first connections waits for
+   * them here, bounded. Default: returns.
    *
    * @throws InterruptedException if interrupted while waiting; nothing was sent
    */
@@ -86,24 +70,17 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
   void checkResource(String resource);
 
   /**
-   * One attempt to take what {@code request} asks for; the engine read its clock ({@code start})
-   * just before, and bounds the attempt by the store's timeout from then. The engine counts the
-   * vote, decides validity and gives {@code held} back; {@link #renew} and {@link #giveBack} then
-   * act on the whole lease. An attempt that does not take a quorum leaves nothing behind that would
-   * block the next. The held lease's {@link Held#fencingToken()} is larger than every token granted
-   * before on each resource it covers.
+   * One attempt to take what {@code request} asks for, bounded by the store's timeout from {@code
+   * start} (the engine's clock, read just before). One that takes no quorum leaves nothing behind
+   * that would block the next.
    *
    * <ul>
-   *   <li>{@link LeaseRequest.Shape#ALL}: every resource or none. No two attempts on overlapping
-   *       sets, in any order, may wait for each other; the resources are the ones a lease of each
-   *       alone takes, so the two kinds of lease exclude each other.
-   *   <li>{@link LeaseRequest.Shape#READ}: readers do not refuse each other; a reader is refused
-   *       while a writer holds the lock or waits for it (writer preference, so that a stream of
-   *       readers cannot keep a writer out). The token comes from the lock's one counter, shared
-   *       with writers. A read-write lock's names are apart from plain resources'.
+   *   <li>{@link LeaseRequest.Shape#ALL}: every resource or none, on the keys a lease of each alone
+   *       takes; attempts on overlapping sets never wait for each other.
+   *   <li>{@link LeaseRequest.Shape#READ}: refused while a writer holds the lock or waits for it;
+   *       the token comes from the lock's one counter, shared with writers.
    *   <li>{@link LeaseRequest.Shape#WRITE}: refused while another writer or any unexpired reader
-   *       holds the lock; a refusal then keeps new readers out for {@link
-   *       LeaseRequest#intentMillis()}.
+   *       holds the lock; a refusal keeps new readers out for {@link LeaseRequest#intentMillis()}.
    * </ul>
    *
    * @throws InterruptedException if interrupted; the attempt is rolled back
@@ -114,11 +91,7 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
    */
   Vote<H> take(LeaseRequest request, long start) throws InterruptedException;
 
-  /**
-   * Whether this store has read-write locks ({@link LeaseRequest.Shape#READ}, {@link
-   * LeaseRequest.Shape#WRITE}): asked when one is made, so that a store without them is refused at
-   * once. Default: false.
-   */
+  /** Whether this store takes {@link LeaseRequest.Shape#READ} and {@code WRITE}. Default: false. */
   default boolean hasReadWriteLocks() {
     return false;
   }
@@ -132,11 +105,9 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
   Tally renew(H held, long ttlMillis) throws InterruptedException;
 
   /**
-   * Extends {@code held} like {@link #renew} without any thread waiting for the outcome: {@code
-   * decided} runs once, on a library thread, when the outcome is decided (a quorum, out of reach,
-   * or the store's timeout). Renewals use it so that thousands of leases renew on a few threads. A
-   * store that can only wait returns false and does nothing; the engine then calls {@link #renew}
-   * on a renewal thread.
+   * Extends {@code held} like {@link #renew} without a thread waiting: {@code decided} runs once,
+   * on a library thread, when the outcome is decided. A store that can only wait returns false and
+   * does nothing; the engine then calls {@link #renew} on a renewal thread.
    *
    * @return true if the extend was sent and {@code decided} will run
    */
@@ -155,9 +126,8 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
   }
 
   /**
-   * Asks the store to tell {@code to} of releases of {@code resource} (by any client), until {@link
-   * #unwatchReleases} as many times: waiters then ask again at once instead of after their pause.
-   * Returns at once; notices may be late or lost, and this default tells none (waiters poll).
+   * Asks the store to tell {@code to} of releases of {@code resource} by any client, until as many
+   * {@link #unwatchReleases}. Notices may be late or lost; this default tells none.
    */
   default void watchReleases(String resource, Releases to) {}
 
@@ -168,10 +138,8 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
   void giveBack(H held);
 
   /**
-   * {@link #giveBack}, and whether other clients wait for the resource (told of this release by a
-   * quorum of the store's parts, {@link #watchReleases}): the engine then leaves the lock to them
-   * instead of waking its own next waiter, so the clients waiting for one lock take turns. This
-   * default gives back and says no.
+   * {@link #giveBack}, and whether other clients wait for the resource (a quorum of the store's
+   * parts told them of this release): the engine then leaves the lock to them. Default: no.
    */
   default boolean giveBackToWaiters(H held) {
     giveBack(held);
