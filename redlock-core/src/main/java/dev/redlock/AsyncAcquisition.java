@@ -9,17 +9,10 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.function.Function;
 
 /**
- * One asynchronous acquisition ({@link Redlock#acquireAsync}, {@link Redlock#tryAcquireAsync}):
- * each attempt runs on one of the engine's few async attempt threads (an attempt waits on the
- * nodes, at most about {@code nodeTimeout}); between attempts no thread waits, a timer submits the
- * next one. The future is completed on the service's callback threads (where onLost callbacks and
- * listener events run), never on an attempt or timer thread: what the caller chains to it cannot
- * hold up other acquisitions or any lease's timers.
- *
- * <p>Any completion of the future stops it (a cancel, {@code orTimeout}, {@code complete} by the
- * caller): a scheduled retry is dropped, an attempt in flight is interrupted (it rolls back what it
- * sent; its connections' replies are still read), and a lease won by an attempt the completion
- * raced is released.
+ * One asynchronous acquisition: each attempt runs on an async attempt thread, a timer submits the
+ * next, and the future completes on the callback threads, so what the caller chains to it holds up
+ * no attempt or timer. Any completion of the future stops it: a retry is dropped, an attempt in
+ * flight interrupted (it rolls back), a lease won meanwhile released.
  *
  * @param <T> what the future holds: the lease, or an optional lease for one attempt
  */
@@ -52,7 +45,6 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
     this.once = once;
     this.won = won;
     this.heldElsewhere = heldElsewhere;
-    // Its state is handed between attempt threads by the executor and the timer (ordered).
     this.tries = new Retries<>(engine, Target.one(resource), ttlMillis, maxWaitNanos);
   }
 
@@ -111,7 +103,6 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
     try {
       attempt = tries.attempt();
     } catch (InterruptedException e) {
-      // Stopped while the nodes were asked: rolled back (what was sent is released).
       fail(
           new RedlockException(
               "interrupted while acquiring '"
@@ -216,8 +207,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
     if (nextTry != null) {
       nextTry.cancel(false);
     }
-    engine.async.unqueue(
-        attemptTask); // a queued attempt leaves the queue now, not when it comes up
+    engine.async.unqueue(attemptTask); // now, not when it comes up
     if (attempting != null && attempting != Thread.currentThread()) {
       attempting.interrupt();
     }

@@ -12,8 +12,7 @@ import java.util.function.BooleanSupplier;
 
 /**
  * The few threads that run asynchronous attempts (made on first use), and the asynchronous
- * acquisitions not completed yet, which fail when the engine closes. Between attempts no thread
- * waits: a timer submits the next one ({@link AsyncAcquisition}).
+ * acquisitions not completed yet, which fail when the engine closes.
  */
 final class AsyncAttempts {
   /** The most asynchronous attempts in progress at once; more wait in a bounded queue. */
@@ -92,9 +91,8 @@ final class AsyncAttempts {
   }
 
   /**
-   * Fails what is pending (an attempt in flight is interrupted and rolls back) and stops the
-   * threads, waiting at most {@code waitMillis} (and a margin) for the attempts in flight, so that
-   * what they took or rolled back goes out before the store closes.
+   * Fails what is pending and stops the threads, waiting at most {@code waitMillis} (and a margin)
+   * for the attempts in flight to roll back before the store closes.
    */
   void close(long waitMillis) {
     for (AsyncAcquisition<?, ?> acquisition : new ArrayList<>(pending)) {

@@ -6,10 +6,9 @@ import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 
 /**
- * {@link Redlock#withLockAsync}: the lease from an asynchronous acquisition, renewed while the
- * task's stage runs, released when it completes, whatever it completes with. The task is called,
- * and the lease released, on the service's callback threads: never on an attempt or timer thread,
- * never on the thread that completes the task's stage (an event loop must not wait on a release).
+ * {@link Redlock#withLockAsync}: the lease renewed while the task's stage runs, released when it
+ * completes. Task and release run on the callback threads, never on the thread that completes the
+ * stage (an event loop must not wait on a release).
  */
 final class AsyncLock {
   private AsyncLock() {}
@@ -21,8 +20,7 @@ final class AsyncLock {
       java.util.concurrent.Executor callbacks,
       java.util.function.BooleanSupplier serviceClosed) {
     CompletableFuture<T> out = new CompletableFuture<>();
-    // However the caller's future completes before the lock is won (cancel, orTimeout,
-    // complete), the acquisition stops; once won this does nothing.
+    // Completed before the lock is won, the acquisition stops; once won this does nothing.
     out.whenComplete((value, error) -> acquiring.cancel(true));
     acquiring.whenComplete(
         (lease, error) -> {
@@ -75,9 +73,8 @@ final class AsyncLock {
   }
 
   /**
-   * Releases the lease, then completes {@code out}: with the task's failure (the loss attached),
-   * or, if it succeeded, with the value — unless the lease was lost, or released by a close of its
-   * Redlock, while it ran: the work was not done under the lock throughout.
+   * Releases the lease, then completes {@code out}: with the task's failure (the loss attached), or
+   * its value, unless the lease was lost or released by a close while it ran.
    */
   private static <T> void completeAfterRelease(
       CompletableFuture<T> out,
@@ -86,8 +83,7 @@ final class AsyncLock {
       Throwable failure,
       java.util.function.BooleanSupplier serviceClosed) {
     LeaseLostException loss = ((ManagedLease<?>) lease).lossOrNull();
-    // Not valid, not lost, and the service closed: close() released it while the task ran (a
-    // task that released its own lease early, on an open service, is not a failure).
+    // Not valid, not lost, and the service closed: close() released it while the task ran.
     boolean releasedUnderIt = loss == null && !lease.isValid() && serviceClosed.getAsBoolean();
     try {
       lease.release();

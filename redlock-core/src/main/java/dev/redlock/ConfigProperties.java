@@ -1,5 +1,7 @@
 package dev.redlock;
 
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -8,6 +10,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.function.BiConsumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The {@code redlock.*} properties, one row per key: its name and how it sets the builder. The one
@@ -49,14 +53,11 @@ final class ConfigProperties {
               "redlock.clockDriftFactor",
               (b, v) -> b.clockDriftFactor(number("redlock.clockDriftFactor", v))),
           Row.shared(
-              "redlock.nodeTimeout",
-              (b, v) -> b.nodeTimeout(DurationText.parse("redlock.nodeTimeout", v))),
+              "redlock.nodeTimeout", (b, v) -> b.nodeTimeout(duration("redlock.nodeTimeout", v))),
           Row.shared(
-              "redlock.retryDelay",
-              (b, v) -> b.retryDelay(DurationText.parse("redlock.retryDelay", v))),
+              "redlock.retryDelay", (b, v) -> b.retryDelay(duration("redlock.retryDelay", v))),
           Row.shared(
-              "redlock.retryJitter",
-              (b, v) -> b.retryJitter(DurationText.parse("redlock.retryJitter", v))),
+              "redlock.retryJitter", (b, v) -> b.retryJitter(duration("redlock.retryJitter", v))),
           Row.shared(
               "redlock.maxAttemptsInFlight",
               (b, v) -> b.maxAttemptsInFlight(integer("redlock.maxAttemptsInFlight", v))),
@@ -65,17 +66,16 @@ final class ConfigProperties {
               (b, v) -> b.maxConnectionsPerNode(integer("redlock.maxConnectionsPerNode", v))),
           Row.redis(
               "redlock.connectTimeout",
-              (b, v) -> b.connectTimeout(DurationText.parse("redlock.connectTimeout", v))),
+              (b, v) -> b.connectTimeout(duration("redlock.connectTimeout", v))),
           Row.shared(
               "redlock.renewalFraction",
               (b, v) -> b.renewalFraction(number("redlock.renewalFraction", v))),
-          Row.shared(
-              "redlock.maxHold", (b, v) -> b.maxHold(DurationText.parse("redlock.maxHold", v))),
+          Row.shared("redlock.maxHold", (b, v) -> b.maxHold(duration("redlock.maxHold", v))),
           Row.shared(
               "redlock.taskInterruption",
               (b, v) ->
                   b.taskInterruption(oneOf("redlock.taskInterruption", v, TaskInterruption.class))),
-          Row.shared("redlock.maxTtl", (b, v) -> b.maxTtl(DurationText.parse("redlock.maxTtl", v))),
+          Row.shared("redlock.maxTtl", (b, v) -> b.maxTtl(duration("redlock.maxTtl", v))),
           Row.redis(
               "redlock.restartGuard",
               (b, v) -> b.restartGuard(oneOf("redlock.restartGuard", v, RestartGuard.class))),
@@ -100,11 +100,6 @@ final class ConfigProperties {
   /** Every key, in the order of {@code docs/configuration.md}'s table. */
   static List<String> keys() {
     return List.copyOf(BY_KEY.keySet());
-  }
-
-  /** Applies the {@code redlock.*} properties to {@code builder} and builds. */
-  static RedlockConfig read(Properties properties, RedlockConfig.Builder builder) {
-    return apply(properties, builder).build();
   }
 
   /**
@@ -148,6 +143,32 @@ final class ConfigProperties {
   /** The keys of the settings every store shares, in table order. */
   static List<String> sharedKeys() {
     return ROWS.stream().filter(Row::shared).map(Row::key).toList();
+  }
+
+  private static final Pattern SHORT_DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h)");
+
+  /**
+   * Parses {@code 50ms}, {@code 2s}, {@code 1m}, {@code 1h} or ISO-8601 ({@code PT0.05S}).
+   *
+   * @throws IllegalArgumentException naming {@code key} and the forms accepted
+   */
+  static Duration duration(String key, String value) {
+    Matcher m = SHORT_DURATION.matcher(value.trim().toLowerCase(Locale.ROOT));
+    if (m.matches()) {
+      long amount = Long.parseLong(m.group(1));
+      return switch (m.group(2)) {
+        case "ms" -> Duration.ofMillis(amount);
+        case "s" -> Duration.ofSeconds(amount);
+        case "m" -> Duration.ofMinutes(amount);
+        default -> Duration.ofHours(amount);
+      };
+    }
+    try {
+      return Duration.parse(value.trim());
+    } catch (DateTimeParseException e) {
+      throw new IllegalArgumentException(
+          key + " must be a duration like 50ms, 2s, 1m or PT0.05S, was '" + value + "'");
+    }
   }
 
   private static boolean bool(String key, String value) {

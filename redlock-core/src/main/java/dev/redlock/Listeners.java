@@ -36,7 +36,18 @@ final class Listeners {
       String reason,
       Supplier<List<NodeOutcome>> nodes) {
     if (!listeners.isEmpty()) {
-      emit(kind, resource, null, 0, 0, elapsedNanos, votes, reason, nodes);
+      emit(
+          new LockEvent(
+              kind,
+              resource,
+              null,
+              0,
+              Duration.ZERO,
+              Duration.ofNanos(elapsedNanos),
+              votes,
+              quorum,
+              reason,
+              nodes));
     }
   }
 
@@ -50,42 +61,22 @@ final class Listeners {
       String reason,
       Supplier<List<NodeOutcome>> nodes) {
     if (!listeners.isEmpty()) {
-      String owner = TokenHash.of(lease.held().request().token());
       emit(
-          kind,
-          lease.resource(),
-          owner,
-          lease.fencingToken(),
-          validityNanos,
-          elapsedNanos,
-          votes,
-          reason,
-          nodes);
+          new LockEvent(
+              kind,
+              lease.resource(),
+              TokenHash.of(lease.held().request().token()),
+              lease.fencingToken(),
+              Duration.ofNanos(validityNanos),
+              Duration.ofNanos(elapsedNanos),
+              votes,
+              quorum,
+              reason,
+              nodes));
     }
   }
 
-  private void emit(
-      LockEvent.Kind kind,
-      String resource,
-      String owner,
-      long fencingToken,
-      long validityNanos,
-      long elapsedNanos,
-      int votes,
-      String reason,
-      Supplier<List<NodeOutcome>> nodes) {
-    LockEvent event =
-        new LockEvent(
-            kind,
-            resource,
-            owner,
-            fencingToken,
-            Duration.ofNanos(validityNanos),
-            Duration.ofNanos(elapsedNanos),
-            votes,
-            quorum,
-            reason,
-            nodes);
+  private void emit(LockEvent event) {
     for (RedlockListener listener : listeners) {
       try {
         listener.onEvent(event);

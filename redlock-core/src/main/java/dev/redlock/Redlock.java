@@ -8,13 +8,15 @@ import dev.redlock.node.NodeKeys;
 import dev.redlock.quorum.QuorumStore;
 import dev.redlock.spi.LeaseStore;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.function.Function;
 
@@ -106,7 +108,6 @@ public final class Redlock implements AutoCloseable {
               () -> "store returned null, it must return the LeaseStore: " + storeFunction.get());
       return new Redlock(config, List.of(), Ticker.SYSTEM, watchdog -> store);
     }
-    List<LockNode> nodes = new ArrayList<>();
     NodeKeys keys =
         NodeKeys.of(
             config.keyPrefix(),
@@ -114,11 +115,10 @@ public final class Redlock implements AutoCloseable {
             config.restartGuard() != RestartGuard.OFF,
             config.restartGuard() == RestartGuard.TRUST_FSYNCED_AOF_RESTARTS);
     ExecutorService io = IoThreads.create(config.nodeUris().size() * IoThreads.PER_NODE);
-    config
-        .nodeUris()
-        .forEach(
-            uri ->
-                nodes.add(
+    List<LockNode> nodes =
+        config.nodeUris().stream()
+            .map(
+                uri ->
                     LockNode.connect(
                         uri,
                         config.nodeTimeout(),
@@ -126,7 +126,8 @@ public final class Redlock implements AutoCloseable {
                         config.maxConnectionsPerNode(),
                         keys,
                         config.tlsSocketFactory().orElse(null),
-                        io)));
+                        io))
+            .toList();
     return new Redlock(config, nodes, io, Ticker.SYSTEM);
   }
 
@@ -147,8 +148,7 @@ public final class Redlock implements AutoCloseable {
    * @throws NullPointerException if an argument is null
    * @throws IllegalStateException if this Redlock is closed
    */
-  public java.util.concurrent.CompletableFuture<Optional<Lease>> tryAcquireAsync(
-      String resource, Duration ttl) {
+  public CompletableFuture<Optional<Lease>> tryAcquireAsync(String resource, Duration ttl) {
     return locks.tryAcquireAsync(resource, ttl);
   }
 
@@ -169,8 +169,7 @@ public final class Redlock implements AutoCloseable {
    * @throws NullPointerException if an argument is null
    * @throws IllegalStateException if this Redlock is closed
    */
-  public java.util.concurrent.CompletableFuture<Lease> acquireAsync(
-      String resource, Duration ttl, Duration maxWait) {
+  public CompletableFuture<Lease> acquireAsync(String resource, Duration ttl, Duration maxWait) {
     return locks.acquireAsync(resource, ttl, maxWait);
   }
 
@@ -193,12 +192,11 @@ public final class Redlock implements AutoCloseable {
    * @throws NullPointerException if an argument is null
    * @throws IllegalStateException if this Redlock is closed
    */
-  public <T> java.util.concurrent.CompletableFuture<T> withLockAsync(
+  public <T> CompletableFuture<T> withLockAsync(
       String resource,
       Duration ttl,
       Duration maxWait,
-      java.util.function.Function<? super Lease, ? extends java.util.concurrent.CompletionStage<T>>
-          task) {
+      Function<? super Lease, ? extends CompletionStage<T>> task) {
     return locks.withLockAsync(resource, ttl, maxWait, task);
   }
 
@@ -319,7 +317,7 @@ public final class Redlock implements AutoCloseable {
    * @throws RedlockException if the thread was interrupted (the interrupt flag is set again)
    * @throws IllegalStateException if this Redlock is closed
    */
-  public Optional<Lease> tryAcquireAll(java.util.Set<String> resources, Duration ttl) {
+  public Optional<Lease> tryAcquireAll(Set<String> resources, Duration ttl) {
     return locks.tryAcquireAll(resources, ttl);
   }
 
@@ -340,7 +338,7 @@ public final class Redlock implements AutoCloseable {
    * @throws UnsupportedOperationException as {@link #tryAcquireAll}
    * @throws IllegalStateException if this Redlock is closed
    */
-  public Lease acquireAll(java.util.Set<String> resources, Duration ttl, Duration maxWait)
+  public Lease acquireAll(Set<String> resources, Duration ttl, Duration maxWait)
       throws InterruptedException {
     return locks.acquireAll(resources, ttl, maxWait);
   }
@@ -364,7 +362,7 @@ public final class Redlock implements AutoCloseable {
    * @throws IllegalStateException if this Redlock is closed
    */
   public <T, E extends Exception> T withLockAll(
-      java.util.Set<String> resources, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
+      Set<String> resources, Duration ttl, Duration maxWait, LeaseTask<T, E> task)
       throws E, InterruptedException {
     return locks.withLockAll(resources, ttl, maxWait, task);
   }

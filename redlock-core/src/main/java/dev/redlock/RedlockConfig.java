@@ -119,7 +119,7 @@ public final class RedlockConfig {
    *     malformed value
    */
   public static RedlockConfig fromProperties(Properties properties) {
-    return ConfigProperties.read(properties, builder());
+    return ConfigProperties.apply(properties, builder()).build();
   }
 
   /**
@@ -140,7 +140,8 @@ public final class RedlockConfig {
    * @throws IllegalArgumentException naming the forms accepted
    */
   public static Duration parseDuration(String text) {
-    return DurationText.parse("duration", Objects.requireNonNull(text, "text must not be null"));
+    return ConfigProperties.duration(
+        "duration", Objects.requireNonNull(text, "text must not be null"));
   }
 
   /** The nodes, as URIs without credentials, in configured order; empty with a store. */

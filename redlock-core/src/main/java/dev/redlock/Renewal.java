@@ -7,16 +7,10 @@ import java.util.OptionalLong;
 import java.util.concurrent.ScheduledFuture;
 
 /**
- * The renewal of one kept-alive lease ({@link Lease#keepAlive}, {@code withLock}): when the next
- * renewal falls due, sending it to the store, and what its outcome does — the next renewal
- * scheduled one interval after the renewal that ran, a renewal that missed the quorum tried again
- * while the validity lasts, or the lease lost (no renewal could win in time, the validity ran out,
- * or {@code maxHold} was reached). One per kept-alive lease, made and owned by the lease; the
- * engine alone says whether a renewal's votes extended the lease ({@link LeaseEngine#extended}), as
- * it does for an extend by hand.
- *
- * <p>Lock order: the lease's monitor may be held while calling {@link #stop}; this object never
- * calls the lease while holding its own.
+ * The renewal of one kept-alive lease, owned by it: when each renewal falls due, sending it, and
+ * what its outcome does (schedule the next, retry, or lose the lease); the engine says whether the
+ * votes extended the lease. Lock order: the lease's monitor may be held while calling {@link
+ * #stop}; this object never calls the lease while holding its own.
  *
  * @param <H> what the store keeps about the lease
  */
@@ -65,10 +59,8 @@ final class Renewal<H extends LeaseStore.Held> {
   }
 
   /**
-   * A renewal fell due (on a timer thread): sent without any thread waiting ({@link
-   * LeaseStore#renewAsync}) where the store can, else on a renewal thread, which checks again that
-   * it is due and reads the clock itself (it may have waited in line). One that is never answered
-   * is decided at the store's timeout, and the lease's deadline timer stands behind both.
+   * A renewal fell due (on a timer thread): sent without a thread waiting where the store can
+   * ({@link LeaseStore#renewAsync}), else on a renewal thread.
    */
   private void due() {
     OptionalLong due = startIfDue();
@@ -100,9 +92,8 @@ final class Renewal<H extends LeaseStore.Held> {
   }
 
   /**
-   * Whether the renewal is still due now, on the thread about to send it (a timer thread, or a
-   * renewal thread it waited for): the clock to count its validity from, or empty if not (stopped,
-   * or the lease's time is up: then the lease is lost here).
+   * The clock to count the renewal's validity from, or empty if it is no longer due (stopped, or
+   * the lease's time is up: then the lease is lost here).
    */
   OptionalLong startIfDue() {
     long start = engine.ticker().read();
@@ -121,16 +112,11 @@ final class Renewal<H extends LeaseStore.Held> {
   }
 
   /**
-   * A renewal's outcome. Extended: the next renewal one interval after the renewal that ran, or
-   * after the start of the extend that gave the validity kept, if later; never after an older
-   * start: after an extend longer than the ttl the kept validity's start stays behind, and renewals
-   * counted from it would fall due at once, again and again.
-   *
-   * <p>Not extended: the lease keeps the validity it had (a failed extend shortens nothing), so the
-   * renewal is tried again after the retry pause ({@code retryDelay} and jitter), no later than the
-   * last moment a try can still be decided before the validity runs out. The lease is lost only
-   * when no try can be decided in time any more, or when enough nodes said the key is no longer the
-   * lease's that none can ever win.
+   * A renewal's outcome. Extended: the next renewal one interval after this one's start, or after
+   * the start of the extend that gave the validity kept, if later (never an older start, which
+   * would fall due at once). Not extended: the lease keeps its validity, and the renewal is tried
+   * again after the retry pause, no later than the last try that can be decided in time. The lease
+   * is lost when no try can be, or when so many nodes refused that none can win.
    */
   void renewed(Tally votes, long start) {
     if (engine.extended(lease, votes, start)) {

@@ -12,17 +12,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The timers of one Redlock's leases: when to renew, and when a lease's time is up. Two daemon
- * threads serve every lease; they never wait on a node (a renewal only sends, pipelined with the
- * others, and its outcome is applied by the thread that records the deciding answer, or by a timer
- * at the node timeout) and never run user code (onLost callbacks and listener events about what a
- * timer or renewal found run on up to {@value #CALLBACK_THREADS} callback threads), so neither a
- * frozen node nor a slow callback can delay another lease's renewal or deadline. 10,000 leases are
- * 10,000 entries in a timer queue, not threads. Stores that can only wait renew on two renewal
- * threads of their own.
+ * The timers of one Redlock's leases (when to renew, when a lease's time is up): two threads that
+ * never wait on a node and never run user code, so neither a frozen node nor a slow callback delays
+ * another lease. User code runs on {@value #CALLBACK_THREADS} callback threads; stores that can
+ * only wait renew on two renewal threads.
  */
 final class Watchdog implements Timers {
-  /** Every watchdog thread's name starts with this. */
   static final String NAME_PREFIX = "redlock-watchdog-";
 
   private static final Logger log = LoggerFactory.getLogger(Watchdog.class);
@@ -44,9 +39,7 @@ final class Watchdog implements Timers {
     this.timer = new ScheduledThreadPoolExecutor(2, IoThreads.daemonThreads(NAME_PREFIX));
     timer.setRemoveOnCancelPolicy(true); // a released lease leaves nothing behind in the queue
     timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-    // Renewals wait on nodes (at most nodeTimeout each), so they get their own threads, and queue
-    // rather than fail when many fall due at once: a renewal refused for want of a thread would
-    // lose a healthy lease.
+    // Unbounded queue: a renewal refused for want of a thread would lose a healthy lease.
     this.renewals =
         new ThreadPoolExecutor(
             2,
@@ -56,9 +49,6 @@ final class Watchdog implements Timers {
             new LinkedBlockingQueue<>(),
             IoThreads.daemonThreads("redlock-renewal-"));
     renewals.allowCoreThreadTimeOut(true);
-    // User code (onLost callbacks, listeners) never runs on a timer or I/O thread: a callback that
-    // blocks would hold up every other lease's renewal and loss. Here one that blocks holds one of
-    // these threads; the others go on.
     this.callbacks =
         new ThreadPoolExecutor(
             CALLBACK_THREADS,
@@ -70,10 +60,7 @@ final class Watchdog implements Timers {
     callbacks.allowCoreThreadTimeOut(true);
   }
 
-  /**
-   * Runs user code the library calls from its own threads (a loss found by a timer or a renewal, an
-   * event about it) on a callback thread; after close, drops it.
-   */
+  /** Runs user code (a loss's callbacks, an event) on a callback thread; after close, drops it. */
   void callback(Runnable userCode) {
     try {
       callbacks.execute(() -> runSafely(userCode));
@@ -82,17 +69,12 @@ final class Watchdog implements Timers {
     }
   }
 
-  /**
-   * The callback threads, for what completes an asynchronous acquisition's future (the caller's
-   * dependents are user code): refuses once closed.
-   */
+  /** The callback threads, which refuse work once closed. */
   java.util.concurrent.Executor callbackThreads() {
     return callbacks;
   }
 
-  /**
-   * Runs a renewal on a renewal thread; after close, drops it (the lease is released or expires).
-   */
+  /** Runs a renewal on a renewal thread; after close, drops it. */
   void renewal(Runnable renewal) {
     try {
       renewals.execute(() -> runSafely(renewal));
@@ -121,8 +103,7 @@ final class Watchdog implements Timers {
   void close() {
     timer.shutdownNow();
     renewals.shutdownNow();
-    // What is queued still runs: a loss found before close is still told, before close returns
-    // (bounded: a callback that blocks holds close up for at most this long).
+    // What is queued still runs, bounded: a loss found before close is still told.
     callbacks.shutdown();
     if (!Thread.currentThread().getName().startsWith(CALLBACK_PREFIX)) {
       try {

@@ -3,10 +3,7 @@ package dev.redlock.internal;
 import java.util.Objects;
 import java.util.function.Consumer;
 
-/**
- * The rules of the names a Redlock takes besides a resource's (a semaphore's, a read-write lock's),
- * in one place for the lock and for the operator's tools (redlock-admin), with one set of messages.
- */
+/** The rules of semaphore and read-write lock names, for the lock and for redlock-admin. */
 public final class Names {
   private Names() {}
 
@@ -17,9 +14,8 @@ public final class Names {
   public static final String PERMIT_MARK = "@permit:";
 
   /**
-   * The resources of the permits of the semaphore {@code name} of {@code permits} permits, {@code
-   * name@permit:0} first, once the arguments pass the semaphore's rules; {@code checkResource} is
-   * the store's check of a resource name.
+   * The permits' resources of the semaphore {@code name}, {@code name@permit:0} first; {@code
+   * checkResource} is the store's check of a resource name.
    *
    * @throws NullPointerException if {@code name} is null
    * @throws IllegalArgumentException for a blank name, a name holding {@link #PERMIT_MARK}, a
@@ -62,8 +58,7 @@ public final class Names {
   }
 
   /**
-   * The rules of a read-write lock's name: not blank, and {@code checkResource} (the store's check
-   * of a resource name) accepts it.
+   * Checks a read-write lock's name: not blank, and {@code checkResource} accepts it.
    *
    * @throws NullPointerException if {@code name} is null
    * @throws IllegalArgumentException if {@code name} is blank or the store refuses it

@@ -9,10 +9,7 @@ import java.util.function.LongSupplier;
  */
 @FunctionalInterface
 public interface Ticker {
-  /**
-   * The system's clock for leases: the monotonic clock ({@link System#nanoTime}), plus every
-   * forward jump of the wall clock against it ({@link SuspendAware}).
-   */
+  /** The monotonic clock, plus every forward jump of the wall clock against it. */
   Ticker SYSTEM =
       new SuspendAware(System::nanoTime, SuspendAware::wallNanos, SuspendAware.wallGrainNanos());
 
@@ -20,26 +17,16 @@ public interface Ticker {
   long read();
 
   /**
-   * A monotonic clock that also counts the time it misses. On Linux {@code System.nanoTime} is
-   * {@code CLOCK_MONOTONIC}, which stands still while the machine is suspended or hibernates; a
-   * lease measured on it alone would look valid for as long as the suspend lasted. The wall clock
-   * goes on through it (the kernel sets it from the hardware clock on resume), but can also be
-   * stepped back and forth. So this clock runs on the monotonic one and adds every forward jump of
-   * the wall clock against it (a suspend, a forward step): a lease can only look shorter than it
-   * is, never longer. A backward step of the wall clock is ignored. Only a suspend and a backward
-   * step that fall between two reads of this clock cancel out.
+   * A monotonic clock that also counts the time it misses: {@code System.nanoTime} stands still
+   * while the machine is suspended, and a lease measured on it alone would look valid throughout.
+   * So this clock adds every forward jump of the wall clock against the monotonic one (a suspend, a
+   * forward step); a backward step is ignored. A lease can only look shorter than it is.
    *
-   * <p>Each read samples the monotonic clock, the wall clock and the monotonic clock again: a
-   * sample whose two monotonic reads lie far apart (the thread was descheduled between them) says
-   * little about the wall clock's offset, and is not used to move the state. The state moves by
-   * compare-and-set from the state read before the sample, so a sample older than another thread's
-   * move is never applied on top of it. No lock; the state changes only on a jump.
+   * <p>Each read samples monotonic, wall, monotonic; a sample whose monotonic reads lie far apart
+   * is not used to move the state, which moves by compare-and-set from the state read before it.
    */
   final class SuspendAware implements Ticker {
-    /**
-     * How far the offset of the two clocks may move between samples before it counts as a jump, on
-     * a wall clock of fine grain: above a sample's own uncertainty ({@link #MAX_SAMPLE_NANOS}).
-     */
+    /** How far the clocks' offset may move before it counts as a jump, on a fine wall clock. */
     static final long JUMP_NANOS = 2_000_000;
 
     /** A sample whose two monotonic reads lie further apart than this is not used. */
@@ -88,10 +75,7 @@ public interface Ticker {
       }
     }
 
-    /**
-     * The smallest step the wall clock was seen to take (within 50 ms): about a microsecond on
-     * Linux, up to 16 ms where the platform's clock is coarse.
-     */
+    /** The smallest step the wall clock was seen to take within 50 ms. */
     public static long wallGrainNanos() {
       long grain = Long.MAX_VALUE;
       long until = System.nanoTime() + 50_000_000;

@@ -6,9 +6,7 @@ package dev.redlock.internal;
  * the flag is set again once the wait is over.
  */
 public final class Uninterruptibly {
-  /**
-   * One bounded wait: it must recompute what is left of its own deadline each time it is called.
-   */
+  /** One bounded wait, which recomputes what is left of its deadline on each call. */
   @FunctionalInterface
   public interface Wait<T> {
     T await() throws InterruptedException;
@@ -16,10 +14,7 @@ public final class Uninterruptibly {
 
   private Uninterruptibly() {}
 
-  /**
-   * Calls {@code wait} again after each interrupt until it returns, then sets the interrupt flag
-   * again if it was set before or during the wait. Bounded only by {@code wait}'s own deadline.
-   */
+  /** Calls {@code wait} again after each interrupt until it returns, then restores the flag. */
   public static <T> T await(Wait<T> wait) {
     boolean interrupted = Thread.interrupted();
     try {
