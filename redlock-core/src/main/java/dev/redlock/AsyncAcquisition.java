@@ -151,7 +151,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
         return;
       }
       try {
-        nextTry = engine.timers().at(now + pause, this::submit); // the timer only submits
+        nextTry = engine.watchdog().at(now + pause, this::submit); // the timer only submits
       } catch (RejectedExecutionException e) {
         closed = true;
       }
@@ -196,7 +196,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
   /** Completes on the callback threads; once they are closed, here. */
   private void complete(Runnable completion) {
     try {
-      engine.completions().execute(completion);
+      engine.watchdog().callbackThreads().execute(completion);
     } catch (RejectedExecutionException e) {
       completion.run();
     }

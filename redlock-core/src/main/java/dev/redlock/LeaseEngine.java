@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,10 +60,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     return settings;
   }
 
-  int quorum() {
-    return store.quorum();
-  }
-
   int heldCount() {
     return held.size();
   }
@@ -90,9 +87,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     } finally {
       lease.interruptOnLoss(null); // from here on a loss must not interrupt this thread
       if (threw && lease.interruptedForLoss(Thread.currentThread())) {
-        // The interrupt was the loss's, sent to stop the task; the task is over and what withLock
-        // throws carries the loss. Left set, it would only break the caller's next blocking call.
-        Thread.interrupted();
+        Thread.interrupted(); // the loss's, and what withLock throws carries the loss
       }
       lease.release();
     }
@@ -100,15 +95,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
 
   Ticker ticker() {
     return ticker;
-  }
-
-  /** Where asynchronous futures complete and withLockAsync's tasks run: the callback threads. */
-  java.util.concurrent.Executor completions() {
-    return watchdog.callbackThreads();
-  }
-
-  dev.redlock.quorum.Timers timers() {
-    return watchdog;
   }
 
   /**
@@ -217,23 +203,27 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   }
 
   /**
-   * Why an attempt was lost. "Held elsewhere" only when the refusals alone rule out a quorum: if
-   * failed, silent or quarantined nodes were needed to block it, it is an outage, not ordinary
-   * contention.
+   * Why an attempt was lost: "held elsewhere" only when the refusals alone rule out a quorum; if
+   * failed or silent nodes were needed to block it, it is an outage, not contention.
    */
   private Reason whyLost(LeaseStore.Vote<H> vote, boolean pastValidity) {
     if (vote.yes() >= store.quorum() && pastValidity) {
       return Reason.VALIDITY_EXPIRED;
     }
-    int refusals = 0;
-    for (NodeOutcome outcome : vote.tally().outcomes()) {
-      if (outcome.status() == NodeOutcome.Status.REFUSED) {
-        refusals++;
-      }
-    }
-    return refusals > store.size() - store.quorum()
+    return barQuorum(vote.tally(), status -> status == NodeOutcome.Status.REFUSED)
         ? Reason.HELD_ELSEWHERE
         : Reason.QUORUM_UNREACHABLE;
+  }
+
+  /** Whether the nodes whose status is {@code counted} are enough by themselves to bar a quorum. */
+  boolean barQuorum(Tally votes, Predicate<NodeOutcome.Status> counted) {
+    int count = 0;
+    for (NodeOutcome outcome : votes.outcomes()) {
+      if (counted.test(outcome.status())) {
+        count++;
+      }
+    }
+    return count > store.size() - store.quorum();
   }
 
   /** Extends a lease and waits for the verdict; the lease serialises its extends. */
@@ -401,11 +391,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     store.close();
     watchdog.close();
     log.debug("closed; released {} lease(s) still held", releasing.size());
-  }
-
-  Semaphore semaphore(String name, int permits) {
-    ensureOpen();
-    return PermitSlots.create(this, name, permits);
   }
 
   Waiters waiters() {

@@ -382,7 +382,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
           "lease on '"
               + resource()
               + "' lost: renewal did not reach a quorum of "
-              + engine.quorum()
+              + engine.store().quorum()
               + " in time; nodes: "
               + outcomes;
       case EXPIRED ->

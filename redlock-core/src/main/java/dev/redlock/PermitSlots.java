@@ -31,18 +31,12 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
    */
   record WaitingLine(String name, int permits) {}
 
-  private PermitSlots(LeaseEngine<H> engine, String name, String[] resources) {
+  /** Checks the arguments as {@link Names#permitResources} does. */
+  PermitSlots(LeaseEngine<H> engine, String name, int permits) {
     this.engine = engine;
     this.name = name;
-    this.resources = resources;
-    this.line = new WaitingLine(name, resources.length);
-  }
-
-  /** Checks the arguments as {@link Names#permitResources} does. */
-  static <H extends LeaseStore.Held> PermitSlots<H> create(
-      LeaseEngine<H> engine, String name, int permits) {
-    return new PermitSlots<>(
-        engine, name, Names.permitResources(name, permits, engine.store()::checkResource));
+    this.resources = Names.permitResources(name, permits, engine.store()::checkResource);
+    this.line = new WaitingLine(name, permits);
   }
 
   /**
@@ -202,23 +196,13 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
         failed = round;
       }
       if (i == permits - 1
-          || outageRulesOutAQuorum(attempt)
+          || engine.barQuorum(
+              attempt.vote.tally(),
+              status -> status != NodeOutcome.Status.OK && status != NodeOutcome.Status.REFUSED)
           || (bounded && engine.ticker().read() - giveUpAt >= 0)) {
         return failed != null ? failed : round;
       }
     }
-  }
-
-  /** Whether the nodes that did not answer yes or no (failed, silent, quarantined) bar a quorum. */
-  private boolean outageRulesOutAQuorum(Attempt<H> attempt) {
-    int out = 0;
-    for (NodeOutcome outcome : attempt.vote.tally().outcomes()) {
-      if (outcome.status() != NodeOutcome.Status.OK
-          && outcome.status() != NodeOutcome.Status.REFUSED) {
-        out++;
-      }
-    }
-    return out > attempt.vote.tally().size() - engine.quorum();
   }
 
   private LockUnavailableException failure(Round<H> round, int rounds, long waitedNanos) {

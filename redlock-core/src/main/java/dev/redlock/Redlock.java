@@ -215,7 +215,8 @@ public final class Redlock implements AutoCloseable {
    * @throws IllegalStateException if this Redlock is closed
    */
   public Semaphore semaphore(String name, int permits) {
-    return engine.semaphore(name, permits);
+    engine.ensureOpen();
+    return new PermitSlots<>(engine, name, permits);
   }
 
   /** The configuration this Redlock was created with. */

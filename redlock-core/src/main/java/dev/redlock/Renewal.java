@@ -126,7 +126,8 @@ final class Renewal<H extends LeaseStore.Held> {
     }
     long now = engine.ticker().read();
     long lastTry = lease.validUntil() - engine.roundNanos(); // decided before the validity ends
-    if (hopeless(votes) || lastTry - now <= 0) {
+    if (engine.barQuorum(votes, status -> status == NodeOutcome.Status.REFUSED)
+        || lastTry - now <= 0) {
       lease.loseOnLibraryThread(LeaseLostException.Reason.RENEWAL_FAILED, votes.outcomes());
       return;
     }
@@ -140,14 +141,6 @@ final class Renewal<H extends LeaseStore.Held> {
         (retry - now) / 1_000_000,
         votes.outcomes());
     schedule(retry);
-  }
-
-  /** More nodes refused (the key is gone or another's) than may fail for a quorum to remain. */
-  private boolean hopeless(Tally votes) {
-    LeaseStore<H> store = engine.store();
-    long refused =
-        votes.outcomes().stream().filter(o -> o.status() == NodeOutcome.Status.REFUSED).count();
-    return refused > store.size() - store.quorum();
   }
 
   private synchronized void schedule(long at) {
