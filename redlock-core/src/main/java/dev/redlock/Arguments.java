@@ -7,10 +7,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
-/**
- * The engine's checks of what callers pass: resources, sets of resources, ttls, and whether a ttl
- * can be renewed. Each names the parameter and the rule, before anything is sent.
- */
+/** The engine's checks of what callers pass, each naming the parameter and the rule. */
 final class Arguments {
   private final RedlockConfig settings;
   private final LeaseStore<?> store;
@@ -32,10 +29,7 @@ final class Arguments {
     return ttl(ttl);
   }
 
-  /**
-   * Checks a multi-resource request's names (the ttl is checked apart); returns them distinct and
-   * sorted, the order every store takes them in.
-   */
+  /** Checks a multi-resource request's names; returns them sorted, as every store takes them. */
   List<String> sorted(Set<String> resources) {
     Objects.requireNonNull(resources, "resources must not be null");
     int size = resources.size();
@@ -109,16 +103,15 @@ final class Arguments {
   }
 
   /**
-   * Checks that a lease of this ttl can be renewed, and returns the renewal interval. A renewal
-   * starts {@code ttl × renewalFraction} after the previous one and may take a round of {@code
-   * nodeTimeout}, after an acquisition that may itself have taken one: it must be decided before
-   * the validity ({@code ttl − drift}) ends.
+   * Checks that a lease of this ttl can be renewed, and returns the renewal interval: a renewal
+   * starts {@code ttl × renewalFraction} after the previous one and, after an acquisition's round
+   * and its own, must be decided before the validity ends.
    */
   long renewable(Duration ttl) {
     long ttlMillis = ttl(ttl);
-    long interval = renewalIntervalNanos(ttlMillis);
-    long drift = Validity.driftNanos(ttlMillis, settings.clockDriftFactor());
     long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
+    long interval = (long) (ttlNanos * settings.renewalFraction());
+    long drift = Validity.driftNanos(ttlMillis, settings.clockDriftFactor());
     if (interval < roundNanos || ttlNanos - interval <= drift + 2 * roundNanos) {
       throw new IllegalArgumentException(
           String.format(
@@ -134,9 +127,5 @@ final class Arguments {
               settings.renewalFraction()));
     }
     return interval;
-  }
-
-  private long renewalIntervalNanos(long ttlMillis) {
-    return (long) (TimeUnit.MILLISECONDS.toNanos(ttlMillis) * settings.renewalFraction());
   }
 }

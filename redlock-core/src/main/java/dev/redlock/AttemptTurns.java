@@ -6,20 +6,17 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Turns for attempts on the store ({@code maxAttemptsInFlight}), first come first served: a burst
- * of callers waits here, before the clock of its attempts starts, rather than on the nodes, where a
- * request queued behind too many others outlasts the timeout and loses its vote. Fair, so that no
- * caller waits behind later ones. An attempt holds its turn from its open check to its verdict, so
- * that {@code close()}, by taking every turn, waits for the attempts in flight to leave nothing it
- * would not release.
+ * waits here, before its attempts' clocks start, rather than on the nodes past the timeout. An
+ * attempt holds its turn from its open check to its verdict, so {@code close()}, by taking every
+ * turn, waits for the attempts in flight.
  */
 final class AttemptTurns {
   private final int size;
   private final Semaphore turns; // not ours to lock: a count of turns
 
   /**
-   * Set while this thread holds a turn: an attempt made from inside its own attempt (a listener's
-   * ATTEMPT event calling {@code tryAcquire} on this service) runs in the turn it already has,
-   * since waiting for a second one could wait for itself forever.
+   * Set while this thread holds a turn: an attempt made from inside its own (a listener's ATTEMPT
+   * event) runs in that turn, since waiting for a second could wait for itself forever.
    */
   private final ThreadLocal<Boolean> held = new ThreadLocal<>();
 
@@ -54,9 +51,8 @@ final class AttemptTurns {
   }
 
   /**
-   * Takes every turn but this thread's own (if it closes from inside an attempt), waiting at most
-   * {@code waitNanos}, through interrupts (a close from an interrupted thread must still wait; the
-   * flag is set again after). Returns how many it took, for {@link #giveBack}: 0 if not all came.
+   * Takes every turn but this thread's own, waiting at most {@code waitNanos} through interrupts.
+   * Returns how many it took, for {@link #giveBack}: 0 if not all came.
    */
   int takeAllForClose(long waitNanos) {
     int all = size - (heldHere() ? 1 : 0);
@@ -70,7 +66,7 @@ final class AttemptTurns {
     return taken ? all : 0;
   }
 
-  /** Gives back what {@link #takeAllForClose} took: the callers waiting for one find it closed. */
+  /** Gives back what {@link #takeAllForClose} took. */
   void giveBack(int taken) {
     turns.release(taken);
   }

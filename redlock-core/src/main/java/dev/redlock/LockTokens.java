@@ -5,14 +5,8 @@ import java.security.SecureRandom;
 
 /**
  * Makes the owner token of each acquisition: 128 random bits from {@link SecureRandom}, as 32 hex
- * characters. A token identifies one acquisition (not a thread or a process), so a release or
- * extend can only ever touch the keys that acquisition wrote.
- *
- * <p>The random bytes are drawn {@value #TOKENS_PER_DRAW} tokens at a time, and each token's hex is
- * written into one scratch buffer under the same lock: a token costs its string and nothing else
- * (one draw costs {@code SecureRandom} a few arrays of its own). Each byte drawn goes into one
- * token only, and is overwritten once used, so what sits in the buffer is as secret as the
- * generator's own state.
+ * characters. Drawn {@value #TOKENS_PER_DRAW} tokens at a time into a buffer, each byte zeroed once
+ * used, so a token costs its string and nothing else.
  */
 final class LockTokens {
   private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);

@@ -116,11 +116,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
 
   @Override
   public void checkValid() {
-    synchronized (this) {
-      if (released) {
-        throw new IllegalStateException("lease on '" + resource() + "' was released");
-      }
-    }
+    checkNotReleased("");
     if (!isValid()) {
       throw lose(LeaseLostException.Reason.EXPIRED, List.of()); // never interrupts this thread
     }
@@ -133,18 +129,19 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     ReentrantLock serial = extendLock();
     serial.lock();
     try {
-      synchronized (this) {
-        if (released) {
-          throw new IllegalStateException(
-              "lease on '" + resource() + "' was released; acquire a new one");
-        }
-      }
+      checkNotReleased("; acquire a new one");
       if (!isValid()) {
         return false; // another owner may hold the lock by now
       }
       return engine.extend(this, millis);
     } finally {
       serial.unlock();
+    }
+  }
+
+  private synchronized void checkNotReleased(String advice) {
+    if (released) {
+      throw new IllegalStateException("lease on '" + resource() + "' was released" + advice);
     }
   }
 
@@ -162,16 +159,10 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
 
   @Override
   public Lease keepAlive() {
-    synchronized (this) {
-      if (released) {
-        throw new IllegalStateException("lease on '" + resource() + "' was released");
-      }
-    }
+    checkNotReleased("");
     long interval = engine.arguments.renewable(Duration.ofMillis(ttlMillis));
     synchronized (this) {
-      if (released) {
-        throw new IllegalStateException("lease on '" + resource() + "' was released");
-      }
+      checkNotReleased("");
       if (renewal != null) {
         return this;
       }

@@ -5,11 +5,10 @@ import dev.redlock.spi.LeaseRequest.Shape;
 import java.util.List;
 
 /**
- * What an acquisition is after, before each attempt adds its token and times ({@link #request}):
- * one resource, a sorted set of two or more, or one side of a read-write lock.
+ * What an acquisition is after: one resource, a sorted set of two or more, or one side of a
+ * read-write lock.
  *
- * @param name what logs and messages call it: the resource or lock name, or the set as text (made
- *     once: every event and message of the acquisition and its lease shows it)
+ * @param name what logs and messages call it: the resource or lock name, or the set as text
  */
 record Target(Shape shape, List<String> resources, String name) {
 
@@ -35,8 +34,7 @@ record Target(Shape shape, List<String> resources, String name) {
 
   /**
    * The key of the line this service's threads wait in for it ({@link Waiters}): the resource, the
-   * set (a list never equals a string, so a resource named like a set's label has a line of its
-   * own), or the side itself, which equals only the same side of the same lock.
+   * list of the set (never equal to a resource's name), or the side itself.
    */
   Object line() {
     return switch (shape) {

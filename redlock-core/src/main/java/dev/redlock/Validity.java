@@ -3,14 +3,9 @@ package dev.redlock;
 import java.time.Duration;
 
 /**
- * The validity arithmetic of the algorithm, in one place.
- *
- * <p>A key set with {@code PX ttl} at some instant during an attempt lives at least until {@code
- * start + ttl} on the node's clock, where {@code start} is taken before any request is sent. Node
- * clocks may run at slightly different rates than ours, so we subtract a drift allowance: {@code
- * drift = ttl × factor + 2 ms} (the 2 ms covers the granularity of Redis expiry). The lease is
- * valid until {@code start + ttl - drift}: everything the attempt spent is already counted because
- * {@code start} precedes the first request.
+ * The validity arithmetic: a lease taken from {@code start} (read before any request is sent) is
+ * valid until {@code start + ttl - drift}, with {@code drift = ttl × factor + 2 ms} for clocks that
+ * run at different rates (docs/design.md, "Why validity is ttl − elapsed − drift").
  */
 final class Validity {
   /** The fixed part of the drift allowance: Redis expires keys with millisecond granularity. */
@@ -29,9 +24,8 @@ final class Validity {
   }
 
   /**
-   * Checks a requested ttl against the configuration: it must be a whole, positive number of
-   * milliseconds, and larger than the drift allowance plus one node timeout, or no attempt could
-   * ever leave validity.
+   * Checks a ttl: a whole, positive number of milliseconds, larger than the drift allowance plus
+   * one node timeout, or no attempt could leave validity.
    *
    * @return the ttl in milliseconds
    * @throws NullPointerException if {@code ttl} is null

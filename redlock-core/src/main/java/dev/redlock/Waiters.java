@@ -16,28 +16,18 @@ import java.util.concurrent.locks.LockSupport;
 final class Waiters {
   private final ConcurrentHashMap<Object, Line> lines = new ConcurrentHashMap<>();
 
-  /** Asks the store for release notices of a resource while it has a line. */
+  /** Asks the store for release notices of a resource while it has a line; none by default. */
   interface Watcher {
-    void watch(String resource);
+    default void watch(String resource, LeaseStore.Releases to) {}
 
-    void unwatch(String resource);
+    default void unwatch(String resource) {}
   }
 
-  private static final Watcher NOBODY =
-      new Watcher() {
-        @Override
-        public void watch(String resource) {}
-
-        @Override
-        public void unwatch(String resource) {}
-      };
-
   private final Watcher watcher;
-
   private final int quorum; // how many nodes' notices of one release make it a release
 
   Waiters() {
-    this(NOBODY, 1);
+    this(new Watcher() {}, 1);
   }
 
   Waiters(Watcher watcher, int quorum) {
@@ -47,23 +37,19 @@ final class Waiters {
 
   /** The waiting lines of a service over {@code store}, told of releases by its notices. */
   static Waiters over(LeaseStore<?> store) {
-    Waiters[] made = new Waiters[1];
-    LeaseStore.Releases told = (resource, part, token) -> made[0].noticed(resource, part, token);
-    made[0] =
-        new Waiters(
-            new Watcher() {
-              @Override
-              public void watch(String resource) {
-                store.watchReleases(resource, told);
-              }
+    return new Waiters(
+        new Watcher() {
+          @Override
+          public void watch(String resource, LeaseStore.Releases to) {
+            store.watchReleases(resource, to);
+          }
 
-              @Override
-              public void unwatch(String resource) {
-                store.unwatchReleases(resource);
-              }
-            },
-            store.quorum());
-    return made[0];
+          @Override
+          public void unwatch(String resource) {
+            store.unwatchReleases(resource);
+          }
+        },
+        store.quorum());
   }
 
   /** The attempts of one acquisition, made in its line. */
@@ -232,7 +218,7 @@ final class Waiters {
           if (!line.watched && resource instanceof String one) {
             // Under the monitor, as the unwatch: once each, in that order. A set's waiters poll.
             line.watched = true;
-            watcher.watch(one);
+            watcher.watch(one, this::noticed);
           }
           line.threads.addLast(me);
           return line;

@@ -15,12 +15,10 @@ enum WriterIntent {
   UNTIL_NEXT_ASK_OR_GIVE_UP;
 
   /**
-   * How long the mark keeps new readers out: until the writer's next attempt, which comes within a
-   * retry pause (and a round), worked out when this attempt starts (after its turn); with {@link
-   * #UNTIL_NEXT_ASK_OR_GIVE_UP}, not past the give-up time {@code giveUpAt} (and a round), and then
-   * its next attempt's turn is bounded by that time too; with {@link #UNTIL_NEXT_ASK}, its next
-   * attempt may wait for a turn as long as this one did ({@code start - askedAt}), so the mark
-   * covers that too, lest readers come back in ahead of it. At most the ttl; 0 for {@link #NONE}.
+   * How long the mark keeps new readers out: until the writer's next attempt, within a retry pause
+   * and a round of {@code start}; not past {@code giveUpAt} (and a round) for {@link
+   * #UNTIL_NEXT_ASK_OR_GIVE_UP}; plus this attempt's own wait for a turn ({@code start - askedAt})
+   * for {@link #UNTIL_NEXT_ASK}, whose next turn may take as long. At most the ttl.
    *
    * @param longestPauseNanos the retry delay and all of its jitter
    * @param roundNanos one round of votes: the node timeout

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.redlock.spi.LeaseStore;
 import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.Test;
 
@@ -73,7 +74,7 @@ class WaitersTest {
         new Waiters(
             new Waiters.Watcher() {
               @Override
-              public void watch(String resource) {
+              public void watch(String resource, LeaseStore.Releases to) {
                 asked.add("watch " + resource);
               }
 
