@@ -132,7 +132,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
     }
     if (once) {
       if (attempt.reason == Reason.HELD_ELSEWHERE) {
-        succeed(heldElsewhere);
+        complete(() -> result.complete(heldElsewhere));
       } else {
         fail(attempt.failure(resource, 1, 0)); // as tryAcquire: the attempt's own account
       }
@@ -183,10 +183,6 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
       org.slf4j.LoggerFactory.getLogger(AsyncAcquisition.class)
           .warn("could not release the lease on '{}' that nobody took", resource, e);
     }
-  }
-
-  private void succeed(T value) {
-    complete(() -> result.complete(value));
   }
 
   private void fail(Throwable error) {

@@ -235,9 +235,8 @@ public final class Redlock implements AutoCloseable {
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if {@code resource} is blank, or {@code ttl} is not positive
    *     or not larger than {@code nodeTimeout} plus the drift allowance
-   * @throws LockUnavailableException if the attempt failed for another reason than contention: too
-   *     few nodes answered ({@link Reason#QUORUM_UNREACHABLE}) or too late ({@link
-   *     Reason#VALIDITY_EXPIRED}); it carries the per-node account
+   * @throws LockUnavailableException if too few nodes answered ({@link Reason#QUORUM_UNREACHABLE})
+   *     or too late ({@link Reason#VALIDITY_EXPIRED}), with the per-node account
    * @throws RedlockException if the thread was interrupted (the interrupt flag is set again)
    * @throws IllegalStateException if this Redlock is closed
    */
@@ -254,8 +253,8 @@ public final class Redlock implements AutoCloseable {
    * @param ttl how long the nodes keep the lock if it is never released
    * @param maxWait how long to keep trying; zero means one attempt
    * @return the lease
-   * @throws LockUnavailableException if the lock was not won in time; it says why and carries the
-   *     last attempt's per-node account
+   * @throws LockUnavailableException if the lock was not won in time, with the last attempt's
+   *     account
    * @throws InterruptedException if the thread was interrupted while waiting; nothing is held
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException for a blank resource, a bad ttl (see {@link #tryAcquire}), or
@@ -304,17 +303,12 @@ public final class Redlock implements AutoCloseable {
    * @param resources the names to lock, 1 to {@link #MAX_RESOURCES} of them
    * @param ttl how long the nodes keep every key if the lease is never released
    * @return the lease, or empty if any of the resources is held elsewhere (none is then taken)
-   * @throws NullPointerException if {@code resources} or {@code ttl} is null, or {@code resources}
-   *     contains null
+   * @throws NullPointerException if an argument is null, or {@code resources} contains null
    * @throws IllegalArgumentException if {@code resources} is empty, holds more than {@link
-   *     #MAX_RESOURCES} names, a blank name, a name {@link #tryAcquire} refuses, or one name twice
-   *     (a set whose equality is not {@link String#equals}); or for a bad ttl (see {@link
-   *     #tryAcquire})
-   * @throws LockUnavailableException if the attempt failed for another reason than contention, as
-   *     {@link #tryAcquire}; its {@link LockUnavailableException#resource()} is the sorted set as
-   *     text
-   * @throws UnsupportedOperationException if the store cannot lock several resources at once; both
-   *     of this library's stores can
+   *     #MAX_RESOURCES} names, a name {@link #tryAcquire} refuses, or one name twice (a set whose
+   *     equality is not {@link String#equals}); or for a bad ttl
+   * @throws LockUnavailableException as {@link #tryAcquire}, naming the sorted set
+   * @throws UnsupportedOperationException if the store cannot lock several resources at once
    * @throws RedlockException if the thread was interrupted (the interrupt flag is set again)
    * @throws IllegalStateException if this Redlock is closed
    */
@@ -331,8 +325,7 @@ public final class Redlock implements AutoCloseable {
    * @param ttl how long the nodes keep every key if the lease is never released
    * @param maxWait how long to keep trying; zero means one attempt
    * @return the lease of the whole set
-   * @throws LockUnavailableException if the set was not won in time; it says why and carries the
-   *     last attempt's per-node account
+   * @throws LockUnavailableException if the set was not won in time, as {@link #acquire}
    * @throws InterruptedException if the thread was interrupted while waiting; nothing is held
    * @throws NullPointerException as {@link #tryAcquireAll}, or if {@code maxWait} is null
    * @throws IllegalArgumentException as {@link #tryAcquireAll}, or for a negative {@code maxWait}

@@ -24,15 +24,6 @@ import javax.net.ssl.SSLSocketFactory;
  *     .build();
  * }</pre>
  *
- * <p>Leases in a SQL table instead ({@code redlock-jdbc}):
- *
- * <pre>{@code
- * RedlockConfig config = RedlockConfig.builder()
- *     .store(JdbcLeases.store(dataSource, "redlock_leases"))
- *     .nodeTimeout(Duration.ofSeconds(2))
- *     .build();
- * }</pre>
- *
  * <p>Every builder method checks its own argument and {@link Builder#build()} the rules that span
  * fields; nothing is corrected silently.
  */

@@ -50,7 +50,8 @@ final class Retries<H extends LeaseStore.Held> implements Waiters.Attempts {
   @Override
   public Lease next() throws InterruptedException {
     Attempt<H> attempt = attempt();
-    if (attempt == null || (attempt.lease == null && timeIsUp())) {
+    if (attempt == null
+        || (attempt.lease == null && !unbounded && giveUpAt - engine.ticker().read() <= 0)) {
       throw failure();
     }
     return attempt.lease;
@@ -59,11 +60,6 @@ final class Retries<H extends LeaseStore.Held> implements Waiters.Attempts {
   /** How long is left before giving up, from {@code now}; {@link Long#MAX_VALUE} if unbounded. */
   long leftAt(long now) {
     return unbounded ? Long.MAX_VALUE : giveUpAt - now;
-  }
-
-  /** Whether {@code maxWait} is spent (never, unbounded: then the clock is not read). */
-  boolean timeIsUp() {
-    return !unbounded && giveUpAt - engine.ticker().read() <= 0;
   }
 
   /** Why the acquisition gave up: the last attempt's reason and account, and the time spent. */
