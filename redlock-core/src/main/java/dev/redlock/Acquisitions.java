@@ -132,7 +132,7 @@ final class Acquisitions<H extends LeaseStore.Held> {
         acquireAsync(resource, ttl, maxWait),
         task,
         engine.settings().taskInterruption() == TaskInterruption.ON_LEASE_LOSS,
-        engine.watchdog().callbackThreads(),
+        engine.watchdog()::completion,
         engine::isClosed);
   }
 

@@ -2,7 +2,9 @@ package dev.redlock;
 
 import dev.redlock.spi.LeaseStore;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -63,7 +65,7 @@ final class Arguments {
     if (i != size) {
       throw new IllegalArgumentException("resources changed while being read");
     }
-    java.util.Arrays.sort(sorted);
+    Arrays.sort(sorted);
     for (int k = 1; k < sorted.length; k++) {
       if (sorted[k].equals(sorted[k - 1])) {
         throw new IllegalArgumentException(
@@ -115,7 +117,7 @@ final class Arguments {
     if (interval < roundNanos || ttlNanos - interval <= drift + 2 * roundNanos) {
       throw new IllegalArgumentException(
           String.format(
-              java.util.Locale.ROOT,
+              Locale.ROOT,
               "ttl too short to renew: ttl × renewalFraction must be >= %s (%d ms) and ttl × (1 - renewalFraction)"
                   + " must be > clock drift + 2 × %s (%d ms + %d ms), was %s with renewalFraction %.3f",
               "nodeTimeout",

@@ -189,13 +189,8 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
     complete(() -> result.completeExceptionally(error));
   }
 
-  /** Completes on the callback threads; once they are closed, here. */
   private void complete(Runnable completion) {
-    try {
-      engine.watchdog().callbackThreads().execute(completion);
-    } catch (RejectedExecutionException e) {
-      completion.run();
-    }
+    engine.watchdog().completion(completion);
   }
 
   /** No retry, and an attempt in flight is interrupted (it rolls back). */

@@ -1,8 +1,11 @@
 package dev.redlock;
 
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 /**
@@ -17,8 +20,8 @@ final class AsyncLock {
       CompletableFuture<Lease> acquiring,
       Function<? super Lease, ? extends CompletionStage<T>> task,
       boolean stopTaskOnLoss,
-      java.util.concurrent.Executor callbacks,
-      java.util.function.BooleanSupplier serviceClosed) {
+      Executor callbacks,
+      BooleanSupplier serviceClosed) {
     CompletableFuture<T> out = new CompletableFuture<>();
     // Completed before the lock is won, the acquisition stops; once won this does nothing.
     out.whenComplete((value, error) -> acquiring.cancel(true));
@@ -61,13 +64,7 @@ final class AsyncLock {
                 Throwable cause = failure == null ? null : unwrap(failure);
                 completeAfterRelease(out, lease, value, cause, serviceClosed);
               },
-              command -> {
-                try {
-                  callbacks.execute(command);
-                } catch (java.util.concurrent.RejectedExecutionException e) {
-                  command.run(); // closed: release here, as close() would have
-                }
-              });
+              callbacks);
         });
     return out;
   }
@@ -81,7 +78,7 @@ final class AsyncLock {
       Lease lease,
       T value,
       Throwable failure,
-      java.util.function.BooleanSupplier serviceClosed) {
+      BooleanSupplier serviceClosed) {
     LeaseLostException loss = ((ManagedLease<?>) lease).lossOrNull();
     // Not valid, not lost, and the service closed: close() released it while the task ran.
     boolean releasedUnderIt = loss == null && !lease.isValid() && serviceClosed.getAsBoolean();
@@ -94,7 +91,7 @@ final class AsyncLock {
       }
       failure.addSuppressed(e);
     }
-    if (failure instanceof java.util.concurrent.CancellationException && loss != null) {
+    if (failure instanceof CancellationException && loss != null) {
       failure = loss; // we cancelled the stage for the loss: the loss is what happened
     }
     if (failure != null) {

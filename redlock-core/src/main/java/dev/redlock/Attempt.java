@@ -3,6 +3,7 @@ package dev.redlock;
 import dev.redlock.LockUnavailableException.Reason;
 import dev.redlock.spi.LeaseStore;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 /** An attempt's outcome: the lease, or why not and the account. */
@@ -47,7 +48,7 @@ final class Attempt<H extends LeaseStore.Held> {
     List<NodeOutcome> outcomes = vote.tally().outcomes();
     String message =
         String.format(
-            java.util.Locale.ROOT,
+            Locale.ROOT,
             "could not acquire '%s' (%s) after %d attempt(s) in %d ms: last attempt won %d of %d nodes (quorum %d) in %.1f ms%s,"
                 + " validity left %d ms; nodes: %s",
             resource,

@@ -9,7 +9,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
-import java.util.function.BiConsumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -21,68 +20,52 @@ import java.util.regex.Pattern;
 final class ConfigProperties {
   static final String PREFIX = "redlock.";
 
-  /**
-   * How one key's text sets the builder (the text is never null). A shared row sets what every
-   * store shares; the others are settings of the Redis nodes alone, refused with a {@link
-   * RedlockConfig.Builder#store store}.
-   */
-  private record Row(String key, BiConsumer<RedlockConfig.Builder, String> apply, boolean shared) {
+  /** Sets the builder from a key's text (never null); {@code key} names it in errors. */
+  private interface Setter {
+    void set(RedlockConfig.Builder builder, String key, String text);
+  }
 
-    static Row redis(String key, BiConsumer<RedlockConfig.Builder, String> apply) {
-      return new Row(key, apply, false);
-    }
+  /** One key: {@code shared} by every store, or a setting of the Redis nodes alone. */
+  private record Row(String key, Setter setter, boolean shared) {}
 
-    static Row shared(String key, BiConsumer<RedlockConfig.Builder, String> apply) {
-      return new Row(key, apply, true);
-    }
+  private static Row redis(String name, Setter setter) {
+    return new Row(PREFIX + name, setter, false);
+  }
+
+  private static Row shared(String name, Setter setter) {
+    return new Row(PREFIX + name, setter, true);
   }
 
   private static final List<Row> ROWS =
       List.of(
-          Row.redis(
-              "redlock.nodes",
-              (b, v) ->
+          redis(
+              "nodes",
+              (b, k, v) ->
                   b.nodes(
                       Arrays.stream(v.split(","))
                           .map(String::trim)
                           .filter(s -> !s.isEmpty())
                           .toList())),
-          Row.redis("redlock.quorum", (b, v) -> b.quorum(integer("redlock.quorum", v))),
-          Row.redis("redlock.keyPrefix", RedlockConfig.Builder::keyPrefix),
-          Row.shared(
-              "redlock.clockDriftFactor",
-              (b, v) -> b.clockDriftFactor(number("redlock.clockDriftFactor", v))),
-          Row.shared(
-              "redlock.nodeTimeout", (b, v) -> b.nodeTimeout(duration("redlock.nodeTimeout", v))),
-          Row.shared(
-              "redlock.retryDelay", (b, v) -> b.retryDelay(duration("redlock.retryDelay", v))),
-          Row.shared(
-              "redlock.retryJitter", (b, v) -> b.retryJitter(duration("redlock.retryJitter", v))),
-          Row.shared(
-              "redlock.maxAttemptsInFlight",
-              (b, v) -> b.maxAttemptsInFlight(integer("redlock.maxAttemptsInFlight", v))),
-          Row.redis(
-              "redlock.maxConnectionsPerNode",
-              (b, v) -> b.maxConnectionsPerNode(integer("redlock.maxConnectionsPerNode", v))),
-          Row.redis(
-              "redlock.connectTimeout",
-              (b, v) -> b.connectTimeout(duration("redlock.connectTimeout", v))),
-          Row.shared(
-              "redlock.renewalFraction",
-              (b, v) -> b.renewalFraction(number("redlock.renewalFraction", v))),
-          Row.shared("redlock.maxHold", (b, v) -> b.maxHold(duration("redlock.maxHold", v))),
-          Row.shared(
-              "redlock.taskInterruption",
-              (b, v) ->
-                  b.taskInterruption(oneOf("redlock.taskInterruption", v, TaskInterruption.class))),
-          Row.shared("redlock.maxTtl", (b, v) -> b.maxTtl(duration("redlock.maxTtl", v))),
-          Row.redis(
-              "redlock.restartGuard",
-              (b, v) -> b.restartGuard(oneOf("redlock.restartGuard", v, RestartGuard.class))),
-          Row.shared(
-              "redlock.auditLog",
-              (b, v) -> {
-                if (bool("redlock.auditLog", v)) {
+          redis("quorum", (b, k, v) -> b.quorum(integer(k, v))),
+          redis("keyPrefix", (b, k, v) -> b.keyPrefix(v)),
+          shared("clockDriftFactor", (b, k, v) -> b.clockDriftFactor(number(k, v))),
+          shared("nodeTimeout", (b, k, v) -> b.nodeTimeout(duration(k, v))),
+          shared("retryDelay", (b, k, v) -> b.retryDelay(duration(k, v))),
+          shared("retryJitter", (b, k, v) -> b.retryJitter(duration(k, v))),
+          shared("maxAttemptsInFlight", (b, k, v) -> b.maxAttemptsInFlight(integer(k, v))),
+          redis("maxConnectionsPerNode", (b, k, v) -> b.maxConnectionsPerNode(integer(k, v))),
+          redis("connectTimeout", (b, k, v) -> b.connectTimeout(duration(k, v))),
+          shared("renewalFraction", (b, k, v) -> b.renewalFraction(number(k, v))),
+          shared("maxHold", (b, k, v) -> b.maxHold(duration(k, v))),
+          shared(
+              "taskInterruption",
+              (b, k, v) -> b.taskInterruption(oneOf(k, v, TaskInterruption.class))),
+          shared("maxTtl", (b, k, v) -> b.maxTtl(duration(k, v))),
+          redis("restartGuard", (b, k, v) -> b.restartGuard(oneOf(k, v, RestartGuard.class))),
+          shared(
+              "auditLog",
+              (b, k, v) -> {
+                if (bool(k, v)) {
                   b.listener(RedlockListener.auditLog());
                 }
               }));
@@ -134,7 +117,7 @@ final class ConfigProperties {
     for (Row row : ROWS) {
       String value = properties.getProperty(row.key);
       if (value != null) {
-        row.apply.accept(builder, value);
+        row.setter.set(builder, row.key, value);
       }
     }
     return builder;

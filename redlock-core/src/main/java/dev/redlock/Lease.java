@@ -1,6 +1,9 @@
 package dev.redlock;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * A lock held on a quorum of nodes, valid for a bounded time: from its grant until its validity
@@ -28,8 +31,8 @@ public interface Lease extends AutoCloseable {
    *
    * @return an unmodifiable list, never empty
    */
-  default java.util.List<String> resources() {
-    return java.util.List.of(resource());
+  default List<String> resources() {
+    return List.of(resource());
   }
 
   /**
@@ -52,7 +55,7 @@ public interface Lease extends AutoCloseable {
    * @throws IllegalArgumentException if this lease does not lock {@code resource}
    */
   default long fencingToken(String resource) {
-    java.util.Objects.requireNonNull(resource, "resource must not be null");
+    Objects.requireNonNull(resource, "resource must not be null");
     if (!resources().contains(resource)) {
       throw new IllegalArgumentException(
           "resource must be one this lease locks " + resources() + ", was '" + resource + "'");
@@ -80,7 +83,7 @@ public interface Lease extends AutoCloseable {
    *
    * @return the per-node account of the grant
    */
-  java.util.List<NodeOutcome> nodeOutcomes();
+  List<NodeOutcome> nodeOutcomes();
 
   /**
    * Throws if the lease is no longer held: call it right before each side effect on the protected
@@ -117,7 +120,7 @@ public interface Lease extends AutoCloseable {
    * @param callback receives the loss, with its reason
    * @throws NullPointerException if {@code callback} is null
    */
-  void onLost(java.util.function.Consumer<? super LeaseLostException> callback);
+  void onLost(Consumer<? super LeaseLostException> callback);
 
   /**
    * Extends the lease so that it stays valid for at least {@code ttl} from now (less elapsed time

@@ -1,6 +1,8 @@
 package dev.redlock;
 
 import dev.redlock.spi.LeaseStore;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,12 +36,12 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   /** Serialises extends; made by the first extend (most leases are never extended by hand). */
   private volatile ReentrantLock extendLock;
 
-  private static final java.lang.invoke.VarHandle EXTEND_LOCK;
+  private static final VarHandle EXTEND_LOCK;
 
   static {
     try {
       EXTEND_LOCK =
-          java.lang.invoke.MethodHandles.lookup()
+          MethodHandles.lookup()
               .findVarHandle(ManagedLease.class, "extendLock", ReentrantLock.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);

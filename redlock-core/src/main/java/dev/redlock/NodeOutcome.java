@@ -1,6 +1,7 @@
 package dev.redlock;
 
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -56,8 +57,7 @@ public record NodeOutcome(String node, Status status, String detail, Duration la
       line.append(" (").append(detail).append(')');
     }
     if (!latency.isZero()) {
-      line.append(' ')
-          .append(String.format(java.util.Locale.ROOT, "%.1fms", latency.toNanos() / 1e6));
+      line.append(' ').append(String.format(Locale.ROOT, "%.1fms", latency.toNanos() / 1e6));
     }
     return line.toString();
   }

@@ -2,8 +2,11 @@ package dev.redlock;
 
 import dev.redlock.spi.LeaseStore;
 import java.util.ArrayDeque;
+import java.util.BitSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
 
 /**
  * The threads of one service that wait in {@code acquire} for the same thing ({@link Target#line}),
@@ -169,7 +172,7 @@ final class Waiters {
     /** The release being noticed, and a bit per node that told of it. */
     private long noticeToken;
 
-    private final java.util.BitSet noticedBy = new java.util.BitSet();
+    private final BitSet noticedBy = new BitSet();
 
     synchronized boolean isFirst(Thread thread) {
       return threads.peekFirst() == thread;
@@ -184,8 +187,7 @@ final class Waiters {
   }
 
   /** Releases by this service so far, of anything: see {@link #releasedSince}. */
-  private final java.util.concurrent.atomic.AtomicLong releases =
-      new java.util.concurrent.atomic.AtomicLong();
+  private final AtomicLong releases = new AtomicLong();
 
   long releases() {
     return releases.get();
@@ -300,7 +302,7 @@ final class Waiters {
    * This service released something that every line whose key {@code serves} may use (a semaphore's
    * permit): the first of each asks at once.
    */
-  void releasedWhere(java.util.function.Predicate<Object> serves, long fencingToken) {
+  void releasedWhere(Predicate<Object> serves, long fencingToken) {
     lines.forEach(
         (key, line) -> {
           if (serves.test(key)) {

@@ -4,6 +4,7 @@ import dev.redlock.internal.IoThreads;
 import dev.redlock.internal.Ticker;
 import dev.redlock.quorum.Timers;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -64,21 +65,25 @@ final class Watchdog implements Timers {
   void callback(Runnable userCode) {
     try {
       callbacks.execute(() -> runSafely(userCode));
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+    } catch (RejectedExecutionException e) {
       log.debug("callback dropped: the Redlock is closed");
     }
   }
 
-  /** The callback threads, which refuse work once closed. */
-  java.util.concurrent.Executor callbackThreads() {
-    return callbacks;
+  /** Runs what completes a caller's future on a callback thread; once closed, on this one. */
+  void completion(Runnable completion) {
+    try {
+      callbacks.execute(completion);
+    } catch (RejectedExecutionException e) {
+      completion.run();
+    }
   }
 
   /** Runs a renewal on a renewal thread; after close, drops it. */
   void renewal(Runnable renewal) {
     try {
       renewals.execute(() -> runSafely(renewal));
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+    } catch (RejectedExecutionException e) {
       log.debug("renewal dropped: the Redlock is closing");
     }
   }

@@ -1,6 +1,7 @@
 package dev.redlock.internal;
 
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
 
 /**
@@ -87,7 +88,7 @@ public interface Ticker {
           last = now;
           steps++;
         } else {
-          java.util.concurrent.locks.LockSupport.parkNanos(100_000); // a coarse clock: no spin
+          LockSupport.parkNanos(100_000); // a coarse clock: no spin
         }
       }
       return grain == Long.MAX_VALUE ? 20_000_000 : grain;

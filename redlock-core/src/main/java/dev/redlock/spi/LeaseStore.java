@@ -2,6 +2,8 @@ package dev.redlock.spi;
 
 import dev.redlock.NodeOutcome;
 import java.util.List;
+import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * Where leases are kept. The library owns what a lease means (validity on the client's monotonic
@@ -44,7 +46,7 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
      * @throws NullPointerException if {@code tally} is null
      */
     public Vote {
-      java.util.Objects.requireNonNull(tally, "tally must not be null");
+      Objects.requireNonNull(tally, "tally must not be null");
     }
   }
 
@@ -111,7 +113,7 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
    *
    * @return true if the extend was sent and {@code decided} will run
    */
-  default boolean renewAsync(H held, long ttlMillis, java.util.function.Consumer<Tally> decided) {
+  default boolean renewAsync(H held, long ttlMillis, Consumer<Tally> decided) {
     return false;
   }
 
