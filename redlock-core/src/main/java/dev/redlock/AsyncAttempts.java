@@ -11,8 +11,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
- * The few threads that run asynchronous attempts (made on first use), and the asynchronous
- * acquisitions not completed yet, which fail when the engine closes.
+ * The few threads that run asynchronous attempts, and the asynchronous acquisitions not completed
+ * yet, which fail when the engine closes.
  */
 final class AsyncAttempts {
   /** The most asynchronous attempts in progress at once; more wait in a bounded queue. */
@@ -27,44 +27,29 @@ final class AsyncAttempts {
 
   private final BooleanSupplier closed;
   private final Set<AsyncAcquisition<?, ?>> pending = ConcurrentHashMap.newKeySet();
-  private volatile ThreadPoolExecutor pool;
+  private final ThreadPoolExecutor pool; // its threads start on first use, end when idle
 
   /** {@code closed} tells whether the service is closed. */
   AsyncAttempts(BooleanSupplier closed) {
     this.closed = closed;
+    this.pool =
+        new ThreadPoolExecutor(
+            THREADS,
+            THREADS,
+            30,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(QUEUE),
+            IoThreads.daemonThreads(THREAD_PREFIX));
+    pool.allowCoreThreadTimeOut(true);
   }
 
   Executor threads() {
-    ThreadPoolExecutor p = pool;
-    if (p == null) {
-      synchronized (this) {
-        p = pool;
-        if (p == null) {
-          p =
-              new ThreadPoolExecutor(
-                  THREADS,
-                  THREADS,
-                  30,
-                  TimeUnit.SECONDS,
-                  new LinkedBlockingQueue<>(QUEUE),
-                  IoThreads.daemonThreads(THREAD_PREFIX));
-          p.allowCoreThreadTimeOut(true);
-          pool = p;
-          if (closed.getAsBoolean()) {
-            p.shutdownNow(); // closed meanwhile: close() did not see this pool
-          }
-        }
-      }
-    }
-    return p;
+    return pool;
   }
 
   /** Takes a queued attempt out of the queue (its acquisition completed meanwhile). */
   void unqueue(Runnable attempt) {
-    ThreadPoolExecutor p = pool;
-    if (p != null) {
-      p.remove(attempt);
-    }
+    pool.remove(attempt);
   }
 
   /**
@@ -98,20 +83,13 @@ final class AsyncAttempts {
     for (AsyncAcquisition<?, ?> acquisition : new ArrayList<>(pending)) {
       acquisition.closed();
     }
-    ThreadPoolExecutor p;
-    synchronized (this) {
-      p = pool;
-    }
-    if (p == null) {
-      return;
-    }
     if (Thread.currentThread().getName().startsWith(THREAD_PREFIX)) {
-      p.shutdown(); // closed from one of its own threads: do not interrupt, nor wait on, it
+      pool.shutdown(); // closed from one of its own threads: do not interrupt, nor wait on, it
       return;
     }
-    p.shutdownNow();
+    pool.shutdownNow();
     try {
-      p.awaitTermination(waitMillis + CLOSE_MARGIN_MILLIS, TimeUnit.MILLISECONDS);
+      pool.awaitTermination(waitMillis + CLOSE_MARGIN_MILLIS, TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

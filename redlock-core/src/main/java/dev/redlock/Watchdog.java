@@ -3,6 +3,7 @@ package dev.redlock;
 import dev.redlock.internal.IoThreads;
 import dev.redlock.internal.Ticker;
 import dev.redlock.quorum.Timers;
+import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -63,11 +64,7 @@ final class Watchdog implements Timers {
 
   /** Runs user code (a loss's callbacks, an event) on a callback thread; after close, drops it. */
   void callback(Runnable userCode) {
-    try {
-      callbacks.execute(() -> runSafely(userCode));
-    } catch (RejectedExecutionException e) {
-      log.debug("callback dropped: the Redlock is closed");
-    }
+    runSafelyOn(callbacks, userCode, "callback dropped: the Redlock is closed");
   }
 
   /** Runs what completes a caller's future on a callback thread; once closed, on this one. */
@@ -81,10 +78,14 @@ final class Watchdog implements Timers {
 
   /** Runs a renewal on a renewal thread; after close, drops it. */
   void renewal(Runnable renewal) {
+    runSafelyOn(renewals, renewal, "renewal dropped: the Redlock is closing");
+  }
+
+  private static void runSafelyOn(Executor threads, Runnable task, String dropped) {
     try {
-      renewals.execute(() -> runSafely(renewal));
+      threads.execute(() -> runSafely(task));
     } catch (RejectedExecutionException e) {
-      log.debug("renewal dropped: the Redlock is closing");
+      log.debug(dropped);
     }
   }
 
