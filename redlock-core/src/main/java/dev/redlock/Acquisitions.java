@@ -73,15 +73,13 @@ final class Acquisitions<H extends LeaseStore.Held> {
   /** Attempts until won or {@code maxWait} is spent, in this service's waiting line. */
   Lease acquire(Target target, long ttlMillis, Duration maxWait) throws InterruptedException {
     Retries<H> tries = new Retries<>(engine, target, ttlMillis, Arguments.maxWaitNanos(maxWait));
-    return engine
-        .waiters()
-        .inLine(
-            target.line(),
-            target.shape() == Shape.READ,
-            tries.unbounded,
-            tries.giveUpAt,
-            engine,
-            tries);
+    return engine.waiters.inLine(
+        target.line(),
+        target.shape() == Shape.READ,
+        tries.unbounded,
+        tries.giveUpAt,
+        engine,
+        tries);
   }
 
   <T, E extends Exception> T withLock(
@@ -131,8 +129,8 @@ final class Acquisitions<H extends LeaseStore.Held> {
     return AsyncLock.run(
         acquireAsync(resource, ttl, maxWait),
         task,
-        engine.settings().taskInterruption() == TaskInterruption.ON_LEASE_LOSS,
-        engine.watchdog()::completion,
+        engine.settings.taskInterruption() == TaskInterruption.ON_LEASE_LOSS,
+        engine.watchdog::completion,
         engine::isClosed);
   }
 
@@ -150,11 +148,11 @@ final class Acquisitions<H extends LeaseStore.Held> {
 
   ReadWriteLock readWriteLock(String name) {
     engine.ensureOpen();
-    Names.checkReadWriteName(name, engine.store()::checkResource);
-    if (!engine.store().hasReadWriteLocks()) {
+    Names.checkReadWriteName(name, engine.store::checkResource);
+    if (!engine.store.hasReadWriteLocks()) {
       throw new UnsupportedOperationException(
           "this lease store ("
-              + engine.store().getClass().getSimpleName()
+              + engine.store.getClass().getSimpleName()
               + ") has no read-write locks");
     }
     return new ReadWriteSides<>(this, engine, name);

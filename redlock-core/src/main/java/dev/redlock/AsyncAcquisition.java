@@ -138,7 +138,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
       }
       return;
     }
-    long now = engine.ticker().read();
+    long now = engine.ticker.read();
     long left = tries.leftAt(now);
     if (left <= 0) {
       fail(tries.failure());
@@ -151,7 +151,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
         return;
       }
       try {
-        nextTry = engine.watchdog().at(now + pause, this::submit); // the timer only submits
+        nextTry = engine.watchdog.at(now + pause, this::submit); // the timer only submits
       } catch (RejectedExecutionException e) {
         closed = true;
       }
@@ -190,7 +190,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
   }
 
   private void complete(Runnable completion) {
-    engine.watchdog().completion(completion);
+    engine.watchdog.completion(completion);
   }
 
   /** No retry, and an attempt in flight is interrupted (it rolls back). */

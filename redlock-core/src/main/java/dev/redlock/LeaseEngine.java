@@ -26,21 +26,21 @@ import org.slf4j.LoggerFactory;
 final class LeaseEngine<H extends LeaseStore.Held> {
   private static final Logger log = LoggerFactory.getLogger(LeaseEngine.class);
 
-  private final RedlockConfig settings;
-  private final LeaseStore<H> store;
-  private final Ticker ticker;
-  private final Watchdog watchdog;
+  // What the leases, acquisitions and semaphores of this engine share:
+  final RedlockConfig settings;
+  final LeaseStore<H> store;
+  final Ticker ticker;
+  final Watchdog watchdog;
+  final long roundNanos; // one round of votes: the node timeout
+  final Waiters waiters;
+  final Arguments arguments;
+  final AsyncAttempts async;
+
   private final LockTokens tokens = new LockTokens();
-  private final long roundNanos;
   private final Set<ManagedLease<H>> held = ConcurrentHashMap.newKeySet();
-  private final Waiters waiters;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Listeners events;
   private final AttemptTurns turns;
-  final Arguments arguments;
-
-  /** The threads of asynchronous attempts, and the acquisitions pending on them. */
-  final AsyncAttempts async;
 
   /** Owns {@code store} and {@code watchdog}: closed with the engine. */
   LeaseEngine(RedlockConfig settings, LeaseStore<H> store, Ticker ticker, Watchdog watchdog) {
@@ -54,10 +54,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     this.async = new AsyncAttempts(closed::get);
     this.turns = new AttemptTurns(settings.maxAttemptsInFlight());
     this.waiters = Waiters.over(store);
-  }
-
-  RedlockConfig settings() {
-    return settings;
   }
 
   int heldCount() {
@@ -91,10 +87,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
       }
       lease.release();
     }
-  }
-
-  Ticker ticker() {
-    return ticker;
   }
 
   /**
@@ -251,14 +243,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     return false;
   }
 
-  long roundNanos() {
-    return roundNanos;
-  }
-
-  LeaseStore<H> store() {
-    return store;
-  }
-
   /** A renewal's verdict: see {@link #applyExtend}. */
   boolean extended(ManagedLease<H> lease, Tally votes, long start) {
     return applyExtend(lease, votes, start, lease.ttlMillis(), true);
@@ -331,10 +315,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     events.lease(LockEvent.Kind.LOST, lease, 0, 0, 0, loss.reason().name(), loss::nodeOutcomes);
   }
 
-  Watchdog watchdog() {
-    return watchdog;
-  }
-
   /** The longest retry pause: the delay and all of its jitter. */
   long longestPauseNanos() {
     return settings.retryDelay().toNanos() + settings.retryJitter().toNanos();
@@ -391,10 +371,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     store.close();
     watchdog.close();
     log.debug("closed; released {} lease(s) still held", releasing.size());
-  }
-
-  Waiters waiters() {
-    return waiters;
   }
 
   /**

@@ -100,7 +100,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
 
   @Override
   public Duration remainingValidity() {
-    long left = validUntil - engine.ticker().read();
+    long left = validUntil - engine.ticker.read();
     return isValid() ? Duration.ofNanos(Math.max(0, left)) : Duration.ZERO;
   }
 
@@ -109,7 +109,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     if (lost != null || expired) {
       return false;
     }
-    if (validUntil - engine.ticker().read() > 0) {
+    if (validUntil - engine.ticker.read() > 0) {
       return true;
     }
     expired = true; // once false, false for good
@@ -171,7 +171,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
       if (!isValid()) {
         throw lose(LeaseLostException.Reason.EXPIRED, List.of());
       }
-      long maxHold = engine.settings().maxHold().toNanos();
+      long maxHold = engine.settings.maxHold().toNanos();
       long maxHoldUntil = grantedAt + maxHold < grantedAt ? Long.MAX_VALUE : grantedAt + maxHold;
       renewal = new Renewal<>(this, engine, interval, maxHoldUntil);
       renewal.start(renewedFrom);
@@ -222,7 +222,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     stopRenewing();
     taskThread = null;
     lossCallbacks = null;
-    validUntil = engine.ticker().read(); // invalid from now on, whatever the nodes answer
+    validUntil = engine.ticker.read(); // invalid from now on, whatever the nodes answer
     return true;
   }
 
@@ -263,7 +263,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   private void watchDeadline() {
     if (!deadlineWatched) {
       deadlineWatched = true;
-      engine.watchdog().at(deadline(), this::checkDeadline);
+      engine.watchdog.at(deadline(), this::checkDeadline);
     }
   }
 
@@ -273,13 +273,13 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
 
   /** At the deadline: loses the lease if its time is really up, else waits for the new one. */
   private void checkDeadline() {
-    long now = engine.ticker().read();
+    long now = engine.ticker.read();
     synchronized (this) {
       if (released || lost != null) {
         return;
       }
       if (now - deadline() < 0) { // renewed meanwhile: look again at the new deadline
-        engine.watchdog().at(deadline(), this::checkDeadline);
+        engine.watchdog.at(deadline(), this::checkDeadline);
         return;
       }
     }
@@ -337,7 +337,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
         };
     if (onLibraryThread) {
       interruptTask(); // at once: callbacks that block must never keep a task running
-      engine.watchdog().callback(tell);
+      engine.watchdog.callback(tell);
     } else {
       // Callbacks first, so they have seen the loss before the task sees the interrupt; never
       // the calling thread itself: it learns of the loss by the exception (checkValid).
@@ -375,7 +375,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
           "lease on '"
               + resource()
               + "' lost: renewal did not reach a quorum of "
-              + engine.store().quorum()
+              + engine.store.quorum()
               + " in time; nodes: "
               + outcomes;
       case EXPIRED ->
@@ -384,7 +384,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
           "lease on '"
               + resource()
               + "' lost by policy: held for maxHold ("
-              + engine.settings().maxHold()
+              + engine.settings.maxHold()
               + "); renewal stopped";
     };
   }

@@ -35,7 +35,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
   PermitSlots(LeaseEngine<H> engine, String name, int permits) {
     this.engine = engine;
     this.name = name;
-    this.resources = Names.permitResources(name, permits, engine.store()::checkResource);
+    this.resources = Names.permitResources(name, permits, engine.store::checkResource);
     this.line = new WaitingLine(name, permits);
   }
 
@@ -86,7 +86,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
   public Optional<Lease> tryAcquire(Duration ttl) {
     engine.ensureOpen();
     long ttlMillis = engine.arguments.ttl(ttl);
-    long began = engine.ticker().read();
+    long began = engine.ticker.read();
     Round<H> round;
     try {
       round = round(ttlMillis, false, 0, false);
@@ -104,7 +104,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
     if (round.attempt.reason == Reason.HELD_ELSEWHERE) {
       return Optional.empty();
     }
-    throw failure(round, 1, engine.ticker().read() - began);
+    throw failure(round, 1, engine.ticker.read() - began);
   }
 
   @Override
@@ -129,7 +129,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
    */
   private ManagedLease<H> acquire(long ttlMillis, Duration maxWait) throws InterruptedException {
     long waitNanos = Arguments.maxWaitNanos(maxWait);
-    Ticker ticker = engine.ticker();
+    Ticker ticker = engine.ticker;
     long began = ticker.read();
     boolean unbounded = waitNanos > Long.MAX_VALUE / 4; // as Retries: centuries mean no limit
     long giveUpAt = began + (unbounded ? 0 : waitNanos);
@@ -154,7 +154,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
         };
     @SuppressWarnings("unchecked") // rounds only return this engine's leases
     ManagedLease<H> lease =
-        (ManagedLease<H>) engine.waiters().inLine(line, false, unbounded, giveUpAt, engine, rounds);
+        (ManagedLease<H>) engine.waiters.inLine(line, false, unbounded, giveUpAt, engine, rounds);
     return lease;
   }
 
@@ -199,7 +199,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
           || engine.barQuorum(
               attempt.vote.tally(),
               status -> status != NodeOutcome.Status.OK && status != NodeOutcome.Status.REFUSED)
-          || (bounded && engine.ticker().read() - giveUpAt >= 0)) {
+          || (bounded && engine.ticker.read() - giveUpAt >= 0)) {
         return failed != null ? failed : round;
       }
     }

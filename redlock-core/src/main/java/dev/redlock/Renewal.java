@@ -38,7 +38,7 @@ final class Renewal<H extends LeaseStore.Held> {
   /** Schedules the first renewal, one interval after {@code from}. */
   synchronized void start(long from) {
     if (!stopped) {
-      next = engine.watchdog().at(from + intervalNanos, this::due);
+      next = engine.watchdog.at(from + intervalNanos, this::due);
     }
   }
 
@@ -68,27 +68,25 @@ final class Renewal<H extends LeaseStore.Held> {
       return;
     }
     long start = due.getAsLong();
-    LeaseStore<H> store = engine.store();
+    LeaseStore<H> store = engine.store;
     if (store.renewAsync(lease.held(), lease.ttlMillis(), votes -> renewed(votes, start))) {
       return;
     }
-    engine
-        .watchdog()
-        .renewal(
-            () -> {
-              OptionalLong now = startIfDue(); // it may have waited in line
-              if (now.isEmpty()) {
-                return;
-              }
-              Tally votes;
-              try {
-                votes = store.renew(lease.held(), lease.ttlMillis());
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt(); // closing: the lease is released or expires
-                return;
-              }
-              renewed(votes, now.getAsLong());
-            });
+    engine.watchdog.renewal(
+        () -> {
+          OptionalLong now = startIfDue(); // it may have waited in line
+          if (now.isEmpty()) {
+            return;
+          }
+          Tally votes;
+          try {
+            votes = store.renew(lease.held(), lease.ttlMillis());
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // closing: the lease is released or expires
+            return;
+          }
+          renewed(votes, now.getAsLong());
+        });
   }
 
   /**
@@ -96,7 +94,7 @@ final class Renewal<H extends LeaseStore.Held> {
    * the lease's time is up: then the lease is lost here).
    */
   OptionalLong startIfDue() {
-    long start = engine.ticker().read();
+    long start = engine.ticker.read();
     if (isStopped()) {
       return OptionalLong.empty();
     }
@@ -124,8 +122,8 @@ final class Renewal<H extends LeaseStore.Held> {
       schedule(keptFrom - start > 0 ? keptFrom + intervalNanos : start + intervalNanos);
       return;
     }
-    long now = engine.ticker().read();
-    long lastTry = lease.validUntil() - engine.roundNanos(); // decided before the validity ends
+    long now = engine.ticker.read();
+    long lastTry = lease.validUntil() - engine.roundNanos; // decided before the validity ends
     if (engine.barQuorum(votes, status -> status == NodeOutcome.Status.REFUSED)
         || lastTry - now <= 0) {
       lease.loseOnLibraryThread(LeaseLostException.Reason.RENEWAL_FAILED, votes.outcomes());
@@ -145,7 +143,7 @@ final class Renewal<H extends LeaseStore.Held> {
 
   private synchronized void schedule(long at) {
     if (!stopped) {
-      next = engine.watchdog().at(at, this::due);
+      next = engine.watchdog.at(at, this::due);
     }
   }
 }

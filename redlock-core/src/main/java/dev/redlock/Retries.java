@@ -22,7 +22,7 @@ final class Retries<H extends LeaseStore.Held> implements Waiters.Attempts {
     this.engine = engine;
     this.target = target;
     this.ttlMillis = ttlMillis;
-    this.began = engine.ticker().read();
+    this.began = engine.ticker.read();
     this.unbounded = maxWaitNanos > Long.MAX_VALUE / 4;
     this.giveUpAt = began + (unbounded ? 0 : maxWaitNanos);
   }
@@ -51,7 +51,7 @@ final class Retries<H extends LeaseStore.Held> implements Waiters.Attempts {
   public Lease next() throws InterruptedException {
     Attempt<H> attempt = attempt();
     if (attempt == null
-        || (attempt.lease == null && !unbounded && giveUpAt - engine.ticker().read() <= 0)) {
+        || (attempt.lease == null && !unbounded && giveUpAt - engine.ticker.read() <= 0)) {
       throw failure();
     }
     return attempt.lease;
@@ -64,6 +64,6 @@ final class Retries<H extends LeaseStore.Held> implements Waiters.Attempts {
 
   /** Why the acquisition gave up: the last attempt's reason and account, and the time spent. */
   LockUnavailableException failure() {
-    return last.failure(target.name(), attempts, engine.ticker().read() - began);
+    return last.failure(target.name(), attempts, engine.ticker.read() - began);
   }
 }

@@ -122,7 +122,7 @@ final class Waiters {
       if (engine.isClosed()) {
         return;
       }
-      long now = engine.ticker().read();
+      long now = engine.ticker.read();
       long untilGiveUp = unbounded ? Long.MAX_VALUE : giveUpAt - now;
       if (untilGiveUp <= 0) {
         return;
