@@ -174,7 +174,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
       long maxHold = engine.settings.maxHold().toNanos();
       long maxHoldUntil = grantedAt + maxHold < grantedAt ? Long.MAX_VALUE : grantedAt + maxHold;
       renewal = new Renewal<>(this, engine, interval, maxHoldUntil);
-      renewal.start(renewedFrom);
+      renewal.schedule(renewedFrom + interval);
       watchDeadline();
     }
     return this;

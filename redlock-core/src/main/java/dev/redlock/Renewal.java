@@ -35,13 +35,6 @@ final class Renewal<H extends LeaseStore.Held> {
     this.maxHoldUntil = maxHoldUntil;
   }
 
-  /** Schedules the first renewal, one interval after {@code from}. */
-  synchronized void start(long from) {
-    if (!stopped) {
-      next = engine.watchdog.at(from + intervalNanos, this::due);
-    }
-  }
-
   /** Stops renewing: the lease was released or lost. Final. */
   synchronized void stop() {
     stopped = true;
@@ -141,7 +134,8 @@ final class Renewal<H extends LeaseStore.Held> {
     schedule(retry);
   }
 
-  private synchronized void schedule(long at) {
+  /** Schedules the next renewal at {@code at}, unless stopped. */
+  synchronized void schedule(long at) {
     if (!stopped) {
       next = engine.watchdog.at(at, this::due);
     }

@@ -27,6 +27,7 @@ final class Waiters {
   }
 
   private final Watcher watcher;
+  private final LeaseStore.Releases told = this::noticed; // made once, not per line
   private final int quorum; // how many nodes' notices of one release make it a release
 
   Waiters() {
@@ -220,7 +221,7 @@ final class Waiters {
           if (!line.watched && resource instanceof String one) {
             // Under the monitor, as the unwatch: once each, in that order. A set's waiters poll.
             line.watched = true;
-            watcher.watch(one, this::noticed);
+            watcher.watch(one, told);
           }
           line.threads.addLast(me);
           return line;
