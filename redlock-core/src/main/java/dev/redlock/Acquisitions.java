@@ -105,9 +105,8 @@ final class Acquisitions<H extends LeaseStore.Held> {
     engine.arguments.renewable(ttl);
   }
 
-  @SuppressWarnings("unchecked") // the engine only ever hands out its own leases
   <T, E extends Exception> T runRenewed(Lease lease, LeaseTask<T, E> task) throws E {
-    return engine.runRenewed((ManagedLease<H>) lease, task);
+    return ((ManagedLease<?>) lease).runRenewed(task);
   }
 
   CompletableFuture<Optional<Lease>> tryAcquireAsync(String resource, Duration ttl) {

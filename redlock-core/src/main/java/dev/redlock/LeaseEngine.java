@@ -64,31 +64,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     return closed.get();
   }
 
-  /** withLock's part once the lease is won: renew while {@code task} runs, release after. */
-  <T, E extends Exception> T runRenewed(ManagedLease<H> lease, LeaseTask<T, E> task) throws E {
-    boolean threw = false;
-    try {
-      lease.keepAlive();
-      if (settings.taskInterruption() == TaskInterruption.ON_LEASE_LOSS) {
-        lease.interruptOnLoss(Thread.currentThread());
-      }
-      return task.run(lease);
-    } catch (Exception | Error e) {
-      threw = true;
-      LeaseLostException loss = lease.lossOrNull();
-      if (loss != null && loss != e) {
-        e.addSuppressed(loss);
-      }
-      throw e;
-    } finally {
-      lease.interruptOnLoss(null); // from here on a loss must not interrupt this thread
-      if (threw && lease.interruptedForLoss(Thread.currentThread())) {
-        Thread.interrupted(); // the loss's, and what withLock throws carries the loss
-      }
-      lease.release();
-    }
-  }
-
   /**
    * One attempt: a token, a start time, the store's vote, and the verdict: won only with a quorum
    * and validity left, else given back and the reason named. A refused writer leaves the {@code

@@ -364,11 +364,6 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     }
   }
 
-  /** Whether the loss interrupted {@code thread} (while its withLock task ran). */
-  synchronized boolean interruptedForLoss(Thread thread) {
-    return interruptedForLoss == thread;
-  }
-
   private String describe(LeaseLostException.Reason reason, List<NodeOutcome> outcomes) {
     return switch (reason) {
       case RENEWAL_FAILED ->
@@ -397,9 +392,39 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     }
   }
 
-  /** While a withLock task runs, a loss interrupts {@code thread}; null stops that. */
-  synchronized void interruptOnLoss(Thread thread) {
-    taskThread = released || lost != null ? null : thread;
+  /**
+   * withLock's part once the lease is won: renewed while {@code task} runs, released after; a loss
+   * interrupts the task (if so configured) and is attached to what it throws.
+   */
+  <T, E extends Exception> T runRenewed(LeaseTask<T, E> task) throws E {
+    Thread me = Thread.currentThread();
+    boolean threw = false;
+    try {
+      keepAlive();
+      if (engine.settings.taskInterruption() == TaskInterruption.ON_LEASE_LOSS) {
+        synchronized (this) {
+          taskThread = released || lost != null ? null : me;
+        }
+      }
+      return task.run(this);
+    } catch (Exception | Error e) {
+      threw = true;
+      LeaseLostException loss = lost;
+      if (loss != null && loss != e) {
+        e.addSuppressed(loss);
+      }
+      throw e;
+    } finally {
+      boolean ourInterrupt;
+      synchronized (this) {
+        taskThread = null; // from here on a loss must not interrupt this thread
+        ourInterrupt = interruptedForLoss == me;
+      }
+      if (threw && ourInterrupt) {
+        Thread.interrupted(); // the loss's, and what withLock throws carries the loss
+      }
+      release();
+    }
   }
 
   LeaseLostException lossOrNull() {

@@ -120,14 +120,14 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
     engine.ensureOpen();
     long ttlMillis = engine.arguments.ttl(ttl);
     engine.arguments.renewable(ttl); // before acquiring: a permit we could not renew is not taken
-    return engine.runRenewed(acquire(ttlMillis, maxWait), task);
+    return ((ManagedLease<?>) acquire(ttlMillis, maxWait)).runRenewed(task);
   }
 
   /**
    * Rounds until a permit is won or {@code maxWait} is spent, in this semaphore's waiting line as
    * {@code acquire} waits for a resource.
    */
-  private ManagedLease<H> acquire(long ttlMillis, Duration maxWait) throws InterruptedException {
+  private Lease acquire(long ttlMillis, Duration maxWait) throws InterruptedException {
     long waitNanos = Arguments.maxWaitNanos(maxWait);
     Ticker ticker = engine.ticker;
     long began = ticker.read();
@@ -152,10 +152,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
             return round.attempt.lease;
           }
         };
-    @SuppressWarnings("unchecked") // rounds only return this engine's leases
-    ManagedLease<H> lease =
-        (ManagedLease<H>) engine.waiters.inLine(line, false, unbounded, giveUpAt, engine, rounds);
-    return lease;
+    return engine.waiters.inLine(line, false, unbounded, giveUpAt, engine, rounds);
   }
 
   /** A round's outcome: the attempt that won, or the last refused one, and its permit. */
