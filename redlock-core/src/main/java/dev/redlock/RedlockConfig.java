@@ -480,7 +480,7 @@ public final class RedlockConfig {
      * Sets what makes the TLS sockets of {@code rediss://} nodes, for a trust store of the
      * application's own ({@code sslContext.getSocketFactory()}). Hostname verification is always
      * on: the certificate must name the host the URI names (an IP needs that IP as a subject
-     * alternative name).
+     * alternative name). A factory that trusts anything defeats it: never outside a test.
      *
      * @throws NullPointerException if {@code factory} is null
      */
