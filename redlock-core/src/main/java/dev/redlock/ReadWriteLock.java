@@ -20,8 +20,10 @@ import java.util.Optional;
  * <p>A write lease excludes every other lease of the lock; read leases exclude only write leases.
  * Writers first: a writer refused in {@code acquire} or {@code withLock} keeps new readers out
  * until its next attempt, so readers cannot starve it (writers can starve readers). Readers and
- * writers draw from one fencing counter. Not reentrant, no upgrade: a read lease holder asking for
- * the write side waits for itself. Its name is apart from plain resource names (docs/design.md,
+ * writers draw from one fencing counter: a write lease's token is larger than that of every lease
+ * of the lock that ended before it began, a read lease's than that of every write lease that did
+ * (readers are not ordered among themselves). Not reentrant, no upgrade: a read lease holder asking
+ * for the write side waits for itself. Its name is apart from plain resource names (docs/design.md,
  * "Read-write locks").
  */
 public interface ReadWriteLock {
