@@ -62,6 +62,12 @@ final class Attempt<H extends LeaseStore.Held> {
             lateYes(),
             TimeUnit.NANOSECONDS.toMillis(validityLeftNanos),
             outcomes);
+    if (reason == Reason.QUORUM_UNREACHABLE
+        && outcomes.stream().anyMatch(o -> o.status() == NodeOutcome.Status.QUARANTINED)) {
+      message +=
+          "; quarantined nodes vote again at the time each shows; if they are new and never"
+              + " served a lock, 'redlock init-nodes' lets them vote now";
+    }
     LockUnavailableException e =
         new LockUnavailableException(message, resource, reason, attempts, outcomes);
     vote.tally().errors().forEach(e::addSuppressed);

@@ -6,6 +6,8 @@ import dev.redlock.node.Exchange;
 import dev.redlock.node.LockNode;
 import dev.redlock.spi.Tally;
 import java.time.Duration;
+import java.time.LocalTime;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -36,6 +38,8 @@ final class Ballot implements Tally, RequestOrder.Preceding {
   private final Ticker ticker;
   private final String refusal;
   private final NodeOutcome.Status[] status;
+  private final NodeStates standing;
+  private final boolean acquisition; // only an acquisition shows whether a node votes
   private final String[] detail;
   private final long[] latencyNanos;
   private final long[] values;
@@ -71,8 +75,12 @@ final class Ballot implements Tally, RequestOrder.Preceding {
       String refusal,
       NodeLatencies latencies,
       Executor handOff,
-      long nodeTimeoutNanos) {
+      long nodeTimeoutNanos,
+      NodeStates standing,
+      boolean acquisition) {
     int n = nodes.size();
+    this.standing = standing;
+    this.acquisition = acquisition;
     this.nodes = nodes;
     this.ticker = ticker;
     this.refusal = refusal;
@@ -146,7 +154,10 @@ final class Ballot implements Tally, RequestOrder.Preceding {
           "data not trusted yet (new, restarted, resynced, reloaded, flushed or restored): no vote"
               + " for another "
               + (-reply - 1)
-              + " ms",
+              + " ms, until "
+              + LocalTime.now()
+                  .plus(Duration.ofMillis(-reply - 1))
+                  .format(DateTimeFormatter.ofPattern("HH:mm:ss")),
           latency,
           null,
           0);
@@ -197,6 +208,7 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     } finally {
       lock.unlock();
     }
+    standing.record(node, nodes.get(node).name(), s, text, acquisition);
     wakeWatcher();
     markSettled(node);
     if (decided != null) {
@@ -574,10 +586,6 @@ final class Ballot implements Tally, RequestOrder.Preceding {
   }
 
   /** How many nodes answered "quarantined". */
-  int quarantined() {
-    return count(NodeOutcome.Status.QUARANTINED);
-  }
-
   private int count(NodeOutcome.Status wanted) {
     lock.lock();
     try {

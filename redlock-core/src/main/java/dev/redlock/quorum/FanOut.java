@@ -32,6 +32,7 @@ final class FanOut {
   private final Executor io;
   private final Ticker ticker;
   private final long nodeTimeoutNanos;
+  private final NodeStates standing; // each node's standing, logged once per change
   private final NodeLatencies latencies;
   private final NodePipeline[] pipelines;
   private final ThreadPoolExecutor drains;
@@ -43,7 +44,13 @@ final class FanOut {
    */
   private final Executor turns;
 
-  FanOut(List<LockNode> nodes, Executor io, Ticker ticker, long nodeTimeoutNanos) {
+  FanOut(
+      List<LockNode> nodes,
+      Executor io,
+      Ticker ticker,
+      long nodeTimeoutNanos,
+      NodeStates standing) {
+    this.standing = standing;
     this.nodes = List.copyOf(nodes);
     this.io = io;
     this.ticker = ticker;
@@ -106,7 +113,16 @@ final class FanOut {
    */
   Ballot send(
       NodeRequest request, String refusal, RequestOrder order, IntPredicate skip, long sendBy) {
-    Ballot ballot = new Ballot(nodes, ticker, refusal, latencies, io, nodeTimeoutNanos);
+    Ballot ballot =
+        new Ballot(
+            nodes,
+            ticker,
+            refusal,
+            latencies,
+            io,
+            nodeTimeoutNanos,
+            standing,
+            request.verb() == NodeRequest.Verb.ACQUIRE);
     RequestOrder.Preceding after = order == null ? null : order.follow(ballot);
     for (int node : latencies.fastestFirst()) {
       CompletableFuture<Void> before = after == null ? null : after.settled(node);
@@ -153,7 +169,16 @@ final class FanOut {
    * with {@link Ballot#whenDecided}.
    */
   Ballot sendPipelined(NodeRequest request, String refusal, RequestOrder order, IntPredicate skip) {
-    Ballot ballot = new Ballot(nodes, ticker, refusal, latencies, io, nodeTimeoutNanos);
+    Ballot ballot =
+        new Ballot(
+            nodes,
+            ticker,
+            refusal,
+            latencies,
+            io,
+            nodeTimeoutNanos,
+            standing,
+            request.verb() == NodeRequest.Verb.ACQUIRE);
     RequestOrder.Preceding after = order == null ? null : order.follow(ballot);
     for (int node = 0; node < nodes.size(); node++) {
       CompletableFuture<Void> before = after == null ? null : after.settled(node);

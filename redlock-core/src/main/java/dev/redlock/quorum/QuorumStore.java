@@ -1,6 +1,5 @@
 package dev.redlock.quorum;
 
-import dev.redlock.NodeOutcome;
 import dev.redlock.internal.Ticker;
 import dev.redlock.internal.Uninterruptibly;
 import dev.redlock.node.LockNode;
@@ -36,13 +35,11 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
 
   private final int quorum;
   private final String keyPrefix;
-  private final java.time.Duration maxTtl;
   private final FanOut fanOut;
   private final ExecutorService io;
   private final Ticker ticker;
   private final long nodeTimeoutNanos;
   private final StragglerReleases stragglers;
-  private final long[] quarantineLoggedAt;
   private final Timers timer;
 
   private final UnsettledReleases unsettled = new UnsettledReleases();
@@ -71,15 +68,15 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
       Timers timer) {
     this.quorum = quorum;
     this.keyPrefix = keyPrefix;
-    this.maxTtl = maxTtl;
     this.io = io;
     this.ticker = ticker;
     this.nodeTimeoutNanos = nodeTimeout.toNanos();
     this.firstConnections =
         new FirstConnections(nodes, io, quorum, connectTimeout.toNanos(), nodeTimeoutNanos);
-    this.fanOut = new FanOut(nodes, io, ticker, nodeTimeoutNanos);
+    this.fanOut =
+        new FanOut(
+            nodes, io, ticker, nodeTimeoutNanos, new NodeStates(nodes.size(), quorum, maxTtl));
     this.stragglers = new StragglerReleases(nodes, timer, io, ticker, nodeTimeoutNanos);
-    this.quarantineLoggedAt = new long[nodes.size()];
     this.timer = timer;
   }
 
@@ -175,9 +172,6 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
     int yes;
     try {
       yes = votes.awaitQuorum(quorum, start + nodeTimeoutNanos);
-      if (votes.quarantined() > 0) {
-        logQuarantine(votes);
-      }
       if (yes >= quorum) {
         long fence = fence(key, keys, shape, token, votes, order, ttlMillis);
         if (fence > 0) {
@@ -278,29 +272,6 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
     int raised = raise.awaitQuorum(quorum - safe, start + nodeTimeoutNanos);
     log.debug("raised lagging fencing counters of '{}' to {} on {} node(s)", key, fence, raised);
     return safe + raised >= quorum ? fence : 0;
-  }
-
-  /** WARN about a quarantined node at most once per node every 10 s: it matters, but it lasts. */
-  private void logQuarantine(Ballot votes) {
-    long now = ticker.read();
-    List<NodeOutcome> outcomes = votes.outcomes();
-    for (int i = 0; i < outcomes.size(); i++) {
-      NodeOutcome outcome = outcomes.get(i);
-      if (outcome.status() == NodeOutcome.Status.QUARANTINED) {
-        long last = quarantineLoggedAt[i];
-        if (last == 0 || now - last > TimeUnit.SECONDS.toNanos(10)) {
-          quarantineLoggedAt[i] = now; // a benign race at worst logs twice
-          log.warn(
-              "node {} is quarantined by the restart guard: {}. Its data may lack leases it granted"
-                  + " (a restart from a snapshot or an AOF not fsynced on every write, a resync from"
-                  + " a master, a reload, a restore, a flush, or a new node); it votes again maxTtl"
-                  + " ({}) after that began",
-              outcome.node(),
-              outcome.detail(),
-              maxTtl);
-        }
-      }
-    }
   }
 
   @Override

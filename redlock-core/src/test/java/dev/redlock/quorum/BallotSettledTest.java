@@ -42,7 +42,14 @@ class BallotSettledTest {
           });
     }
     return new Ballot(
-        nodes, Ticker.SYSTEM, "held", new NodeLatencies(n), Runnable::run, 1_000_000_000L);
+        nodes,
+        Ticker.SYSTEM,
+        "held",
+        new NodeLatencies(n),
+        Runnable::run,
+        1_000_000_000L,
+        new NodeStates(n, 1, java.time.Duration.ofMinutes(1)),
+        true);
   }
 
   @Test

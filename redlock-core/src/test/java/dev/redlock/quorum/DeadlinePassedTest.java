@@ -91,7 +91,13 @@ class DeadlinePassedTest {
           .finish(NODE_TIMEOUT_NANOS);
       nodes.add(node);
     }
-    fanOut = new FanOut(nodes, io, Ticker.SYSTEM, NODE_TIMEOUT_NANOS);
+    fanOut =
+        new FanOut(
+            nodes,
+            io,
+            Ticker.SYSTEM,
+            NODE_TIMEOUT_NANOS,
+            new NodeStates(nodes.size(), 1, java.time.Duration.ofMinutes(1)));
   }
 
   @AfterEach

@@ -73,7 +73,13 @@ public class QuorumBenchmarks {
     for (int i = 0; i < 5; i++) {
       nodes.add(new InstantNode("redis://bench:" + i));
     }
-    fanOut = new FanOut(nodes, Runnable::run, Ticker.SYSTEM, 1_000_000_000L);
+    fanOut =
+        new FanOut(
+            nodes,
+            Runnable::run,
+            Ticker.SYSTEM,
+            1_000_000_000L,
+            new NodeStates(nodes.size(), 1, java.time.Duration.ofMinutes(1)));
   }
 
   @Benchmark

@@ -14,6 +14,7 @@ import dev.redlock.LockUnavailableException;
 import dev.redlock.NodeOutcome;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
+import dev.redlock.testkit.CapturedLog;
 import dev.redlock.testkit.LeaseContract;
 import dev.redlock.testkit.Tools;
 import java.io.BufferedReader;

@@ -1,4 +1,4 @@
-package dev.redlock.jdbc;
+package dev.redlock.testkit;
 
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
@@ -9,13 +9,14 @@ import java.util.List;
 /**
  * What the log says while this is open: slf4j-simple writes to {@code System.err}, looked up at
  * each line, so the stream is swapped for one that keeps a copy and still prints (as {@code
- * RedlockCliIT} reads the audit log).
+ * RedlockCliIT} reads the audit log). For a test run by slf4j-simple, as the kit's tests are.
  */
-final class CapturedLog implements AutoCloseable {
+public final class CapturedLog implements AutoCloseable {
   private final PrintStream original = System.err;
   private final ByteArrayOutputStream copy = new ByteArrayOutputStream();
 
-  CapturedLog() {
+  /** Starts capturing what is logged from now on. */
+  public CapturedLog() {
     System.setErr(
         new PrintStream(
             new OutputStream() {
@@ -37,14 +38,14 @@ final class CapturedLog implements AutoCloseable {
   }
 
   /** Everything logged so far. */
-  String text() {
+  public String text() {
     synchronized (copy) {
       return copy.toString(StandardCharsets.UTF_8);
     }
   }
 
   /** The lines logged so far that contain {@code text}. */
-  List<String> lines(String text) {
+  public List<String> lines(String text) {
     return text().lines().filter(line -> line.contains(text)).toList();
   }
 
