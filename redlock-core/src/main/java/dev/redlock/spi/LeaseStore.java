@@ -108,8 +108,9 @@ public interface LeaseStore<H extends LeaseStore.Held> extends AutoCloseable {
 
   /**
    * Extends {@code held} like {@link #renew} without a thread waiting: {@code decided} runs once,
-   * on a library thread, when the outcome is decided. A store that can only wait returns false and
-   * does nothing; the engine then calls {@link #renew} on a renewal thread.
+   * on a library thread, when the outcome is decided (a quorum, out of reach, or the store's
+   * timeout: it must run even when no answer ever comes). A store that can only wait returns false
+   * and does nothing; the engine then calls {@link #renew} on a renewal thread.
    *
    * @return true if the extend was sent and {@code decided} will run
    */

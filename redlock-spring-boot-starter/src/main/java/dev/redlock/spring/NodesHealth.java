@@ -53,6 +53,9 @@ public final class NodesHealth {
   public Check check() {
     RedlockAdmin admin = RedlockAdmin.create(config);
     List<String> names = admin.nodes();
+    if (names.isEmpty()) { // a store, not Redis nodes: nothing of ours to ask
+      return new Check(true, Map.of("nodes", Map.of()));
+    }
     ExecutorService askers =
         Executors.newFixedThreadPool(
             names.size(),

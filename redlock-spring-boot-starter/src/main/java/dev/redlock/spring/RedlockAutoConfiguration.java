@@ -92,15 +92,15 @@ public class RedlockAutoConfiguration {
         : new RedlockSettingsException(e.getMessage(), RedlockSettingsException.FIX_PROPERTY, e);
   }
 
-  /** In a web application: a lock a request could not get is a 409 or a 503, not a 500. */
+  /** In a servlet web application: a @Locked method's lock not acquired is a 409 or a 503. */
   @Configuration(proxyBeanMethods = false)
-  @ConditionalOnWebApplication
-  @ConditionalOnClass(name = "org.springframework.web.bind.annotation.ControllerAdvice")
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+  @ConditionalOnClass(name = "org.springframework.web.servlet.HandlerExceptionResolver")
   static class Web {
     @Bean
     @ConditionalOnMissingBean
-    LockedStatusAdvice redlockLockedStatusAdvice() {
-      return new LockedStatusAdvice();
+    LockedStatus redlockLockedStatus() {
+      return new LockedStatus();
     }
   }
 
