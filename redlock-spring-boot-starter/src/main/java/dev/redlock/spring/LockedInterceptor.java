@@ -193,7 +193,7 @@ final class LockedInterceptor implements MethodInterceptor {
 
   private Object notAcquired(LockedMethod locked, String resource, LockUnavailableException e) {
     if (!locked.skip) {
-      throw LockedStatus.notRun(e, locked.name);
+      throw NotRun.mark(e, locked.name);
     }
     if (e.reason() == LockUnavailableException.Reason.HELD_ELSEWHERE) {
       log.debug("{} skipped: '{}' is held elsewhere", locked.name, resource);

@@ -21,23 +21,8 @@ import org.springframework.web.servlet.ModelAndView;
  * so an application's own {@code @ExceptionHandler} wins, whatever its order.
  */
 public final class LockedStatus implements HandlerExceptionResolver, Ordered {
-  /** Marks a failure as the {@code @Locked} method's own lock not acquired: it did not run. */
-  static final class NotRun extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    NotRun(String method) {
-      super(method + " did not run: its lock was not acquired", null, false, false);
-    }
-  }
-
   /** Creates the resolver; the auto-configuration makes it in a servlet web application. */
   public LockedStatus() {}
-
-  /** Marks {@code e} as {@code method}'s own lock not acquired, before the method ran. */
-  static LockUnavailableException notRun(LockUnavailableException e, String method) {
-    e.addSuppressed(new NotRun(method));
-    return e;
-  }
 
   @Override
   public ModelAndView resolveException(
@@ -69,7 +54,7 @@ public final class LockedStatus implements HandlerExceptionResolver, Ordered {
 
   private static boolean markedNotRun(LockUnavailableException e) {
     for (Throwable s : e.getSuppressed()) {
-      if (s instanceof NotRun) {
+      if (s instanceof NotRun) { // marked by LockedInterceptor
         return true;
       }
     }
