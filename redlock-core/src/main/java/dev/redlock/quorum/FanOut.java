@@ -91,6 +91,18 @@ final class FanOut {
     return nodes;
   }
 
+  private Ballot ballot(NodeRequest request, String refusal) {
+    return new Ballot(
+        nodes,
+        ticker,
+        refusal,
+        latencies,
+        io,
+        nodeTimeoutNanos,
+        standing,
+        request.verb() == NodeRequest.Verb.ACQUIRE);
+  }
+
   /**
    * Sends {@code request} to every node.
    *
@@ -113,16 +125,7 @@ final class FanOut {
    */
   Ballot send(
       NodeRequest request, String refusal, RequestOrder order, IntPredicate skip, long sendBy) {
-    Ballot ballot =
-        new Ballot(
-            nodes,
-            ticker,
-            refusal,
-            latencies,
-            io,
-            nodeTimeoutNanos,
-            standing,
-            request.verb() == NodeRequest.Verb.ACQUIRE);
+    Ballot ballot = ballot(request, refusal);
     RequestOrder.Preceding after = order == null ? null : order.follow(ballot);
     for (int node : latencies.fastestFirst()) {
       CompletableFuture<Void> before = after == null ? null : after.settled(node);
@@ -169,16 +172,7 @@ final class FanOut {
    * with {@link Ballot#whenDecided}.
    */
   Ballot sendPipelined(NodeRequest request, String refusal, RequestOrder order, IntPredicate skip) {
-    Ballot ballot =
-        new Ballot(
-            nodes,
-            ticker,
-            refusal,
-            latencies,
-            io,
-            nodeTimeoutNanos,
-            standing,
-            request.verb() == NodeRequest.Verb.ACQUIRE);
+    Ballot ballot = ballot(request, refusal);
     RequestOrder.Preceding after = order == null ? null : order.follow(ballot);
     for (int node = 0; node < nodes.size(); node++) {
       CompletableFuture<Void> before = after == null ? null : after.settled(node);
