@@ -208,7 +208,7 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     } finally {
       lock.unlock();
     }
-    standing.record(node, nodes.get(node).name(), s, text, acquisition);
+    standing.record(node, nodes.get(node), s, text, acquisition);
     wakeWatcher();
     markSettled(node);
     if (decided != null) {

@@ -1,6 +1,7 @@
 package dev.redlock.quorum;
 
 import dev.redlock.NodeOutcome;
+import dev.redlock.node.LockNode;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.slf4j.Logger;
@@ -40,7 +41,7 @@ final class NodeStates {
    * shows whether a quarantined node votes again (it answers a release all the same).
    */
   void record(
-      int node, String name, NodeOutcome.Status status, String detail, boolean acquisition) {
+      int node, LockNode lockNode, NodeOutcome.Status status, String detail, boolean acquisition) {
     State now =
         switch (status) {
           case OK, REFUSED -> State.VOTES;
@@ -54,7 +55,7 @@ final class NodeStates {
     }
     State before = states.getAndSet(node, now);
     if (before != now) {
-      changed(name, status, detail, before, now);
+      changed(lockNode.name(), status, detail, before, now); // the name is made only here
     }
   }
 
