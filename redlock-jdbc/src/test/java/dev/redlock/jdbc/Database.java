@@ -128,8 +128,13 @@ final class Database implements AutoCloseable {
     }
   }
 
+  /**
+   * The library's pool. Its own wait for a connection is generous (a new connection through the
+   * proxy after a cut can take more than a second on a loaded machine): the store bounds each
+   * borrow by its nodeTimeout itself, and that is what the suite tests.
+   */
   private static HikariDataSource pool(String url, boolean autoCommit) {
-    return pool(url, autoCommit, 8, Duration.ofSeconds(1));
+    return pool(url, autoCommit, 8, Duration.ofSeconds(10));
   }
 
   private static HikariDataSource pool(
