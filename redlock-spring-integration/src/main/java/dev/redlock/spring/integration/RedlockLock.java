@@ -22,9 +22,11 @@ import org.springframework.integration.support.locks.DistributedLock;
  *   <li><b>Reentrant per thread.</b> The registry's threads take turns locally; the thread that
  *       holds the lock may lock it again, each lock counted. A reentrant lock extends the lease to
  *       its ttl from now (as Spring's registries refresh the expiry, which {@code
- *       LockRegistryLeaderInitiator}'s heartbeat relies on); if the lease was lost meanwhile, it
- *       takes a new one, and the last unlock reports the gap. Only the last unlock releases the
- *       lease.
+ *       LockRegistryLeaderInitiator}'s heartbeat relies on): a reentrant {@code tryLock} returns
+ *       false if the nodes did not confirm the extend within its wait (the outer hold stays, with
+ *       the validity it had). If the lease was lost meanwhile, a reentrant lock takes a new one
+ *       (with a new fencing token), and the last unlock reports the gap. Only the last unlock
+ *       releases the lease.
  *   <li><b>Owned by a thread.</b> {@link #unlock()} by a thread that does not hold it throws {@link
  *       IllegalStateException}.
  *   <li><b>A lost lease is reported.</b> If the lease expired or was lost before the last unlock,
