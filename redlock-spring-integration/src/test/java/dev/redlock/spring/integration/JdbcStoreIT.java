@@ -106,7 +106,7 @@ class JdbcStoreIT {
     RedlockLock lock = a.obtain(KEY);
     lock.lock();
     long first = lock.fencingToken();
-    assertTrue(lock.tryLock(), "reentrant");
+    assertTrue(lock.tryLock(timing.noHang(), Duration.ofSeconds(5)), "reentrant");
     assertFalse(b.obtain(KEY).tryLock(), "held by the other application");
     lock.unlock();
     assertFalse(b.obtain(KEY).tryLock(), "held until the last unlock");
