@@ -13,7 +13,8 @@ import org.springframework.scheduling.TaskScheduler;
  * quorum of Redis nodes, or in a SQL table when the {@code Redlock} was built over {@code
  * redlock-jdbc}'s store; the registry does not care which. It stands in for {@code
  * RedisLockRegistry} or {@code JdbcLockRegistry} wherever a {@code LockRegistry} goes ({@code
- * LockRegistryLeaderInitiator}, {@code LockRequestHandlerAdvice}, aggregators, your own code).
+ * LockRegistryLeaderInitiator}, {@code LockRequestHandlerAdvice}, aggregators, your own code). It
+ * does not see their locks, nor they its: switch every instance of an application at once.
  *
  * <pre>{@code
  * @Bean
