@@ -6,6 +6,7 @@
 module dev.redlock.shedlock {
   requires transitive dev.redlock;
   requires transitive net.javacrumbs.shedlock.core;
+  requires org.slf4j;
 
   exports dev.redlock.shedlock;
 }

@@ -131,10 +131,14 @@ public final class RedlockLockProvider implements ExtensibleLockProvider, AutoCl
   }
 
   /**
-   * Stops the timer that releases unlocked leases once their {@code lockAtLeastFor} has passed.
-   * Leases still waiting for it are not released early: they stay held until the Redlock is closed
-   * (which releases every lease it holds) or their {@code lockAtMostFor} runs out. After this,
-   * {@link #lock} throws. Idempotent.
+   * Closes the provider: {@link #lock} throws from now on, and this waits until every lock unlocked
+   * before its {@code lockAtLeastFor} had passed has been released at its time (at most the longest
+   * {@code lockAtLeastFor} left; logged at INFO when there is one), then stops the release timer. A
+   * lock unlocked after this waits out its {@code lockAtLeastFor} on the unlocking thread. So a
+   * graceful shutdown never cuts {@code lockAtLeastFor} short, provided the provider is closed
+   * before its Redlock (Spring closes a {@code @Bean} before the beans it depends on): closing the
+   * Redlock releases every lease it holds at once. Interrupted, it stops waiting and leaves the
+   * rest held (the flag is set again). Idempotent.
    */
   @Override
   public void close() {

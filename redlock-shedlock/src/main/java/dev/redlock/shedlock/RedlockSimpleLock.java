@@ -78,8 +78,8 @@ public final class RedlockSimpleLock implements SimpleLock {
    * <p>Why not shorten the lease instead, as ShedLock's Redis provider does with {@code SET ... XX
    * PX}: a Redlock extend never shortens a key (the fencing argument counts on a key living its
    * full ttl), so the lease is kept whole and released on time. The price: if this JVM stops before
-   * that time, the lock is held until {@code lockAtMostFor} runs out; and closing the Redlock
-   * releases it at once.
+   * that time, the lock is held until {@code lockAtMostFor} runs out; closing the provider waits
+   * for that time ({@link RedlockLockProvider#close()}); closing the Redlock releases it at once.
    *
    * @throws IllegalStateException if this lock was already unlocked or extended
    */

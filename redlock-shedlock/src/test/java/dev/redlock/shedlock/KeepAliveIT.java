@@ -25,6 +25,7 @@ import net.javacrumbs.shedlock.support.KeepAliveLockProvider;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -32,9 +33,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * ExtensibleLockProvider}), on three real redis-server nodes: it extends the lease every half
  * {@code lockAtMostFor}, so a job running longer than that keeps its lock.
  */
+@ExtendWith(NoLockLeft.class)
 class KeepAliveIT {
   static final Timing TIMING = Timing.get();
-  static final Duration NODE_TIMEOUT = TIMING.scaled(Duration.ofMillis(200));
+  static final Duration NODE_TIMEOUT = TIMING.scaled(Duration.ofMillis(500));
 
   @RegisterExtension static final RedisFixture redis = RedisFixture.perClass(RedisFixture.nodes(3));
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.redlock.LockUnavailableException;
 import dev.redlock.admin.LockStatus;
 import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.Timing;
@@ -16,6 +17,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.DefaultLockingTaskExecutor;
@@ -25,6 +27,7 @@ import net.javacrumbs.shedlock.core.SimpleLock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -37,10 +40,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * ms {@code lockAtMostFor}, the ttls here are {@link #SHORT}: a lease must outlive the node timeout
  * and the drift allowance (a shorter one is refused, {@code RedlockLockProviderIT}).
  */
+@ExtendWith(NoLockLeft.class)
 class LockProviderContractIT {
   static final Timing TIMING = Timing.get();
   static final Duration NO_HANG = TIMING.noHang();
-  static final Duration NODE_TIMEOUT = TIMING.scaled(Duration.ofMillis(200));
+  static final Duration NODE_TIMEOUT = TIMING.scaled(Duration.ofMillis(500));
 
   /** ShedLock's default {@code lockAtMostFor} in these cases is 5 minutes; maxTtl must allow it. */
   static final Duration LONG = Duration.ofMinutes(5);
@@ -145,9 +149,9 @@ class LockProviderContractIT {
   }
 
   @Test
-  void aLockEndsWhenLockAtMostForRunsOut() {
+  void aLockEndsWhenLockAtMostForRunsOutAndItsLateUnlockFreesNothing() {
     long start = System.nanoTime();
-    present(provider.lock(config(name, SHORT, Duration.ZERO))); // never unlocked
+    SimpleLock expired = present(provider.lock(config(name, SHORT, Duration.ZERO)));
     assertLocked(name);
     await("the lock runs out")
         .atMost(NO_HANG)
@@ -156,20 +160,25 @@ class LockProviderContractIT {
     long heldMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
     // The nodes' keys live the whole ttl from when they were set, after start (Redis rounds to ms).
     assertTrue(heldMillis >= SHORT.toMillis() - 1, "free after " + heldMillis + " ms");
-    present(rival.lock(config(name, SHORT, Duration.ZERO))).unlock();
+    SimpleLock next = present(rival.lock(config(name, SHORT.multipliedBy(10), Duration.ZERO)));
+    expired.unlock(); // owner-checked: the next holder's lock stays
+    assertLocked(name);
+    next.unlock();
   }
 
   /**
    * ShedLock's fuzz test: 8 threads add one to a plain counter under {@code executeWithLock}, 4 per
    * lock name, with its 5 ms {@code lockAtLeastFor}; a double grant loses an increment. (The
    * counter's reads and writes are volatile so that only a double grant, not the memory model, can
-   * lose one.)
+   * lose one.) An attempt the nodes could not decide in time (8 threads spinning on a starved
+   * machine: the core's quorum-unreachable error) did not run the task: counted, then tried again.
    */
   @Test
   void eightThreadsCountingUnderTwoNamesLoseNoIncrement() throws Exception {
     int threads = 8;
     int rounds = 100; // as ShedLock's FuzzTester
     AtomicIntegerArray counters = new AtomicIntegerArray(2);
+    AtomicInteger undecided = new AtomicInteger();
     LockingTaskExecutor executor = new DefaultLockingTaskExecutor(provider);
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     try {
@@ -181,17 +190,21 @@ class LockProviderContractIT {
                 () -> {
                   int done = 0;
                   while (done < rounds) {
-                    LockingTaskExecutor.TaskResult<Boolean> ran =
-                        executeWithLock(
-                            executor,
-                            () -> {
-                              int seen = counters.get(job);
-                              Thread.yield(); // room for a second holder to read the same value
-                              counters.set(job, seen + 1);
-                              return true;
-                            },
-                            config(name + "-" + job, LONG, Duration.ofMillis(5)));
-                    done += ran.wasExecuted() ? 1 : 0;
+                    try {
+                      LockingTaskExecutor.TaskResult<Boolean> ran =
+                          executeWithLock(
+                              executor,
+                              () -> {
+                                int seen = counters.get(job);
+                                Thread.yield(); // room for a second holder to read the same value
+                                counters.set(job, seen + 1);
+                                return true;
+                              },
+                              config(name + "-" + job, LONG, Duration.ofMillis(5)));
+                      done += ran.wasExecuted() ? 1 : 0;
+                    } catch (LockUnavailableException e) {
+                      undecided.incrementAndGet();
+                    }
                   }
                   return null;
                 }));
@@ -202,8 +215,8 @@ class LockProviderContractIT {
     } finally {
       pool.shutdownNow();
     }
-    assertEquals(threads / 2 * rounds, counters.get(0));
-    assertEquals(threads / 2 * rounds, counters.get(1));
+    assertEquals(threads / 2 * rounds, counters.get(0), undecided + " undecided attempts");
+    assertEquals(threads / 2 * rounds, counters.get(1), undecided + " undecided attempts");
   }
 
   private static <T> LockingTaskExecutor.TaskResult<T> executeWithLock(
@@ -292,23 +305,26 @@ class LockProviderContractIT {
   @Test
   void anExtendKeepsItsOwnLockAtLeastFor() {
     SimpleLock lock = present(provider.lock(config(name, Duration.ofSeconds(10), Duration.ZERO)));
-    present(lock.extend(Duration.ofSeconds(10), Duration.ofSeconds(9))).unlock();
+    // ShedLock's case keeps it 9 s; 2 s is as telling, and closing the provider waits it out
+    present(lock.extend(Duration.ofSeconds(10), Duration.ofSeconds(2))).unlock();
     assertLocked(name);
   }
 
   @Test
   void aLockIsNotExtendedTwice() {
     SimpleLock lock = present(provider.lock(config(name, Duration.ofSeconds(10), Duration.ZERO)));
-    present(lock.extend(Duration.ofSeconds(10), Duration.ofSeconds(9)));
+    SimpleLock extended = present(lock.extend(Duration.ofSeconds(10), Duration.ZERO));
     assertThrows(
         IllegalStateException.class,
         () -> lock.extend(Duration.ofSeconds(10), Duration.ofSeconds(9)));
+    extended.unlock();
   }
 
   @Test
   void aLockIsNotUnlockedAfterExtending() {
     SimpleLock lock = present(provider.lock(config(name, Duration.ofSeconds(10), Duration.ZERO)));
-    present(lock.extend(Duration.ofSeconds(10), Duration.ofSeconds(9)));
+    SimpleLock extended = present(lock.extend(Duration.ofSeconds(10), Duration.ZERO));
     assertThrows(IllegalStateException.class, lock::unlock);
+    extended.unlock();
   }
 }

@@ -30,7 +30,7 @@ class ModuleDescriptorTest {
               .map(ModuleDescriptor.Exports::source)
               .collect(Collectors.toSet()));
       assertEquals(
-          Set.of("java.base", "dev.redlock", "net.javacrumbs.shedlock.core"),
+          Set.of("java.base", "dev.redlock", "net.javacrumbs.shedlock.core", "org.slf4j"),
           descriptor.requires().stream().map(Requires::name).collect(Collectors.toSet()));
       assertEquals(
           Set.of("dev.redlock", "net.javacrumbs.shedlock.core"),

@@ -34,6 +34,7 @@ import net.javacrumbs.shedlock.core.LockingTaskExecutor;
 import net.javacrumbs.shedlock.core.SimpleLock;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -41,10 +42,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * proxies: {@code lockAtLeastFor} kept after unlock and released on time, extend's new lock, the
  * fencing token a job reads ({@link CurrentLock}), a frozen minority, bad input and closing.
  */
+@ExtendWith(NoLockLeft.class)
 class RedlockLockProviderIT {
   static final Timing TIMING = Timing.get();
   static final Duration NO_HANG = TIMING.noHang();
-  static final Duration NODE_TIMEOUT = TIMING.scaled(Duration.ofMillis(200));
+  static final Duration NODE_TIMEOUT = TIMING.scaled(Duration.ofMillis(500));
   static final Duration TTL = TIMING.scaled(Duration.ofSeconds(10));
 
   @RegisterExtension
@@ -369,18 +371,35 @@ class RedlockLockProviderIT {
   }
 
   @Test
-  void closingStopsTheTimerAndLeavesAWaitingLeaseHeldUntilTheRedlockCloses() {
+  void closingWaitsForLockAtLeastForThenStopsTheTimer() {
     Redlock redlock = redlock("a");
     RedlockLockProvider provider = RedlockLockProvider.create(redlock);
-    present(provider.lock(config(name, TTL, TTL))).unlock(); // waits for lockAtLeastFor
-    assertTrue(releaseThreadAlive(), "the timer waits for it");
+    Duration atLeast = TIMING.scaled(Duration.ofMillis(800));
+    long start = System.nanoTime();
+    present(provider.lock(config(name, TTL, atLeast))).unlock(); // the timer waits for it
+    RedlockSimpleLock later =
+        present(provider.lock(config(name + "-2", TTL, atLeast.plus(atLeast))));
+    assertTrue(releaseThreadAlive());
     provider.close();
+    assertTrue(millisSince(start) >= atLeast.toMillis(), "closed after " + millisSince(start));
+    nodes.assertFree(name); // released at its time, before close() returned
     assertFalse(releaseThreadAlive(), "the timer outlived close()");
-    nodes.assertHeld(name); // not released early
     assertThrows(
         IllegalStateException.class, () -> provider.lock(config(name, TTL, Duration.ZERO)));
     provider.close(); // idempotent
-    redlock.close(); // releases every lease it holds: the documented caveat
+    later.unlock(); // after close: this thread waits for its lockAtLeastFor
+    assertTrue(
+        millisSince(start) >= 2 * atLeast.toMillis(), "unlocked after " + millisSince(start));
+    nodes.assertFree(name + "-2");
+  }
+
+  @Test
+  void closingTheRedlockReleasesALockKeptForLockAtLeastForAtOnce() {
+    Redlock redlock = redlock("a");
+    RedlockLockProvider provider = redis.closeAfter(RedlockLockProvider.create(redlock));
+    present(provider.lock(config(name, TTL, TIMING.scaled(Duration.ofSeconds(1))))).unlock();
+    nodes.assertHeld(name);
+    redlock.close(); // the caveat operations.md names: close the provider first
     nodes.assertFree(name);
   }
 
