@@ -1,9 +1,10 @@
 /**
- * Requires the three add-on modules only: dev.redlock, java.sql and Micrometer come with them
- * (requires transitive), as their signatures use those modules' types.
+ * Requires the four add-on modules only: dev.redlock, java.sql, Micrometer and ShedLock's core come
+ * with them (requires transitive), as their signatures use those modules' types.
  */
 module example.consumer {
   requires dev.redlock.admin;
   requires dev.redlock.jdbc;
   requires dev.redlock.micrometer;
+  requires dev.redlock.shedlock;
 }

@@ -7,9 +7,14 @@ import dev.redlock.admin.LockStatus;
 import dev.redlock.admin.RedlockAdmin;
 import dev.redlock.jdbc.JdbcLeases;
 import dev.redlock.micrometer.RedlockMetrics;
+import dev.redlock.shedlock.CurrentLock;
+import dev.redlock.shedlock.RedlockLockProvider;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.time.Instant;
 import javax.sql.DataSource;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.SimpleLock;
 
 /**
  * What a user's code on the module path does: a type from each module the module-info reaches,
@@ -46,6 +51,18 @@ public final class Consumer {
         Lease lease = redlock.acquire("consumer", Duration.ofSeconds(1), Duration.ofSeconds(10))) {
       token = lease.fencingToken();
     }
+    long shedLockToken; // a ShedLock lock over the same nodes, its token read as a job reads it
+    try (Redlock redlock = Redlock.create(config);
+        RedlockLockProvider provider = RedlockLockProvider.create(redlock, "shedlock:")) {
+      SimpleLock lock =
+          provider
+              .lock(
+                  new LockConfiguration(
+                      Instant.now(), "consumer", Duration.ofSeconds(1), Duration.ZERO))
+              .orElseThrow();
+      shedLockToken = CurrentLock.fencingToken();
+      lock.unlock();
+    }
     LockStatus status; // the operator's module reads the nodes through core's qualified exports
     try (RedlockAdmin admin = RedlockAdmin.create(config)) {
       status = admin.status("consumer");
@@ -55,8 +72,10 @@ public final class Consumer {
     String module = Redlock.class.getModule().getName();
     System.out.println(
         "consumer: lease taken and released on the module path (module " + module + ", token "
-            + token + "), " + attempts + " attempt(s) in the metrics, status " + status.verdict());
-    if (!"dev.redlock".equals(module) || attempts < 1 || !status.nodes().get(0).reachable()) {
+            + token + "), " + attempts + " attempt(s) in the metrics, status " + status.verdict()
+            + ", a ShedLock lock with token " + shedLockToken);
+    if (!"dev.redlock".equals(module) || attempts < 1 || !status.nodes().get(0).reachable()
+        || shedLockToken <= 0) {
       System.exit(1);
     }
   }

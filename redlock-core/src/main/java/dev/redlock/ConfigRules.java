@@ -8,7 +8,10 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
-/** The defaults that need a reason, and the rules {@link RedlockConfig.Builder} checks. */
+/**
+ * The defaults that need a reason, the rules {@link RedlockConfig.Builder} checks, and how a config
+ * describes itself.
+ */
 final class ConfigRules {
   static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofMillis(50);
   static final Duration DEFAULT_RETRY_DELAY = Duration.ofMillis(200);
@@ -108,5 +111,59 @@ final class ConfigRules {
               + maxTtl
               + "; raise maxTtl or lower nodeTimeout");
     }
+  }
+
+  /** Leases are kept on nodes or in a store: exactly one of the two is set. */
+  static void nodesOrStore(List<NodeUri> nodes, Object store) {
+    if (store != null && !nodes.isEmpty()) {
+      throw new IllegalArgumentException(
+          "nodes and store are both set: the leases are kept either on Redis nodes or in a"
+              + " store, not both; remove the nodes "
+              + nodes
+              + " or the store "
+              + store);
+    }
+    if (store == null && nodes.isEmpty()) {
+      throw new IllegalArgumentException(
+          "nodes must not be empty: add at least one node (3 or 5 for fault tolerance), or set a"
+              + " store");
+    }
+  }
+
+  /** {@link RedlockConfig#toString}: the settings that apply, without credentials. */
+  static String describe(RedlockConfig c, Object store) {
+    boolean redis = store == null;
+    return String.format(
+        "RedlockConfig{%s, clockDriftFactor=%s, nodeTimeout=%s, retryDelay=%s, retryJitter=%s,"
+            + " maxAttemptsInFlight=%s%s, renewalFraction=%s, maxHold=%s, taskInterruption=%s,"
+            + " maxTtl=%s%s%s}",
+        redis
+            ? "nodes="
+                + c.nodes()
+                + ", quorum="
+                + c.quorum()
+                + ", keyPrefix='"
+                + c.keyPrefix()
+                + "'"
+            : "store=" + store,
+        c.clockDriftFactor(),
+        c.nodeTimeout(),
+        c.retryDelay(),
+        c.retryJitter(),
+        c.maxAttemptsInFlight(),
+        redis
+            ? ", maxConnectionsPerNode="
+                + c.maxConnectionsPerNode()
+                + ", connectTimeout="
+                + c.connectTimeout()
+            : "",
+        c.renewalFraction(),
+        c.maxHold(),
+        c.taskInterruption(),
+        c.maxTtl(),
+        redis && c.tlsSocketFactory().isPresent()
+            ? ", tlsSocketFactory=" + c.tlsSocketFactory().get().getClass().getName()
+            : "",
+        redis && c.restartGuard() != RestartGuard.ON ? ", restartGuard=" + c.restartGuard() : "");
   }
 }

@@ -238,33 +238,7 @@ public final class RedlockConfig {
 
   @Override
   public String toString() {
-    boolean redis = store == null;
-    return String.format(
-        "RedlockConfig{%s, clockDriftFactor=%s, nodeTimeout=%s, retryDelay=%s, retryJitter=%s,"
-            + " maxAttemptsInFlight=%s%s, renewalFraction=%s, maxHold=%s, taskInterruption=%s,"
-            + " maxTtl=%s%s%s}",
-        redis
-            ? "nodes=" + nodes() + ", quorum=" + quorum + ", keyPrefix='" + keyPrefix + "'"
-            : "store=" + store,
-        clockDriftFactor,
-        nodeTimeout,
-        retryDelay,
-        retryJitter,
-        maxAttemptsInFlight,
-        redis
-            ? ", maxConnectionsPerNode="
-                + maxConnectionsPerNode
-                + ", connectTimeout="
-                + connectTimeout
-            : "",
-        renewalFraction,
-        maxHold,
-        taskInterruption,
-        maxTtl,
-        redis && tlsSocketFactory != null
-            ? ", tlsSocketFactory=" + tlsSocketFactory.getClass().getName()
-            : "",
-        redis && restartGuard != RestartGuard.ON ? ", restartGuard=" + restartGuard : "");
+    return ConfigRules.describe(this, store);
   }
 
   /**
@@ -570,19 +544,7 @@ public final class RedlockConfig {
      *     maxTtl} leaves no valid ttl (it must exceed {@code nodeTimeout} plus the clock drift)
      */
     public RedlockConfig build() {
-      if (store != null && !nodes.isEmpty()) {
-        throw new IllegalArgumentException(
-            "nodes and store are both set: the leases are kept either on Redis nodes or in a"
-                + " store, not both; remove the nodes "
-                + nodes
-                + " or the store "
-                + store);
-      }
-      if (store == null && nodes.isEmpty()) {
-        throw new IllegalArgumentException(
-            "nodes must not be empty: add at least one node (3 or 5 for fault tolerance), or set a"
-                + " store");
-      }
+      ConfigRules.nodesOrStore(nodes, store);
       int q = store != null ? 0 : ConfigRules.quorum(nodes, quorum);
       ConfigRules.maxTtlLeavesAValidTtl(maxTtl, nodeTimeout, clockDriftFactor);
       return new RedlockConfig(this, nodes, q);

@@ -6,8 +6,6 @@ import dev.redlock.node.Exchange;
 import dev.redlock.node.LockNode;
 import dev.redlock.spi.Tally;
 import java.time.Duration;
-import java.time.LocalTime;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -21,19 +19,13 @@ import java.util.function.BooleanSupplier;
  * The tally of one request sent to every node, indexed like the node list: what each node answered,
  * how many said yes, and when the outcome is decided (a quorum said yes, a quorum is out of reach,
  * or every node answered). Replies are read by the ballot's {@link ReplyReader} (requests the
- * sending thread wrote) or by I/O threads (the rest), and recorded here.
- *
- * <p>Each node has a "settled" future, completed when that node's request has finished one way or
- * another; the lease's next request on that node waits for it ({@link RequestOrder}). It is made
- * only when asked for before the node settled (after, every node shares one completed future), and
- * {@link #whenAllSettled} counts settled nodes rather than combine futures: a round whose requests
- * all settle before the next one is sent makes no future at all.
+ * sending thread wrote) or by I/O threads (the rest), and recorded here; when each node's request
+ * has finished is {@link Settlements}'s.
  *
  * <p>What is rare is made when first needed: the errors (a node failed), the condition (a thread
  * waited for an I/O thread's answer).
  */
 final class Ballot implements Tally, RequestOrder.Preceding {
-  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Ballot.class);
   private final List<LockNode> nodes;
   private final Ticker ticker;
   private final String refusal;
@@ -46,21 +38,7 @@ final class Ballot implements Tally, RequestOrder.Preceding {
   private Throwable[] errors; // guarded by lock; made by the first failure
   private final ReentrantLock lock = new ReentrantLock();
   private Condition changed; // guarded by lock; made by the first awaitChange
-
-  /**
-   * Guarded by lock: per node, the future a later request waits on (made on demand), then {@link
-   * #SETTLED} once the node has settled.
-   */
-  private final CompletableFuture<?>[] settled;
-
-  private int settledCount; // guarded by lock
-  private List<Runnable> onAllSettled; // guarded by lock: whenAllSettled's actions, until they run
-
-  /**
-   * What {@link #settled(int)} returns for a node that has settled: completed, shared by every
-   * ballot. Nobody completes it again (only a ballot completes the futures it made).
-   */
-  private static final CompletableFuture<Void> SETTLED = CompletableFuture.completedFuture(null);
+  private final Settlements settlements;
 
   private final ReplyReader reader;
   private int ok;
@@ -88,7 +66,7 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     this.detail = new String[n];
     this.latencyNanos = new long[n];
     this.values = new long[n];
-    this.settled = new CompletableFuture<?>[n];
+    this.settlements = new Settlements(n);
     this.reader = new ReplyReader(this, n, ticker, latencies, handOff, nodeTimeoutNanos);
   }
 
@@ -126,9 +104,9 @@ final class Ballot implements Tally, RequestOrder.Preceding {
       decided.run();
     }
     if (before == null || before.isDone()) {
-      markSettled(node);
+      settlements.settle(node);
     } else {
-      before.whenComplete((ignored, error) -> markSettled(node));
+      before.whenComplete((ignored, error) -> settlements.settle(node));
     }
   }
 
@@ -151,13 +129,7 @@ final class Ballot implements Tally, RequestOrder.Preceding {
       record(
           node,
           NodeOutcome.Status.QUARANTINED,
-          "data not trusted yet (new, restarted, resynced, reloaded, flushed or restored): no vote"
-              + " for another "
-              + (-reply - 1)
-              + " ms, until "
-              + LocalTime.now()
-                  .plus(Duration.ofMillis(-reply - 1))
-                  .format(DateTimeFormatter.ofPattern("HH:mm:ss")),
+          NodeFailures.quarantined(-reply - 1),
           latency,
           null,
           0);
@@ -210,7 +182,7 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     }
     standing.record(node, nodes.get(node), s, text, acquisition);
     wakeWatcher();
-    markSettled(node);
+    settlements.settle(node);
     if (decided != null) {
       decided.run();
     }
@@ -427,60 +399,7 @@ final class Ballot implements Tally, RequestOrder.Preceding {
    * thread that settles the last one.
    */
   void whenAllSettled(Runnable action) {
-    lock.lock();
-    try {
-      if (settledCount < nodes.size()) {
-        if (onAllSettled == null) {
-          onAllSettled = new ArrayList<>(2);
-        }
-        onAllSettled.add(action);
-        return;
-      }
-    } finally {
-      lock.unlock();
-    }
-    runSettled(action);
-  }
-
-  /**
-   * The request to {@code node} has finished (or, for a skipped node, the request it followed):
-   * completes its future if one was asked for, and once every node has settled runs what waited for
-   * that. A node settles once; a second call is ignored.
-   */
-  private void markSettled(int node) {
-    CompletableFuture<?> waiting;
-    List<Runnable> actions = null;
-    lock.lock();
-    try {
-      waiting = settled[node];
-      if (waiting == SETTLED) {
-        return;
-      }
-      settled[node] = SETTLED;
-      if (++settledCount == nodes.size()) {
-        actions = onAllSettled;
-        onAllSettled = null;
-      }
-    } finally {
-      lock.unlock();
-    }
-    if (waiting != null) {
-      waiting.complete(null);
-    }
-    if (actions != null) {
-      for (Runnable action : actions) {
-        runSettled(action);
-      }
-    }
-  }
-
-  /** One thing that waited for every node to settle: one that throws cannot stop the others. */
-  private static void runSettled(Runnable action) {
-    try {
-      action.run();
-    } catch (RuntimeException e) {
-      log.warn("an action after every node settled failed; the others still run", e);
-    }
+    settlements.whenAll(action);
   }
 
   /**
@@ -517,20 +436,9 @@ final class Ballot implements Tally, RequestOrder.Preceding {
   }
 
   /** Completes when the request to {@code node} has finished, whatever its result. */
-  @SuppressWarnings("unchecked") // only ever CompletableFuture<Void>: made here, or SETTLED
   @Override
   public CompletableFuture<Void> settled(int node) {
-    lock.lock();
-    try {
-      CompletableFuture<?> f = settled[node];
-      if (f == null) {
-        f = new CompletableFuture<Void>();
-        settled[node] = f;
-      }
-      return (CompletableFuture<Void>) f;
-    } finally {
-      lock.unlock();
-    }
+    return settlements.of(node);
   }
 
   /** A snapshot of the per-node account, in node order. */
@@ -580,22 +488,6 @@ final class Ballot implements Tally, RequestOrder.Preceding {
         }
       }
       return out;
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  /** How many nodes answered "quarantined". */
-  private int count(NodeOutcome.Status wanted) {
-    lock.lock();
-    try {
-      int n = 0;
-      for (NodeOutcome.Status s : status) {
-        if (s == wanted) {
-          n++;
-        }
-      }
-      return n;
     } finally {
       lock.unlock();
     }

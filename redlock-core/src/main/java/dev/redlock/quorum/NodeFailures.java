@@ -5,11 +5,19 @@ import dev.redlock.node.NodeLifeUnknownException;
 import java.net.ConnectException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
+import java.time.Duration;
+import java.time.LocalTime;
+import java.time.format.DateTimeFormatter;
 import redis.clients.jedis.exceptions.JedisAccessControlException;
 import redis.clients.jedis.exceptions.JedisDataException;
 
-/** Turns what a node threw into a status and one short phrase a person on call can act on. */
+/**
+ * Turns what a node threw, or a quarantine, into a status and one short phrase a person on call can
+ * act on.
+ */
 final class NodeFailures {
+  private static final DateTimeFormatter CLOCK = DateTimeFormatter.ofPattern("HH:mm:ss");
+
   private NodeFailures() {}
 
   static NodeOutcome.Status status(Throwable error) {
@@ -65,5 +73,14 @@ final class NodeFailures {
       }
     }
     return null;
+  }
+
+  /** A quarantined node's account: for how long, and until when on this machine's clock. */
+  static String quarantined(long millisLeft) {
+    return "data not trusted yet (new, restarted, resynced, reloaded, flushed or restored): no vote"
+        + " for another "
+        + millisLeft
+        + " ms, until "
+        + LocalTime.now().plus(Duration.ofMillis(millisLeft)).format(CLOCK);
   }
 }
