@@ -14,6 +14,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Spec;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.Protocol;
 import redis.clients.jedis.exceptions.JedisDataException;
 
 @Command(
@@ -21,14 +22,18 @@ import redis.clients.jedis.exceptions.JedisDataException;
     mixinStandardHelpOptions = true,
     description = {
       "Checks every node against what Redlock's safety needs, and prints a verdict per check"
-          + " with the fix: reachability and round trip; Redis version; that the node lets the"
+          + " with the fix: reachability and round trip; the server and its version (redis_version,"
+          + " and server_name, valkey_version where present); that the node lets the"
           + " client see its restarts (INFO: run_id, uptime); persistence (appendonly,"
           + " appendfsync, save) and what it means for the restart guard; maxmemory-policy"
           + " (eviction of lock and fence keys); the guard's view of the node now (its life"
           + " marker: voting, or quarantined and for how long); keys the previous version left;"
           + " clock skew (TIME) between nodes and against this machine; that the nodes are"
           + " independent masters (distinct run_id, no replica); ACL permissions for the commands"
-          + " the lock runs; node count and quorum.",
+          + " the lock runs; node count and quorum. Reported only: whether Lua scripting runs"
+          + " (EVAL of 'return 1') and whether the server has owner-checked commands (SET ..."
+          + " IFEQ, DELEX, DELIFEQ) that could replace the scripts; the lock uses its scripts"
+          + " either way.",
       "A node that refuses INFO fails (its vote would never count); one that refuses CONFIG GET"
           + " gets a warning for persistence (treated as not durable) and '?' for eviction."
     },
@@ -176,10 +181,13 @@ final class DoctorCommand extends CliCommand {
     Map<String, String> persistence = Map.of();
     try {
       server = NodeLife.info(jedis, "server");
-      checkVersion(node, server.getOrDefault("redis_version", "unknown"));
+      checkVersion(node, server);
       checkRole(config, node, NodeLife.info(jedis, "replication"));
       persistence = NodeLife.info(jedis, "persistence");
     } catch (JedisDataException e) {
+      if (server == null) {
+        add(Verdict.UNKNOWN, node, "version", "unknown (" + e.getMessage() + ")", null);
+      }
       add(
           Verdict.FAIL,
           node,
@@ -191,6 +199,7 @@ final class DoctorCommand extends CliCommand {
           "grant the user +info (and +config|get, so a node with appendfsync always keeps its"
               + " vote across restarts)");
     }
+    checkCapabilities(node, jedis);
     boolean durable = checkPersistence(config, node, jedis, persistence);
     checkEviction(node, jedis);
     long before = System.currentTimeMillis();
@@ -225,7 +234,26 @@ final class DoctorCommand extends CliCommand {
     return best;
   }
 
-  private void checkVersion(String node, String version) {
+  /**
+   * The server and its version, from INFO server: {@code Redis 7.0.15}, or for a server that names
+   * itself (Valkey, whose redis_version stays 7.2.4) {@code valkey 8.1.1 (redis_version 7.2.4)}.
+   */
+  static String server(Map<String, String> info) {
+    String redis = info.getOrDefault("redis_version", "unknown");
+    String name = info.get("server_name");
+    String own = info.get("valkey_version");
+    if (name == null && own == null) {
+      return "Redis " + redis;
+    }
+    return (name == null ? "valkey" : name)
+        + (own == null ? "" : " " + own)
+        + " (redis_version "
+        + redis
+        + ")";
+  }
+
+  private void checkVersion(String node, Map<String, String> info) {
+    String version = info.getOrDefault("redis_version", "unknown");
     String[] parts = version.split("\\.");
     int major;
     int minor;
@@ -237,13 +265,13 @@ final class DoctorCommand extends CliCommand {
       return;
     }
     if (major > 6 || (major == 6 && minor >= 2)) {
-      add(Verdict.OK, node, "version", "Redis " + version, null);
+      add(Verdict.OK, node, "version", server(info), null);
     } else {
       add(
           Verdict.FAIL,
           node,
           "version",
-          "Redis " + version + " is older than 6.2, the oldest tested",
+          server(info) + " is older than 6.2, the oldest tested",
           "upgrade to Redis 6.2 or 7");
     }
   }
@@ -281,6 +309,73 @@ final class DoctorCommand extends CliCommand {
     } else {
       add(Verdict.OK, node, "independence", "a master without replicas", null);
     }
+  }
+
+  /**
+   * Reports, without writing anything, whether Lua scripting runs and which owner-checked commands
+   * the server has (Redis 8.4: SET ... IFEQ and DELEX; Valkey: SET ... IFEQ from 8.1, DELIFEQ from
+   * 9.0, DELEX from 9.2). Information only: the lock runs its scripts whatever this says.
+   */
+  private void checkCapabilities(String node, Jedis jedis) {
+    try {
+      jedis.eval("return 1", 0);
+      add(Verdict.INFO, node, "scripting", "Lua available (EVAL)", null);
+    } catch (JedisDataException e) {
+      add(Verdict.INFO, node, "scripting", "no (" + e.getMessage() + ")", null);
+    }
+    String what = "owner-checked commands";
+    String found;
+    try {
+      // One entry per name, nil for a command the server does not have.
+      List<?> commands =
+          (List<?>) jedis.sendCommand(Protocol.Command.COMMAND, "INFO", "DELEX", "DELIFEQ");
+      found =
+          "SET IFEQ "
+              + setArgument(jedis, "IFEQ")
+              + ", DELEX "
+              + (commands.get(0) == null ? "no" : "yes")
+              + ", DELIFEQ "
+              + (commands.get(1) == null ? "no" : "yes");
+    } catch (JedisDataException e) {
+      add(Verdict.UNKNOWN, node, what, "unknown (" + e.getMessage() + ")", null);
+      return;
+    }
+    add(Verdict.INFO, node, what, found + " (report only: the lock uses its scripts)", null);
+  }
+
+  /**
+   * Whether SET takes the argument {@code token} ({@code yes} or {@code no}), as COMMAND DOCS
+   * (Redis 7.0+) documents it: IFEQ is an argument of SET, not a command of its own. A server
+   * without COMMAND DOCS predates every SET ... IFEQ (Redis 8.4, Valkey 8.1): {@code no}.
+   *
+   * @throws JedisDataException if the user may not run COMMAND
+   */
+  static String setArgument(Jedis jedis, String token) {
+    Object docs;
+    try {
+      docs = jedis.sendCommand(Protocol.Command.COMMAND, "DOCS", "SET");
+    } catch (JedisDataException e) {
+      if (String.valueOf(e.getMessage()).toLowerCase(Locale.ROOT).contains("unknown subcommand")) {
+        return "no (no COMMAND DOCS: older than Redis 7.0)";
+      }
+      throw e;
+    }
+    return mentions(docs, token) ? "yes" : "no";
+  }
+
+  /** Whether {@code reply}, nested arrays and maps included, holds the string {@code word}. */
+  private static boolean mentions(Object reply, String word) {
+    if (reply instanceof byte[] bytes) {
+      return word.equalsIgnoreCase(new String(bytes, java.nio.charset.StandardCharsets.UTF_8));
+    }
+    if (reply instanceof List<?> list) {
+      return list.stream().anyMatch(item -> mentions(item, word));
+    }
+    if (reply instanceof Map<?, ?> map) {
+      return map.entrySet().stream()
+          .anyMatch(e -> mentions(e.getKey(), word) || mentions(e.getValue(), word));
+    }
+    return word.equalsIgnoreCase(String.valueOf(reply));
   }
 
   private static String configGet(Jedis jedis, String name) {

@@ -17,6 +17,7 @@ import dev.redlock.admin.ReadWriteStatus;
 import dev.redlock.admin.RedlockAdmin;
 import dev.redlock.testkit.FaultyNodes;
 import dev.redlock.testkit.Persistence;
+import dev.redlock.testkit.RedisBinary;
 import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.RedisNode;
 import dev.redlock.testkit.RedisNodes;
@@ -32,6 +33,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -877,6 +879,76 @@ class RedlockCliIT {
     assertTrue(
         check(r, nodes.node(2).uri(), "persistence").startsWith("warn  "),
         "the other checks still run: " + r);
+    assertTrue(
+        check(r, nodes.node(2).uri(), "version")
+            .startsWith("?     " + nodes.node(2).uri() + "  version: unknown (NOPERM"),
+        r.toString());
+    assertTrue(
+        check(r, nodes.node(2).uri(), "owner-checked commands").startsWith("info  "),
+        "the capability probe does not need INFO: " + r);
+  }
+
+  /**
+   * What doctor reports of a server's capabilities, read-only, on both binaries (Redis 7 and the
+   * 6.2 of embedded-redis): the server and version, that Lua runs, and that neither has an
+   * owner-checked command (SET ... IFEQ came with Redis 8.4 and Valkey 8.1, DELEX with Redis 8.4,
+   * DELIFEQ with Valkey 9.0). A user who may not run COMMAND gets "unknown (NOPERM ...)", one who
+   * may not run EVAL "no (NOPERM ...)": lines of the report, not a failed or aborted run.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"redis-7", "redis-6.2"})
+  void doctorReportsTheServerScriptingAndOwnerCheckedCommandsOfEachNode(String name) {
+    Supplier<RedisBinary> binary =
+        name.equals("redis-6.2") ? RedisBinary::embedded : RedisBinary::locate;
+    RedisNode node = redis.start(RedisFixture.nodes(1).binary(binary)).node(0);
+    String version = node.binary().version();
+    assertTrue(!name.equals("redis-6.2") || version.startsWith("6.2."), version);
+    String uri = node.uri();
+
+    Result r = redlock("", Map.of(), "doctor", "--nodes", uri);
+    assertEquals(0, r.status(), "a report never fails the run: " + r);
+    assertEquals("ok    " + uri + "  version: Redis " + version, check(r, uri, "version"));
+    assertEquals("info  " + uri + "  scripting: Lua available (EVAL)", check(r, uri, "scripting"));
+    assertEquals(
+        "info  "
+            + uri
+            + "  owner-checked commands: SET IFEQ no"
+            + (version.startsWith("6.") ? " (no COMMAND DOCS: older than Redis 7.0)" : "")
+            + ", DELEX no, DELIFEQ no (report only: the lock uses its scripts)",
+        check(r, uri, "owner-checked commands"));
+    try (Jedis jedis = on(node)) {
+      // The probe reads SET's documented arguments: one SET has is found where COMMAND DOCS is.
+      if (!version.startsWith("6.")) {
+        assertEquals("yes", DoctorCommand.setArgument(jedis, "NX"));
+      }
+      jedis.aclSetUser("nocommand", "on", ">secret", "~*", "+@all", "-command");
+      jedis.aclSetUser("noeval", "on", ">secret", "~*", "+@all", "-eval");
+    }
+
+    Result noCommand =
+        redlock(
+            "",
+            Map.of(),
+            "doctor",
+            "--nodes",
+            uri.replace("redis://", "redis://nocommand:secret@"));
+    assertEquals(0, noCommand.status(), "an unknown is not a failure: " + noCommand);
+    assertLine(
+        check(noCommand, uri, "owner-checked commands"), "?     ", noCommand, "unknown (NOPERM");
+    assertEquals(
+        "info  " + uri + "  scripting: Lua available (EVAL)", check(noCommand, uri, "scripting"));
+
+    Result noEval =
+        redlock(
+            "", Map.of(), "doctor", "--nodes", uri.replace("redis://", "redis://noeval:secret@"));
+    assertLine(check(noEval, uri, "scripting"), "info  ", noEval, "scripting: no (NOPERM");
+    assertTrue(
+        check(noEval, uri, "owner-checked commands").contains("DELEX no"),
+        "the other probes still run: " + noEval);
+    assertTrue(
+        check(noEval, uri, "permissions").startsWith("FAIL  "),
+        "the lock cannot run without EVAL, as before: " + noEval);
+    assertFalse(noEval.out().contains("secret"), "no password printed: " + noEval);
   }
 
   @Test
