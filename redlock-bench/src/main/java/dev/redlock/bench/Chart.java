@@ -26,7 +26,10 @@ final class Chart {
     new Color(0xd62728),
     new Color(0x9467bd),
     new Color(0x8c564b),
-    new Color(0x17becf)
+    new Color(0x17becf),
+    new Color(0xe377c2),
+    new Color(0x7f7f7f),
+    new Color(0xbcbd22)
   };
 
   static void latencyByNodes(Report report, Path file) throws IOException {
@@ -38,10 +41,17 @@ final class Chart {
         max = Math.max(max, l.p50());
       }
     }
-    int w = 900;
-    int h = 520;
+    Font legendFont = new Font(Font.SANS_SERIF, Font.PLAIN, 12);
+    int legendWidth = 0;
+    Graphics2D scratch = new BufferedImage(1, 1, BufferedImage.TYPE_INT_RGB).createGraphics();
+    for (String name : series.keySet()) {
+      legendWidth = Math.max(legendWidth, scratch.getFontMetrics(legendFont).stringWidth(name));
+    }
+    scratch.dispose();
     int left = 80;
-    int right = 300;
+    int right = Math.max(300, legendWidth + 60); // the legend whole, however long a name
+    int w = left + 520 + right;
+    int h = 520;
     int top = 50;
     int bottom = 60;
     BufferedImage image = new BufferedImage(w, h, BufferedImage.TYPE_INT_RGB);
@@ -55,7 +65,7 @@ final class Chart {
         "The same resource taken again and again: acquire + release, p50 by number of nodes",
         left,
         28);
-    g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
+    g.setFont(legendFont);
     int plotW = w - left - right;
     int plotH = h - top - bottom;
     double yMax = niceCeiling(max);

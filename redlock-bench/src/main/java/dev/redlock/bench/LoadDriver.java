@@ -213,6 +213,7 @@ public final class LoadDriver {
       impls.add(new RawFloors.Pipelined(hosts));
       impls.add(new RawFloors.ExecutorFanOut(hosts));
     }
+    impls.add(new RawFloors.Pipelined(hosts, true));
     impls.add(new RawFloors.PipelinedWithOurScripts(hosts));
     impls.add(new Ours(uris));
     impls.add(new RedissonRedLockUnderTest(uris));
@@ -296,6 +297,21 @@ public final class LoadDriver {
                 Cpu.processSeconds() - clientCpuBefore,
                 batch);
           }
+        }
+      }
+      // node-redlock once more in a steady loop of its own, as `node bench.js` runs it: right
+      // after the rounds, on the same nodes, the same number of cycles back to back in its warm
+      // process, each timed there, while this process only waits for the answer.
+      for (int which = 0; which < impls.size(); which++) {
+        if (impls.get(which) instanceof NodeRedlockUnderTest node) {
+          String name = node.name() + ", own loop";
+          Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
+          histograms.put(name, h);
+          double nodeCpuBefore = nodeCpuSeconds(cpuReaders);
+          for (long nanos : node.batch(sameKey(n, which), rounds * batch)) {
+            h.recordValue(nanos);
+          }
+          addCpu(cpu, name, nodeCpuSeconds(cpuReaders) - nodeCpuBefore, Double.NaN, rounds * batch);
         }
       }
     } finally {
@@ -751,8 +767,10 @@ public final class LoadDriver {
   }
 
   /**
-   * 1, 8, 64 and 256 threads on distinct keys, N=5: throughput as threads grow, failures, and the
-   * CPU the nodes and this process used meanwhile, so the bound is visible.
+   * 1, 8, 64 and 256 threads on distinct keys, N=5: throughput as threads grow against a floor
+   * ({@link RawFloors.SharedConnections}: our scripts from as many threads over as many connections
+   * per node as the library opens), failures, and the CPU the nodes and this process used
+   * meanwhile, so the bound is visible.
    */
   private void manyKeys(List<String> uris) throws Exception {
     long millis =
@@ -761,39 +779,73 @@ public final class LoadDriver {
           case QUICK -> 3000;
           case SMOKE -> 500;
         };
-    try (Redlock redlock = Redlock.create(RedlockConfig.builder().nodes(uris).build())) {
+    List<HostAndPort> hosts =
+        uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
+    try (Redlock redlock = Redlock.create(RedlockConfig.builder().nodes(uris).build());
+        RawFloors.SharedConnections floor =
+            new RawFloors.SharedConnections(
+                hosts, RedlockConfig.DEFAULT_MAX_CONNECTIONS_PER_NODE)) {
       for (int threads : new int[] {1, 8, 64, 256}) {
-        AtomicLong next = new AtomicLong();
-        AtomicLong failed = new AtomicLong();
-        Cpu before = Cpu.read(uris);
-        long ops =
-            runThreads(
-                threads,
-                millis,
-                thread -> {
-                  String key = "bench:many:" + thread + ":" + next.incrementAndGet();
-                  try {
-                    redlock.tryAcquire(key, Duration.ofSeconds(30)).orElseThrow().release();
-                    return 1;
-                  } catch (LockUnavailableException e) {
-                    failed.incrementAndGet();
-                    return 0;
-                  }
-                });
-        Cpu used = Cpu.read(uris).minus(before);
-        report.throughput(
-            "distinct keys, " + threads + " threads (" + failed.get() + " failed)",
-            5,
+        distinctKeys(
+            uris,
+            threads,
+            millis,
+            floor.name(),
+            key -> {
+              floor.cycle(key);
+              return true;
+            });
+        distinctKeys(
+            uris,
+            threads,
+            millis,
             "redlock (this library)",
-            ops * 1000.0 / millis,
-            Double.NaN,
-            Double.NaN,
-            used.percentOf(millis),
-            "–");
-        System.out.println(
-            "many keys, " + threads + " threads: " + ops + " ok, " + failed.get() + " failed");
+            key -> {
+              try {
+                redlock.tryAcquire(key, Duration.ofSeconds(30)).orElseThrow().release();
+                return true;
+              } catch (LockUnavailableException e) {
+                return false;
+              }
+            });
       }
     }
+  }
+
+  /** One distinct-keys row: {@code cycle} takes and gives back a new key, false if not won. */
+  private void distinctKeys(
+      List<String> uris,
+      int threads,
+      long millis,
+      String impl,
+      java.util.function.Predicate<String> cycle)
+      throws Exception {
+    AtomicLong next = new AtomicLong();
+    AtomicLong failed = new AtomicLong();
+    Cpu before = Cpu.read(uris);
+    long ops =
+        runThreads(
+            threads,
+            millis,
+            thread -> {
+              if (cycle.test("bench:many:" + thread + ":" + next.incrementAndGet())) {
+                return 1;
+              }
+              failed.incrementAndGet();
+              return 0;
+            });
+    Cpu used = Cpu.read(uris).minus(before);
+    report.throughput(
+        "distinct keys, " + threads + " threads",
+        5,
+        impl,
+        ops * 1000.0 / millis,
+        Double.NaN,
+        Double.NaN,
+        used.percentOf(millis),
+        failed.get() + " failed");
+    System.out.println(
+        "many keys, " + threads + " threads, " + impl + ": " + ops + " ok, " + failed + " failed");
   }
 
   @FunctionalInterface

@@ -18,7 +18,8 @@ import java.util.concurrent.TimeUnit;
  * The Node.js peer: node-redlock 5.0.0-beta.2 over ioredis, one client per node, in a process of
  * its own ({@code node-redlock-bench.js}) that the driver keeps for the run. It times its own
  * cycles, so the pipe between the two processes is not part of its figures; the driver asks it for
- * a batch at a time, interleaved with the Java rows' batches. Only with {@code --node-redlock DIR},
+ * a batch at a time, interleaved with the Java rows' batches, then for the same number of cycles in
+ * one batch, a steady loop of its own (the "own loop" row). Only with {@code --node-redlock DIR},
  * DIR holding {@code node_modules} with {@code redlock@5.0.0-beta.2} and {@code ioredis@5}.
  */
 final class NodeRedlockUnderTest implements LockUnderTest {

@@ -2,6 +2,8 @@ package dev.redlock.bench;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -14,8 +16,8 @@ import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.Protocol;
 
 /**
- * The network floor: raw Jedis, no lock logic. {@code SET key token NX PX ttl} on every node, then
- * the owner-checked release by {@code EVALSHA} on every node, in three ways.
+ * The network floor: raw Jedis, no lock logic. {@code SET key token NX PX ttl} on every node (or a
+ * script: fenced, or ours), then the owner-checked release by {@code EVALSHA} on every node.
  */
 final class RawFloors {
   private RawFloors() {}
@@ -43,6 +45,30 @@ final class RawFloors {
         .add("token-of-this-cycle")
         .add(Protocol.Keyword.NX)
         .add(Protocol.Keyword.PX)
+        .add(30_000);
+  }
+
+  /**
+   * The fenced floor's acquire, one script per node: {@code SET NX PX}, then {@code INCR} of the
+   * resource's fencing counter, so the token comes from the node; no restart guard, no clock.
+   * Returns the token, or 0 if the key is held.
+   */
+  static final OurScripts.Lua FENCED_SET =
+      OurScripts.lua(
+          """
+          if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+            return 0
+          end
+          return redis.call('INCR', KEYS[2])
+          """);
+
+  static CommandArguments fencedSet(String key) {
+    return new CommandArguments(Protocol.Command.EVALSHA)
+        .add(FENCED_SET.sha1())
+        .add(2)
+        .key(key)
+        .key(key + FENCE_SUFFIX)
+        .add("token-of-this-cycle")
         .add(30_000);
   }
 
@@ -74,7 +100,8 @@ final class RawFloors {
     return replies;
   }
 
-  static List<FlushableConnection> connect(List<HostAndPort> nodes) {
+  /** A connection to every node, each with the release script and {@code scripts} loaded. */
+  static List<FlushableConnection> connect(List<HostAndPort> nodes, OurScripts.Lua... scripts) {
     List<FlushableConnection> out = new ArrayList<>();
     for (HostAndPort node : nodes) {
       FlushableConnection c = new FlushableConnection(node);
@@ -82,6 +109,10 @@ final class RawFloors {
           new CommandArguments(Protocol.Command.SCRIPT)
               .add("LOAD")
               .add(OurScripts.RELEASE.source()));
+      for (OurScripts.Lua script : scripts) {
+        c.executeCommand(
+            new CommandArguments(Protocol.Command.SCRIPT).add("LOAD").add(script.source()));
+      }
       out.add(c);
     }
     return out;
@@ -129,12 +160,8 @@ final class RawFloors {
     private final List<String> runIds = new ArrayList<>();
 
     PipelinedWithOurScripts(List<HostAndPort> nodes) {
-      this.nodes = connect(nodes);
+      this.nodes = connect(nodes, OurScripts.ACQUIRE);
       for (FlushableConnection c : this.nodes) {
-        c.executeCommand(
-            new CommandArguments(Protocol.Command.SCRIPT)
-                .add("LOAD")
-                .add(OurScripts.ACQUIRE.source()));
         // The guard's input, read once per connection as the library does.
         String info =
             new String(
@@ -152,33 +179,59 @@ final class RawFloors {
 
     @Override
     public void cycle(String key) {
+      cycles(List.of(key));
+    }
+
+    /**
+     * An acquire + release of each of {@code keys}: every acquire written to every node, then every
+     * reply read; then the releases likewise. One round trip per phase, however many keys.
+     */
+    void cycles(List<String> keys) {
       for (int i = 0; i < nodes.size(); i++) {
-        nodes
-            .get(i)
-            .sendCommand(
-                new CommandArguments(Protocol.Command.EVALSHA)
-                    .add(OurScripts.ACQUIRE.sha1())
-                    .add(4)
-                    .key(key)
-                    .key(KEY_PREFIX + "@life")
-                    .key(key + FENCE_SUFFIX)
-                    .key(KEY_PREFIX + "@witness")
-                    .add("token-of-this-cycle")
-                    .add(30_000)
-                    .add(60_000)
-                    .add("1")
-                    .add(runIds.get(i) + ":0:" + KEY_PREFIX) // who the connection reached
-                    .add("0")
-                    .add(-1)
-                    .add("0"));
+        for (int k = 0; k < keys.size(); k++) {
+          nodes
+              .get(i)
+              .sendCommand(
+                  new CommandArguments(Protocol.Command.EVALSHA)
+                      .add(OurScripts.ACQUIRE.sha1())
+                      .add(4)
+                      .key(keys.get(k))
+                      .key(KEY_PREFIX + "@life")
+                      .key(keys.get(k) + FENCE_SUFFIX)
+                      .key(KEY_PREFIX + "@witness")
+                      .add("token-of-this-cycle")
+                      .add(30_000)
+                      .add(60_000)
+                      .add("1")
+                      .add(runIds.get(i) + ":0:" + KEY_PREFIX) // who the connection reached
+                      .add("0")
+                      .add(-1)
+                      .add("0"));
+        }
         nodes.get(i).flushNow();
       }
       for (FlushableConnection c : nodes) {
-        if (!(c.getOne() instanceof Long value) || value <= 0) {
-          throw new IllegalStateException("not won: " + key);
+        for (int k = 0; k < keys.size(); k++) {
+          if (!(c.getOne() instanceof Long value) || value <= 0) {
+            throw new IllegalStateException("not won: " + keys.get(k));
+          }
         }
       }
-      writeAllThenReadAll(nodes, release(OurScripts.RELEASE.sha1(), key));
+      List<CommandArguments> releases = new ArrayList<>(keys.size());
+      for (int k = 0; k < keys.size(); k++) {
+        releases.add(release(OurScripts.RELEASE.sha1(), keys.get(k)));
+      }
+      for (FlushableConnection c : nodes) {
+        for (int k = 0; k < keys.size(); k++) {
+          c.sendCommand(releases.get(k));
+        }
+        c.flushNow();
+      }
+      for (FlushableConnection c : nodes) {
+        for (int k = 0; k < keys.size(); k++) {
+          c.getOne();
+        }
+      }
     }
 
     @Override
@@ -187,24 +240,33 @@ final class RawFloors {
     }
   }
 
-  /** One thread writes to every node first, then reads every reply: the best a client can do. */
+  /**
+   * One thread writes to every node first, then reads every reply: the best a client can do. Bare
+   * ({@code SET NX PX}), or fenced ({@link #FENCED_SET}: each node's reply a fencing token).
+   */
   static final class Pipelined implements LockUnderTest {
     private final List<FlushableConnection> nodes;
+    private final boolean fenced;
 
     Pipelined(List<HostAndPort> nodes) {
-      this.nodes = connect(nodes);
+      this(nodes, false);
+    }
+
+    Pipelined(List<HostAndPort> nodes, boolean fenced) {
+      this.nodes = connect(nodes, FENCED_SET);
+      this.fenced = fenced;
     }
 
     @Override
     public String name() {
-      return "floor: write all, then read all";
+      return fenced ? "floor: fenced, write all, then read all" : "floor: write all, then read all";
     }
 
     @Override
     public void cycle(String key) {
-      for (Object reply : writeAllThenReadAll(nodes, set(key))) {
-        if (reply == null) {
-          throw new IllegalStateException("not free: " + key);
+      for (Object reply : writeAllThenReadAll(nodes, fenced ? fencedSet(key) : set(key))) {
+        if (fenced ? !(reply instanceof Long token) || token <= 0 : reply == null) {
+          throw new IllegalStateException("not free, or no fencing token: " + key);
         }
       }
       writeAllThenReadAll(nodes, release(OurScripts.RELEASE.sha1(), key));
@@ -255,6 +317,80 @@ final class RawFloors {
     public void close() {
       pool.shutdownNow();
       nodes.forEach(Connection::close);
+    }
+  }
+
+  /**
+   * The throughput floor for many threads on distinct keys: {@link PipelinedWithOurScripts}'s
+   * scripts from the caller's threads over {@code perNode} connections to each node, a key's cycle
+   * on the connections its hash picks (the library picks a connection by key too). A thread queues
+   * its cycle there, then takes their lock; whoever holds it sends every cycle queued as one batch
+   * (each phase one write and one read per node) and the cycles it carried are done.
+   *
+   * <p>Why it is a fair floor: the nodes do the same work per cycle (the same acquire and release
+   * scripts), over as many connections as the library opens by default, for as many threads on the
+   * same cores; no more sockets, no thread of its own. What it leaves out is the library's: the
+   * quorum count, the validity clock, the lease and its token, its bookkeeping per request. And a
+   * batch per connection is the fewest writes and reads a client sharing its connections can make,
+   * where the library pipelines every caller's requests on its connections as they come.
+   */
+  static final class SharedConnections implements LockUnderTest {
+    /** One set of connections, one to each node, and the cycles waiting for it. */
+    private static final class Lane {
+      final PipelinedWithOurScripts connections;
+      final Queue<Waiting> waiting = new ConcurrentLinkedQueue<>();
+
+      Lane(List<HostAndPort> nodes) {
+        this.connections = new PipelinedWithOurScripts(nodes);
+      }
+    }
+
+    /** A queued cycle; {@code done} is read and written under its lane's lock only. */
+    private static final class Waiting {
+      final String key;
+      boolean done;
+
+      Waiting(String key) {
+        this.key = key;
+      }
+    }
+
+    private final List<Lane> lanes = new ArrayList<>();
+
+    SharedConnections(List<HostAndPort> nodes, int perNode) {
+      for (int i = 0; i < perNode; i++) {
+        lanes.add(new Lane(nodes));
+      }
+    }
+
+    @Override
+    public String name() {
+      return "floor: our scripts, " + lanes.size() + " connections per node, batched";
+    }
+
+    @Override
+    public void cycle(String key) {
+      Lane lane = lanes.get(Math.floorMod(key.hashCode(), lanes.size()));
+      Waiting mine = new Waiting(key);
+      lane.waiting.add(mine);
+      synchronized (lane) {
+        if (mine.done) {
+          return; // carried by the batch of a thread ahead of this one
+        }
+        List<Waiting> batch = new ArrayList<>();
+        List<String> keys = new ArrayList<>();
+        for (Waiting w; (w = lane.waiting.poll()) != null; ) {
+          batch.add(w);
+          keys.add(w.key);
+        }
+        lane.connections.cycles(keys); // mine among them: queued before this lock was taken
+        batch.forEach(w -> w.done = true);
+      }
+    }
+
+    @Override
+    public void close() {
+      lanes.forEach(lane -> lane.connections.close());
     }
   }
 }

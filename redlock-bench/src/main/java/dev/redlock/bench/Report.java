@@ -116,25 +116,27 @@ final class Report {
         .append(machine)
         .append(", 5 local redis-server nodes, one run, implementations interleaved.\n\n");
     md.append(
-        "| scenario | N | implementation | p50 µs | p99 µs | p99.9 µs | p50 / floor | p50 / floor with our scripts | p50 / Redisson | bytes allocated per cycle | CPU µs per cycle: nodes / client |\n");
-    md.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
+        "| scenario | N | implementation | p50 µs | p99 µs | p99.9 µs | p50 / floor | p50 / fenced floor | p50 / floor with our scripts | p50 / Redisson | bytes allocated per cycle | CPU µs per cycle: nodes / client |\n");
+    md.append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (Latency l : latencies) {
       Latency floor = floor(l.scenario, l.nodes);
+      Latency fenced = find(l.scenario, l.nodes, "floor: fenced");
       Latency redisson = find(l.scenario, l.nodes, "Redisson");
       Latency scripts = find(l.scenario, l.nodes, "floor: write all, then read all, our scripts");
       md.append(
           String.format(
               Locale.ROOT,
-              "| %s | %d | %s | %.0f | %.0f | %.0f | %s | %s | %s | %s | %s / %s |%n",
+              "| %s | %d | %s | %.0f | %.0f | %.0f | %s | %s | %s | %s | %s | %s / %s |%n",
               l.scenario,
               l.nodes,
               l.impl,
               l.p50,
               l.p99,
               l.p999,
-              floor == null ? "–" : String.format(Locale.ROOT, "%.2f×", l.p50 / floor.p50),
-              scripts == null ? "–" : String.format(Locale.ROOT, "%.2f×", l.p50 / scripts.p50),
-              redisson == null ? "–" : String.format(Locale.ROOT, "%.2f×", l.p50 / redisson.p50),
+              ratio(l.p50, floor == null ? Double.NaN : floor.p50),
+              ratio(l.p50, fenced == null ? Double.NaN : fenced.p50),
+              ratio(l.p50, scripts == null ? Double.NaN : scripts.p50),
+              ratio(l.p50, redisson == null ? Double.NaN : redisson.p50),
               Double.isNaN(l.bytesPerCycle)
                   ? "–"
                   : String.format(Locale.ROOT, "%,.0f", l.bytesPerCycle),
@@ -142,16 +144,23 @@ final class Report {
               micros(l.clientCpuMicrosPerCycle)));
     }
     md.append(
-        "\n| scenario | N | implementation | per second | node commands per operation (with those scripts run) | script calls per operation | CPU used (of one core) | waiting and sharing |\n|---|---|---|---|---|---|---|---|\n");
+        "\n| scenario | N | implementation | per second | per second / floor | node commands per operation (with those scripts run) | script calls per operation | CPU used (of one core) | waiting and sharing; failures |\n|---|---|---|---|---|---|---|---|---|\n");
     for (Throughput t : throughputs) {
+      double floor = Double.NaN;
+      for (Throughput f : throughputs) {
+        if (f.scenario.equals(t.scenario) && f.nodes == t.nodes && f.impl.startsWith("floor:")) {
+          floor = f.perSecond;
+        }
+      }
       md.append(
           String.format(
               Locale.ROOT,
-              "| %s | %d | %s | %,.0f | %s | %s | %s | %s |%n",
+              "| %s | %d | %s | %,.0f | %s | %s | %s | %s | %s |%n",
               t.scenario,
               t.nodes,
               t.impl,
               t.perSecond,
+              ratio(t.perSecond, floor),
               Double.isNaN(t.commandsPerOp)
                   ? "–"
                   : String.format(Locale.ROOT, "%.1f", t.commandsPerOp),
@@ -162,6 +171,11 @@ final class Report {
               t.waiting));
     }
     return md.toString();
+  }
+
+  /** "1.04×", or "–" without a figure to compare with. */
+  private static String ratio(double value, double of) {
+    return Double.isNaN(of) ? "–" : String.format(Locale.ROOT, "%.2f×", value / of);
   }
 
   private static String micros(double micros) {
