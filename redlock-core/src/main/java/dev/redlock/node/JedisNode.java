@@ -24,7 +24,8 @@ import redis.clients.jedis.util.IOUtils;
  * requests are pipelined, replies dispatched in order, no pool to borrow from. A request's
  * connection is chosen by its key, so one key's requests to a node keep their order on the wire.
  * Jedis makes each connection (TCP, TLS, credentials, database, client name); the node's life is
- * read on it; from then on the library writes requests and reads replies itself.
+ * read on it; from then on its socket carries our requests, written and read with Jedis's {@code
+ * Protocol}.
  */
 final class JedisNode implements LockNode {
   /** The name our connections carry in {@code CLIENT LIST}, so operators can tell them apart. */
@@ -192,9 +193,9 @@ final class JedisNode implements LockNode {
       }
       try {
         SharedConnection connection = current(channels[c], false);
-        List<SharedConnection.Request> batch = new ArrayList<>(mine.size());
+        List<SharedRequest> batch = new ArrayList<>(mine.size());
         for (int i : mine) {
-          batch.add(connection.new Request(requests.get(i)));
+          batch.add(connection.request(requests.get(i)));
         }
         connection.sendAll(batch);
         for (int k = 0; k < mine.size(); k++) {

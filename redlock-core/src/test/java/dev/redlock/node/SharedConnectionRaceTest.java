@@ -4,9 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.InputStream;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -14,14 +15,19 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisSocketFactory;
+import redis.clients.jedis.exceptions.JedisConnectionException;
 
 /**
  * The race the adversarial review of the shared connections found (issue 15, item 2), forced on a
- * real {@code redis-server}: the reader has parsed the reply of the oldest request when another
- * thread breaks the connection. If the break took that request off the queue while the reader then
- * took the next one, the next request would get the first one's reply: an acquisition of a key held
- * elsewhere answered with the fencing token of a free one — a false "yes" vote.
+ * real {@code redis-server} from the test's own socket: the reader has the reply of the oldest
+ * request in hand when another thread breaks the connection. If the break took that request off the
+ * queue while the reader then took the next one, the next request would get the first one's reply:
+ * an acquisition of a key held elsewhere answered with the fencing token of a free one — a false
+ * "yes" vote. (A break takes every request off the queue under the one lock a reader takes a
+ * request under, so it cannot stop half-way.)
  *
  * <p>Runs its own {@code redis-server} (core's tests have no kit): one process, stopped by its PID;
  * it fails under {@code CI=true} if none is installed, and is skipped on a laptop without.
@@ -44,52 +50,68 @@ class SharedConnectionRaceTest {
   }
 
   @Test
-  void aBreakWhileTheReaderHoldsAParsedReplyNeverHandsItToTheNextRequest() throws Exception {
+  void aBreakWhileTheReaderHoldsARepliesBytesNeverHandsThemToTheNextRequest() throws Exception {
     try (Jedis admin = new Jedis("127.0.0.1", port)) {
       admin.set("redlock:held", "another-owner");
     }
     ExecutorService io = Executors.newCachedThreadPool();
-    LockNode node = oneConnection(io);
+    Thread reader = Thread.currentThread();
+    AtomicReference<Runnable> onRead = new AtomicReference<>();
+    Socket socket =
+        new Socket() {
+          @Override
+          public InputStream getInputStream() throws java.io.IOException {
+            InputStream real = super.getInputStream();
+            return new java.io.FilterInputStream(real) {
+              @Override
+              public int read(byte[] b, int off, int len) throws java.io.IOException {
+                int n = super.read(b, off, len);
+                Runnable hook = onRead.get();
+                if (n > 0 && hook != null && Thread.currentThread() == reader) {
+                  onRead.set(null);
+                  hook.run(); // the reader has the replies' bytes in hand, not handed yet
+                }
+                return n;
+              }
+            };
+          }
+        };
+    SharedConnection connection = connect(socket, io);
     Thread breaker = null;
     try {
-      node.open();
       // Without a race, a free key is granted (a token > 0) and a held one refused (0).
       long granted =
-          node.begin(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:before", "t0", 10_000))
+          connection
+              .send(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:before", "t0", 10_000))
               .finish(2_000_000_000L);
       assertTrue(granted > 0, "a free key's acquisition answered " + granted);
       assertEquals(
           0,
-          node.begin(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:held", "t0", 10_000))
+          connection
+              .send(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:held", "t0", 10_000))
               .finish(2_000_000_000L));
       // Two acquisitions pipelined on the one connection: a free key, then a held one.
-      Exchange free =
-          node.begin(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:free", "t1", 10_000));
-      Exchange held =
-          node.begin(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:held", "t2", 10_000));
-      CountDownLatch breakTookOne = new CountDownLatch(1);
-      CountDownLatch readerTook = new CountDownLatch(1);
+      SharedRequest free =
+          connection.send(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:free", "t1", 10_000));
+      SharedRequest held =
+          connection.send(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:held", "t2", 10_000));
       AtomicReference<Thread> breaking = new AtomicReference<>();
-      Thread reader = Thread.currentThread();
-      SharedConnection.racePoint =
-          point -> {
-            if (point.equals("reply parsed") && Thread.currentThread() == reader) {
-              // The reader has the free key's reply in hand: now another thread breaks.
-              Thread t = new Thread(node::close, "breaker");
-              breaking.set(t);
-              t.start();
-              await(breakTookOne); // the break took the oldest request off the queue...
-            } else if (point.equals("break took one")) {
-              breakTookOne.countDown();
-              await(readerTook); // ...and waits, bounded, for the reader to take the next one
-            } else if (point.equals("reply taken") && Thread.currentThread() == reader) {
-              readerTook.countDown();
+      onRead.set(
+          () -> {
+            // Another thread breaks the connection, and is through, before the reader goes on.
+            Thread t = new Thread(connection::close, "breaker");
+            breaking.set(t);
+            t.start();
+            try {
+              t.join(2_000);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
             }
-          };
+          });
       RuntimeException freeFailed =
           assertThrows(RuntimeException.class, () -> free.finish(2_000_000_000L));
       breaker = breaking.get();
-      assertTrue(breaker != null, "the race was not forced: the reader never parsed a reply");
+      assertTrue(breaker != null, "the race was not forced: the reader never read a reply");
       long heldReply;
       try {
         heldReply = held.finish(2_000_000_000L);
@@ -103,17 +125,48 @@ class SharedConnectionRaceTest {
               + " (the free key's fencing token): a reply handed to the wrong request; the free"
               + " one failed with "
               + freeFailed);
+      assertEquals(0, connection.inFlight(), "every request in flight failed with the break");
     } finally {
-      SharedConnection.racePoint = null;
       if (breaker != null) {
         breaker.join(10_000);
       }
-      node.close();
+      connection.close();
       io.shutdownNow();
     }
     try (Jedis admin = new Jedis("127.0.0.1", port)) {
       assertEquals("another-owner", admin.get("redlock:held"));
     }
+  }
+
+  /** A shared connection over {@code socket}, made and handshaken as the node makes its own. */
+  private static SharedConnection connect(Socket socket, java.util.concurrent.Executor drains)
+      throws Exception {
+    NodeKeys keys = NodeKeys.of("redlock:", 60_000, true);
+    redis.clients.jedis.HostAndPort address =
+        new redis.clients.jedis.HostAndPort("127.0.0.1", port);
+    JedisSocketFactory sockets =
+        () -> {
+          try {
+            socket.connect(new java.net.InetSocketAddress(address.getHost(), address.getPort()));
+          } catch (java.io.IOException e) {
+            throw new JedisConnectionException(e);
+          }
+          return socket;
+        };
+    JedisNode.HandshakeConnection handshake =
+        new JedisNode.HandshakeConnection(sockets, DefaultJedisClientConfig.builder().build());
+    handshake.readLife();
+    return new SharedConnection(
+        "race",
+        handshake,
+        socket,
+        null,
+        handshake.life,
+        handshake.life.encodedScriptArgs(keys, 0),
+        TimeUnit.SECONDS.toNanos(2),
+        new ScriptCalls(keys),
+        drains,
+        null);
   }
 
   /**
@@ -200,14 +253,5 @@ class SharedConnectionRaceTest {
         NodeKeys.of("redlock:", 60_000, true),
         null,
         drains);
-  }
-
-  /** Waits at most 300 ms: with the fix in, the other side is blocked and never counts down. */
-  private static void await(CountDownLatch latch) {
-    try {
-      latch.await(300, TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
   }
 }

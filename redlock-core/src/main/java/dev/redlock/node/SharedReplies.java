@@ -1,0 +1,551 @@
+package dev.redlock.node;
+
+import java.io.IOException;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import redis.clients.jedis.Protocol;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisNoScriptException;
+import redis.clients.jedis.util.RedisInputStream;
+
+/**
+ * The replies of a {@link SharedConnection}: the requests in flight, in the order they went out,
+ * and the reader role that reads their replies with Jedis ({@link Protocol#read}) and hands each to
+ * the oldest request.
+ *
+ * <p>It has no thread of its own. A caller that waits for its reply and finds nobody reading
+ * becomes the reader: it reads replies (those of requests sent before its own, and its own), hands
+ * each to the request it answers (waking that request's waiter), and when its own is in, passes the
+ * role to the next waiter. A lone caller so reads its own reply with no thread hand-off, and under
+ * concurrency one read of the socket serves many callers. A request nobody waits for any more (its
+ * caller gave up, or asked to be told later) is read by whoever reads next, or by a drain on an I/O
+ * thread: every reply is accounted for. Over TLS callers never read (a timed-out read may leave a
+ * TLS stream unusable): a drain reads, bounded only by the connection's own silence.
+ *
+ * <p>A reader waits with a timeout only for the first byte of a reply ({@link
+ * RedisInputStream#peek}, which consumes nothing); a reply that has started is read whole, and one
+ * that stalls for a node timeout breaks the connection. So a caller's own short deadline never
+ * leaves half a reply read.
+ *
+ * <p>What a settled request's caller runs when told later ({@link SharedRequest#finishLater}) runs
+ * only after the reader has given up the role, and never under the write lock: it may send requests
+ * on this very connection, and wait for them.
+ */
+final class SharedReplies {
+  /** How many replies of what has already come a leaving reader reads for the others, at most. */
+  private static final int READ_AHEAD_REPLIES = 256;
+
+  private final SharedConnection connection;
+  private final Socket socket;
+  private final Replies in;
+  final boolean tls;
+  private final Executor drains;
+
+  private final ConcurrentLinkedQueue<SharedRequest> inFlight = new ConcurrentLinkedQueue<>();
+  private final AtomicInteger inFlightCount = new AtomicInteger();
+
+  /**
+   * Taking a request off the queue: the reader (with its reply) and a break (failing them all) must
+   * not both take from it, or a reply would go to the request behind its own.
+   */
+  private final Object taking = new Object();
+
+  final AtomicBoolean reading = new AtomicBoolean();
+  private final AtomicBoolean drainQueued = new AtomicBoolean();
+  private long nextSeq; // guarded by the write lock: the place in the queue of the next request
+
+  // The reader's (handed from reader to reader by the `reading` flag):
+  private long nextReplySeq; // the place in the queue of the request the next reply answers
+  private int soTimeoutMillis = -1; // last value set on the socket
+  private long lastBytesAt = System.nanoTime(); // when the node last sent anything
+  private List<Runnable> tells = new ArrayList<>(); // outcomes to tell once the role is given up
+
+  SharedReplies(SharedConnection connection, Socket socket, Executor drains) throws IOException {
+    this.connection = connection;
+    this.socket = socket;
+    this.in = new Replies(socket.getInputStream());
+    this.tls = socket instanceof javax.net.ssl.SSLSocket;
+    this.drains = drains;
+  }
+
+  /** Jedis's reply stream, telling whether it holds bytes not read yet. */
+  private static final class Replies extends RedisInputStream {
+    Replies(java.io.InputStream in) {
+      super(in);
+    }
+
+    boolean hasBuffered() {
+      return count < limit;
+    }
+  }
+
+  int inFlight() {
+    return inFlightCount.get();
+  }
+
+  String name() {
+    return connection.name;
+  }
+
+  /** Why the connection broke, or null. */
+  RuntimeException broken() {
+    return connection.broken;
+  }
+
+  SharedRequest oldest() {
+    return inFlight.peek();
+  }
+
+  /**
+   * Queues {@code r} for its reply, sent at {@code now}. Under the write lock, before the write.
+   */
+  void enqueue(SharedRequest r, long now) {
+    r.sentAt = now;
+    r.seq = nextSeq++;
+    inFlightCount.incrementAndGet();
+    inFlight.add(r);
+  }
+
+  /**
+   * Before a write: with a backlog and nobody reading, should the write block (a node that stopped
+   * reading, its socket buffers full), a drain must be there to find it silent and break the
+   * connection, which ends the write. Never inline: this thread holds the write lock.
+   */
+  void beforeWrite() {
+    if (inFlightCount.get() > SharedConnection.MAX_IN_FLIGHT / 4 && !reading.get()) {
+      queueDrain(false);
+    }
+  }
+
+  /** Fails every request in flight with {@code why}, into {@code told}. Under the write lock. */
+  void failAll(RuntimeException why, List<Runnable> told) {
+    // Under `taking`, so that the reader cannot hand a reply it read to the request behind.
+    synchronized (taking) {
+      SharedRequest r;
+      while ((r = inFlight.poll()) != null) {
+        inFlightCount.decrementAndGet();
+        told.add(
+            r.settle(
+                0,
+                new JedisConnectionException("connection to " + connection.name + " broke", why)));
+      }
+    }
+  }
+
+  /** Whether bytes of a reply have come that nobody has read. */
+  boolean bytesWaiting() {
+    try {
+      return in.hasBuffered() || in.available() > 0;
+    } catch (IOException e) {
+      return true; // the reader will find out
+    }
+  }
+
+  /**
+   * Waits for the first byte of the next reply, at most {@code timeoutNanos}, consuming nothing;
+   * false if none came (the stream stays usable: plain sockets). Interrupts aside (a virtual
+   * thread's would close the socket).
+   *
+   * @throws JedisConnectionException if the stream failed or ended
+   */
+  private boolean arrives(long timeoutNanos) {
+    if (in.hasBuffered()) {
+      return true;
+    }
+    boolean interrupted = Thread.interrupted();
+    try {
+      setSoTimeout(timeoutNanos);
+      in.peek((byte) ':');
+      lastBytesAt = System.nanoTime();
+      return true;
+    } catch (JedisConnectionException e) {
+      if (e.getCause() instanceof SocketTimeoutException) {
+        return false;
+      }
+      throw e;
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /**
+   * Reads as the reader until {@code mine} is answered, {@code deadline} passes, or (when {@code
+   * untilAnswered} is false) a reply has come; the caller holds the reader role. Plain sockets
+   * only: a timed-out wait leaves them usable.
+   */
+  private void readAsReader(SharedRequest mine, long deadline, boolean untilAnswered) {
+    while (!mine.done && connection.broken == null) {
+      if (dispatchWaiting(READ_AHEAD_REPLIES) > 0) {
+        continue;
+      }
+      if (!readSome(deadline) || !untilAnswered) {
+        return;
+      }
+    }
+  }
+
+  /**
+   * Reads once as the reader, waiting at most until {@code deadline}; false if the socket stayed
+   * silent until then (see {@link #silentUntil}) or the connection broke.
+   */
+  private boolean readSome(long deadline) {
+    if (dispatchWaiting(READ_AHEAD_REPLIES) > 0) {
+      return connection.broken == null;
+    }
+    long left = deadline - System.nanoTime();
+    if (left <= 0) {
+      silentUntil();
+      return false;
+    }
+    try {
+      if (!arrives(left)) {
+        silentUntil();
+        return false;
+      }
+    } catch (RuntimeException e) {
+      connection.brokeInTransit(
+          new JedisConnectionException("reading from " + connection.name + " failed", e));
+      return false;
+    }
+    dispatchWaiting(READ_AHEAD_REPLIES);
+    return connection.broken == null;
+  }
+
+  /**
+   * The socket was silent until the reader's deadline. A node that has sent nothing for a whole
+   * node timeout while a request waited is taken for frozen or cut off: the connection breaks, and
+   * what is in flight fails. One late reply alone does not break it (the node is alive, only busy:
+   * the replies behind it are still read), nor does a reader's own short deadline.
+   */
+  private void silentUntil() {
+    SharedRequest oldest = inFlight.peek();
+    if (oldest != null
+        && System.nanoTime() - Math.max(lastBytesAt, oldest.sentAt)
+            >= connection.nodeTimeoutNanos) {
+      connection.breakWith(
+          new JedisConnectionException(
+              "no reply from " + connection.name + " within the node timeout",
+              new SocketTimeoutException("Read timed out")));
+    }
+  }
+
+  /**
+   * Hands out the replies that have already (begun to) come, at most {@code max}, without waiting
+   * for another to start: passing the role on costs a wake-up and, on a busy machine, a wait to be
+   * scheduled; replies that arrived meanwhile are best read by the running thread. Returns how many
+   * were read.
+   */
+  private int dispatchWaiting(int max) {
+    int read = 0;
+    while (read < max && connection.broken == null && bytesWaiting()) {
+      dispatchOne();
+      read++;
+    }
+    return read;
+  }
+
+  /**
+   * Reads the reply whose first byte has come and hands it to the oldest request; the rest must
+   * come within a node timeout, or the connection breaks.
+   */
+  private void dispatchOne() {
+    Object reply;
+    boolean interrupted = Thread.interrupted();
+    try {
+      setSoTimeout(connection.nodeTimeoutNanos);
+      reply = Protocol.read(in);
+      lastBytesAt = System.nanoTime();
+    } catch (JedisDataException error) {
+      reply = error; // an error reply: the stream is still in step
+    } catch (RuntimeException e) {
+      connection.brokeInTransit(
+          new JedisConnectionException("reading from " + connection.name + " failed", e));
+      return;
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    SharedRequest answered;
+    synchronized (taking) {
+      if (connection.broken != null) {
+        return; // failed with everything in flight: this reply is nobody's now
+      }
+      answered = inFlight.poll();
+    }
+    if (answered == null || answered.seq != nextReplySeq) {
+      RuntimeException outOfStep =
+          new JedisConnectionException(
+              "a reply from "
+                  + connection.name
+                  + " out of step with its requests: the connection is dropped");
+      connection.breakWith(outOfStep);
+      if (answered != null) {
+        addTell(answered.settle(0, outOfStep));
+      }
+      return;
+    }
+    nextReplySeq++;
+    hand(answered, reply);
+    if (inFlightCount.decrementAndGet() == 0) {
+      connection.lastReplyIn();
+    }
+  }
+
+  /** Hands {@code reply} to the request it answers. */
+  private void hand(SharedRequest answered, Object reply) {
+    if (reply instanceof Long value) {
+      addTell(answered.settle(value, null));
+    } else if (reply instanceof JedisNoScriptException noScript && !answered.withSource) {
+      addTell(connection.resendWithSource(answered, noScript)); // in flight again, if sent
+    } else if (reply instanceof JedisDataException error && outOfStep(error)) {
+      // We send only our scripts: "unknown command" or a protocol error means the node read our
+      // bytes differently from how we framed them, and the replies no longer line up.
+      addTell(answered.settle(0, error));
+      connection.breakWith(
+          new JedisConnectionException(
+              "the stream to " + connection.name + " is out of step", error));
+    } else if (reply instanceof JedisDataException error) {
+      addTell(answered.settle(0, error)); // an error reply: complete, the stream in step
+    } else {
+      // Our scripts answer integers only: anything else means the stream is not what we think.
+      RuntimeException unexpected =
+          new IllegalStateException(
+              "unexpected reply to " + answered.request.verb() + ": " + describe(reply));
+      addTell(answered.settle(0, unexpected));
+      connection.breakWith(
+          new JedisConnectionException("unexpected reply from " + connection.name, unexpected));
+    }
+  }
+
+  private static boolean outOfStep(RuntimeException error) {
+    String message = String.valueOf(error.getMessage());
+    return message.startsWith("ERR unknown command")
+        || message.startsWith("ERR Protocol error")
+        || message.startsWith("ERR wrong number of arguments");
+  }
+
+  private static String describe(Object reply) {
+    return reply instanceof byte[] bytes
+        ? new String(bytes, java.nio.charset.StandardCharsets.UTF_8)
+        : String.valueOf(reply);
+  }
+
+  private void setSoTimeout(long nanos) {
+    int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, (nanos + 999_999) / 1_000_000));
+    if (millis != soTimeoutMillis) {
+      try {
+        socket.setSoTimeout(millis);
+      } catch (IOException e) {
+        throw new JedisConnectionException(e);
+      }
+      soTimeoutMillis = millis;
+    }
+  }
+
+  /** Keeps what telling a later outcome takes (the reader's), if anything. */
+  private void addTell(Runnable tell) {
+    if (tell != null) {
+      tells.add(tell);
+    }
+  }
+
+  /** The outcomes to tell, taken by the reader just before it gives up the role. */
+  private List<Runnable> takeTells() {
+    if (tells.isEmpty()) {
+      return List.of();
+    }
+    List<Runnable> taken = tells;
+    tells = new ArrayList<>();
+    return taken;
+  }
+
+  static void runAll(List<Runnable> told) {
+    for (int i = 0; i < told.size(); i++) { // indexed: no iterator made for each reader's leave
+      Runnable r = told.get(i);
+      if (r != null) {
+        r.run();
+      }
+    }
+  }
+
+  /**
+   * Reads what the socket holds now, and no more, if nobody else is reading (plain sockets): no
+   * wait on the node for a reply to start.
+   */
+  void readIfNobodyIs() {
+    if (tls || !reading.compareAndSet(false, true)) {
+      return; // over TLS a drain reads; else the reader at work hands it over
+    }
+    List<Runnable> told;
+    try {
+      dispatchWaiting(READ_AHEAD_REPLIES);
+    } finally {
+      told = takeTells();
+      leaveReading(told);
+    }
+  }
+
+  /**
+   * Gives up the reader role and passes it on: to the first request in flight whose caller waits to
+   * read, else (and waking a caller that waits on several connections at once) to a drain on an I/O
+   * thread if requests are still in flight. Then tells what the role read.
+   */
+  private void leaveReading(List<Runnable> told) {
+    reading.set(false);
+    boolean handed = false;
+    Thread watcher = null;
+    if (inFlight.peek() != null) { // the usual leave, with nothing in flight, makes no iterator
+      for (SharedRequest r : inFlight) {
+        Thread reader = r.reader;
+        if (reader != null) {
+          LockSupport.unpark(reader); // it takes the role
+          handed = true;
+          break;
+        }
+        if (watcher == null) {
+          watcher = r.waiter;
+        }
+      }
+    }
+    if (!handed) {
+      if (watcher != null) {
+        LockSupport.unpark(watcher); // it may read this connection itself
+      }
+      if (!inFlight.isEmpty() && connection.broken == null) {
+        queueDrain(true); // replies must not sit in the socket, or the lag grows
+      }
+    }
+    runAll(told);
+  }
+
+  /**
+   * Has a drain read, on an I/O thread; when every I/O thread is busy, here ({@code inlineIfBusy})
+   * or not at all (then whoever reads next goes on).
+   */
+  void queueDrain(boolean inlineIfBusy) {
+    if (!drainQueued.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      drains.execute(() -> drain(Long.MAX_VALUE));
+    } catch (RejectedExecutionException e) {
+      drainQueued.set(false);
+      if (drains instanceof java.util.concurrent.ExecutorService service && service.isShutdown()) {
+        connection.breakWith(new JedisConnectionException("the Redlock was closed", e));
+      } else if (inlineIfBusy && !connection.writingHere()) {
+        // Every I/O thread busy: read here, but for a node timeout at most (this may be a
+        // caller's thread); whoever reads next, or the next drain, goes on.
+        drain(System.nanoTime() + connection.nodeTimeoutNanos);
+      }
+    }
+  }
+
+  /**
+   * Reads the replies of requests nobody reads: an abandoned request's reply must not sit in the
+   * socket (it would delay the next caller's), a request whose outcome is to be told must be told,
+   * and over TLS every reply is read here. Reads while anything is in flight, each wait bounded by
+   * the node's silence: a node silent for a node timeout breaks the connection.
+   */
+  private void drain(long until) {
+    drainQueued.set(false);
+    while (connection.broken == null
+        && !inFlight.isEmpty()
+        && (until == Long.MAX_VALUE || System.nanoTime() - until < 0)) {
+      if (!reading.compareAndSet(false, true)) {
+        return; // a reader is at work: it passes the role on, or drains again, when it leaves
+      }
+      List<Runnable> told;
+      try {
+        while (connection.broken == null
+            && tells.isEmpty()
+            && (until == Long.MAX_VALUE || System.nanoTime() - until < 0)) {
+          SharedRequest oldest = inFlight.peek();
+          if (oldest == null
+              || !readSome(Math.max(lastBytesAt, oldest.sentAt) + connection.nodeTimeoutNanos)) {
+            break;
+          }
+        }
+      } finally {
+        told = takeTells();
+        reading.set(false);
+      }
+      runAll(told); // outside the role: what they run may send on this connection and wait
+      // A request queued after the last look, with nobody reading: look again.
+    }
+  }
+
+  /**
+   * Waits for {@code mine}: reads as the reader when nobody else is (plain sockets), else parks
+   * until the reader hands it its reply or the role. Interrupts do not end the wait (a release from
+   * an interrupted thread is still owed); the flag is kept.
+   */
+  void await(SharedRequest mine, long timeoutNanos, boolean untilAnswered) {
+    long deadline = System.nanoTime() + timeoutNanos;
+    boolean interrupted = false;
+    try {
+      while (!mine.done && connection.broken == null) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return;
+        }
+        if (!tls && reading.compareAndSet(false, true)) {
+          List<Runnable> told = List.of();
+          try {
+            readAsReader(mine, deadline, untilAnswered);
+            dispatchWaiting(READ_AHEAD_REPLIES);
+          } finally {
+            told = takeTells();
+            leaveReading(told);
+          }
+          if (!untilAnswered) {
+            return;
+          }
+          continue;
+        }
+        Thread me = Thread.currentThread();
+        mine.waiter = me;
+        if (!tls) {
+          mine.reader = me;
+        }
+        try {
+          if (tls && !reading.get()) {
+            queueDrain(true); // over TLS only a drain reads
+          }
+          // Registered first, then checked: a reader that leaves after this check wakes us.
+          if (!mine.done && (tls || reading.get())) {
+            if (Thread.interrupted()) {
+              interrupted = true;
+            }
+            LockSupport.parkNanos(this, Math.min(left, TimeUnit.MILLISECONDS.toNanos(100)));
+          }
+        } finally {
+          mine.waiter = null;
+          mine.reader = null;
+        }
+        if (!untilAnswered) {
+          return;
+        }
+      }
+    } finally {
+      if (!mine.done && !reading.get() && connection.broken == null) {
+        queueDrain(true); // we stop waiting: its reply, and those behind it, must still be read
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+}
