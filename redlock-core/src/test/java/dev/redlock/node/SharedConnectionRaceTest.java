@@ -1,5 +1,6 @@
 package dev.redlock.node;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -8,6 +9,7 @@ import java.io.InputStream;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -16,6 +18,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisSocketFactory;
 import redis.clients.jedis.exceptions.JedisConnectionException;
@@ -50,12 +53,12 @@ class SharedConnectionRaceTest {
   }
 
   @Test
-  void aBreakWhileTheReaderHoldsARepliesBytesNeverHandsThemToTheNextRequest() throws Exception {
+  void aBreakWhileTheReaderHoldsAReplyNeverHandsItToTheNextRequest() throws Exception {
     try (Jedis admin = new Jedis("127.0.0.1", port)) {
       admin.set("redlock:held", "another-owner");
     }
     ExecutorService io = Executors.newCachedThreadPool();
-    Thread reader = Thread.currentThread();
+    AtomicReference<Thread> reader = new AtomicReference<>();
     AtomicReference<Runnable> onRead = new AtomicReference<>();
     Socket socket =
         new Socket() {
@@ -67,7 +70,7 @@ class SharedConnectionRaceTest {
               public int read(byte[] b, int off, int len) throws java.io.IOException {
                 int n = super.read(b, off, len);
                 Runnable hook = onRead.get();
-                if (n > 0 && hook != null && Thread.currentThread() == reader) {
+                if (n > 0 && hook != null && Thread.currentThread() == reader.get()) {
                   onRead.set(null);
                   hook.run(); // the reader has the replies' bytes in hand, not handed yet
                 }
@@ -95,23 +98,45 @@ class SharedConnectionRaceTest {
           connection.send(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:free", "t1", 10_000));
       SharedRequest held =
           connection.send(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:held", "t2", 10_000));
-      AtomicReference<Thread> breaking = new AtomicReference<>();
+      CountDownLatch inHand = new CountDownLatch(1);
+      CountDownLatch goOn = new CountDownLatch(1);
       onRead.set(
           () -> {
-            // Another thread breaks the connection, and is through, before the reader goes on.
-            Thread t = new Thread(connection::close, "breaker");
-            breaking.set(t);
-            t.start();
-            try {
-              t.join(2_000);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
+            inHand.countDown();
+            awaitLatch(goOn);
           });
-      RuntimeException freeFailed =
-          assertThrows(RuntimeException.class, () -> free.finish(2_000_000_000L));
-      breaker = breaking.get();
-      assertTrue(breaker != null, "the race was not forced: the reader never read a reply");
+      AtomicReference<RuntimeException> freeFailed = new AtomicReference<>();
+      Thread reading =
+          new Thread(
+              () -> {
+                try {
+                  free.finish(2_000_000_000L);
+                } catch (RuntimeException e) {
+                  freeFailed.set(e);
+                }
+              },
+              "reader");
+      reader.set(reading);
+      reading.start();
+      assertTrue(inHand.await(5, TimeUnit.SECONDS), "the reader never read the replies");
+      // The break takes the free key's request off the queue and, while the test holds that
+      // request's monitor, waits to fail it; the reader, replies in hand, then goes on.
+      synchronized (free) {
+        breaker = new Thread(connection::close, "breaker");
+        breaker.start();
+        Thread breaking = breaker;
+        await()
+            .atMost(Duration.ofSeconds(5))
+            .until(() -> breaking.getState() == Thread.State.BLOCKED);
+        goOn.countDown();
+        await()
+            .atMost(Duration.ofSeconds(5))
+            .until(
+                () ->
+                    held.done || reading.getState() == Thread.State.BLOCKED || !reading.isAlive());
+      }
+      reading.join(5_000);
+      assertTrue(freeFailed.get() != null, "the free key's acquisition failed with the break");
       long heldReply;
       try {
         heldReply = held.finish(2_000_000_000L);
@@ -124,7 +149,7 @@ class SharedConnectionRaceTest {
               + heldReply
               + " (the free key's fencing token): a reply handed to the wrong request; the free"
               + " one failed with "
-              + freeFailed);
+              + freeFailed.get());
       assertEquals(0, connection.inFlight(), "every request in flight failed with the break");
     } finally {
       if (breaker != null) {
@@ -138,12 +163,19 @@ class SharedConnectionRaceTest {
     }
   }
 
+  private static void awaitLatch(CountDownLatch latch) {
+    try {
+      latch.await(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   /** A shared connection over {@code socket}, made and handshaken as the node makes its own. */
   private static SharedConnection connect(Socket socket, java.util.concurrent.Executor drains)
       throws Exception {
     NodeKeys keys = NodeKeys.of("redlock:", 60_000, true);
-    redis.clients.jedis.HostAndPort address =
-        new redis.clients.jedis.HostAndPort("127.0.0.1", port);
+    HostAndPort address = new HostAndPort("127.0.0.1", port);
     JedisSocketFactory sockets =
         () -> {
           try {
