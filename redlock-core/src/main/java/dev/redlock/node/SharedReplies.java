@@ -12,16 +12,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
-import redis.clients.jedis.Protocol;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
-import redis.clients.jedis.util.RedisInputStream;
 
 /**
  * The replies of a {@link SharedConnection}: the requests in flight, in the order they went out,
- * and the reader role that reads their replies with Jedis ({@link Protocol#read}) and hands each to
- * the oldest request.
+ * and the reader role that reads their replies ({@link ReplyStream}, Jedis's reading) and hands
+ * each to the oldest request.
  *
  * <p>It has no thread of its own. A caller that waits for its reply and finds nobody reading
  * becomes the reader: it reads replies (those of requests sent before its own, and its own), hands
@@ -32,11 +30,6 @@ import redis.clients.jedis.util.RedisInputStream;
  * thread: every reply is accounted for. Over TLS callers never read (a timed-out read may leave a
  * TLS stream unusable): a drain reads, bounded only by the connection's own silence.
  *
- * <p>A reader waits with a timeout only for the first byte of a reply ({@link
- * RedisInputStream#peek}, which consumes nothing); a reply that has started is read whole, and one
- * that stalls for a node timeout breaks the connection. So a caller's own short deadline never
- * leaves half a reply read.
- *
  * <p>What a settled request's caller runs when told later ({@link SharedRequest#finishLater}) runs
  * only after the reader has given up the role, and never under the write lock: it may send requests
  * on this very connection, and wait for them.
@@ -46,8 +39,7 @@ final class SharedReplies {
   private static final int READ_AHEAD_REPLIES = 256;
 
   private final SharedConnection connection;
-  private final Socket socket;
-  private final Replies in;
+  private final ReplyStream in;
   final boolean tls;
   private final Executor drains;
 
@@ -66,27 +58,18 @@ final class SharedReplies {
 
   // The reader's (handed from reader to reader by the `reading` flag):
   private long nextReplySeq; // the place in the queue of the request the next reply answers
-  private int soTimeoutMillis = -1; // last value set on the socket
-  private long lastBytesAt = System.nanoTime(); // when the node last sent anything
   private List<Runnable> tells = new ArrayList<>(); // outcomes to tell once the role is given up
 
   SharedReplies(SharedConnection connection, Socket socket, Executor drains) throws IOException {
     this.connection = connection;
-    this.socket = socket;
-    this.in = new Replies(socket.getInputStream());
+    this.in = new ReplyStream(socket);
     this.tls = socket instanceof javax.net.ssl.SSLSocket;
     this.drains = drains;
   }
 
-  /** Jedis's reply stream, telling whether it holds bytes not read yet. */
-  private static final class Replies extends RedisInputStream {
-    Replies(java.io.InputStream in) {
-      super(in);
-    }
-
-    boolean hasBuffered() {
-      return count < limit;
-    }
+  /** Whether bytes of a reply have come that nobody has read. */
+  boolean bytesWaiting() {
+    return in.waiting();
   }
 
   int inFlight() {
@@ -142,44 +125,6 @@ final class SharedReplies {
     }
   }
 
-  /** Whether bytes of a reply have come that nobody has read. */
-  boolean bytesWaiting() {
-    try {
-      return in.hasBuffered() || in.available() > 0;
-    } catch (IOException e) {
-      return true; // the reader will find out
-    }
-  }
-
-  /**
-   * Waits for the first byte of the next reply, at most {@code timeoutNanos}, consuming nothing;
-   * false if none came (the stream stays usable: plain sockets). Interrupts aside (a virtual
-   * thread's would close the socket).
-   *
-   * @throws JedisConnectionException if the stream failed or ended
-   */
-  private boolean arrives(long timeoutNanos) {
-    if (in.hasBuffered()) {
-      return true;
-    }
-    boolean interrupted = Thread.interrupted();
-    try {
-      setSoTimeout(timeoutNanos);
-      in.peek((byte) ':');
-      lastBytesAt = System.nanoTime();
-      return true;
-    } catch (JedisConnectionException e) {
-      if (e.getCause() instanceof SocketTimeoutException) {
-        return false;
-      }
-      throw e;
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
-  }
-
   /**
    * Reads as the reader until {@code mine} is answered, {@code deadline} passes, or (when {@code
    * untilAnswered} is false) a reply has come; the caller holds the reader role. Plain sockets
@@ -210,7 +155,7 @@ final class SharedReplies {
       return false;
     }
     try {
-      if (!arrives(left)) {
+      if (!in.arrives(left)) {
         silentUntil();
         return false;
       }
@@ -232,7 +177,7 @@ final class SharedReplies {
   private void silentUntil() {
     SharedRequest oldest = inFlight.peek();
     if (oldest != null
-        && System.nanoTime() - Math.max(lastBytesAt, oldest.sentAt)
+        && System.nanoTime() - Math.max(in.lastBytesAt, oldest.sentAt)
             >= connection.nodeTimeoutNanos) {
       connection.breakWith(
           new JedisConnectionException(
@@ -262,21 +207,12 @@ final class SharedReplies {
    */
   private void dispatchOne() {
     Object reply;
-    boolean interrupted = Thread.interrupted();
     try {
-      setSoTimeout(connection.nodeTimeoutNanos);
-      reply = Protocol.read(in);
-      lastBytesAt = System.nanoTime();
-    } catch (JedisDataException error) {
-      reply = error; // an error reply: the stream is still in step
+      reply = in.read(connection.nodeTimeoutNanos);
     } catch (RuntimeException e) {
       connection.brokeInTransit(
           new JedisConnectionException("reading from " + connection.name + " failed", e));
       return;
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
     }
     SharedRequest answered;
     synchronized (taking) {
@@ -341,18 +277,6 @@ final class SharedReplies {
     return reply instanceof byte[] bytes
         ? new String(bytes, java.nio.charset.StandardCharsets.UTF_8)
         : String.valueOf(reply);
-  }
-
-  private void setSoTimeout(long nanos) {
-    int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, (nanos + 999_999) / 1_000_000));
-    if (millis != soTimeoutMillis) {
-      try {
-        socket.setSoTimeout(millis);
-      } catch (IOException e) {
-        throw new JedisConnectionException(e);
-      }
-      soTimeoutMillis = millis;
-    }
   }
 
   /** Keeps what telling a later outcome takes (the reader's), if anything. */
@@ -474,7 +398,7 @@ final class SharedReplies {
             && (until == Long.MAX_VALUE || System.nanoTime() - until < 0)) {
           SharedRequest oldest = inFlight.peek();
           if (oldest == null
-              || !readSome(Math.max(lastBytesAt, oldest.sentAt) + connection.nodeTimeoutNanos)) {
+              || !readSome(Math.max(in.lastBytesAt, oldest.sentAt) + connection.nodeTimeoutNanos)) {
             break;
           }
         }
