@@ -6,8 +6,8 @@ import java.util.Objects;
 
 /**
  * One request to one node, as data: the algorithm says what to ask, the node decides how to send it
- * ({@link ScriptCalls}). Replies are numbers: see {@link Verb}. A request goes to every node; each
- * connection writes its call straight into its own write buffer.
+ * ({@link ScriptCalls}). Replies are numbers: see {@link Verb}. A request goes to every node: its
+ * arguments are encoded once, by the first node that sends it.
  *
  * <p>A request is about one lock key, or about several at once (a multi-resource lease, {@link
  * #ofKeys}): then each verb runs one script over every key, all or nothing per node, and {@link
@@ -26,6 +26,12 @@ public final class NodeRequest {
   private final long intentMillis; // a waiting writer's acquire: how long to keep readers out
   private final String token;
   private final long argument;
+
+  /**
+   * Its arguments as {@link ScriptCalls} encodes them for one set of keys, kept for the other nodes
+   * it goes to (a race only encodes them twice).
+   */
+  volatile ScriptCalls.Encoded encoded;
 
   /**
    * @param verb what to ask

@@ -1,6 +1,8 @@
 package dev.redlock.node;
 
 import dev.redlock.spi.LeaseRequest;
+import java.util.ArrayList;
+import java.util.List;
 import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.args.Rawable;
@@ -10,7 +12,8 @@ import redis.clients.jedis.args.RawableFactory;
  * How a {@link NodeRequest} goes on the wire: the {@code EVALSHA} of its verb's script (or {@code
  * EVAL} with the source, after a {@code NOSCRIPT}) with its keys and arguments, and the acquire
  * script's per-connection arguments, as Jedis's {@link CommandArguments} for {@link
- * Protocol#sendCommand}. What every request of these keys shares is encoded once, here.
+ * Protocol#sendCommand}. What every request of these keys shares is encoded once, here; what a
+ * request's own, once for all the nodes it goes to.
  */
 final class ScriptCalls {
   private static final Rawable ONE = RawableFactory.from(1);
@@ -34,12 +37,14 @@ final class ScriptCalls {
     }
   }
 
+  private final NodeKeys keys;
   private final Rawable maxTtlArg;
   private final Rawable guardArg;
   private final Rawable lifeKeyArg;
   private final Rawable witnessKeyArg;
 
   ScriptCalls(NodeKeys keys) {
+    this.keys = keys;
     this.maxTtlArg = RawableFactory.from(keys.maxTtlMillisText());
     this.guardArg = RawableFactory.from(keys.guardFlag());
     this.lifeKeyArg = RawableFactory.from(keys.lifeKey());
@@ -55,19 +60,10 @@ final class ScriptCalls {
     CommandArguments call =
         new CommandArguments(withSource ? Protocol.Command.EVAL : Protocol.Command.EVALSHA)
             .add((withSource ? SOURCE : SHA1)[r.shape().ordinal()][r.verb().ordinal()]);
-    if (r.isMulti()) {
-      keys(r, call);
-    } else if (isReadWrite(r)) {
-      readWriteKeys(r, call);
-    } else {
-      oneKey(r, call);
-    }
-    call.add(r.token()).add(r.argument());
-    if (r.verb() != NodeRequest.Verb.EXTEND) {
-      call.add(maxTtlArg);
+    for (Rawable arg : encoded(r)) {
+      call.add(arg);
     }
     if (r.verb() == NodeRequest.Verb.ACQUIRE) {
-      call.add(guardArg);
       for (Rawable arg : connectionArgs) {
         call.add(arg);
       }
@@ -78,22 +74,65 @@ final class ScriptCalls {
     return call;
   }
 
+  /** A request's arguments, encoded by the {@link ScriptCalls} of {@code keys}. */
+  record Encoded(NodeKeys keys, Rawable[] args) {}
+
+  /** {@code r}'s KEYS count, KEYS and own ARGV, encoded once for every node it goes to. */
+  private Rawable[] encoded(NodeRequest r) {
+    Encoded e = r.encoded;
+    if (e == null || e.keys() != keys) {
+      List<Object> args = new ArrayList<>(16);
+      if (r.isMulti()) {
+        keys(r, args);
+      } else if (isReadWrite(r)) {
+        readWriteKeys(r, args);
+      } else {
+        oneKey(r, args);
+      }
+      args.add(r.token());
+      args.add(r.argument());
+      if (r.verb() != NodeRequest.Verb.EXTEND) {
+        args.add(maxTtlArg);
+      }
+      if (r.verb() == NodeRequest.Verb.ACQUIRE) {
+        args.add(guardArg);
+      }
+      Rawable[] raw = new Rawable[args.size()];
+      for (int i = 0; i < raw.length; i++) {
+        raw[i] = raw(args.get(i));
+      }
+      e = new Encoded(keys, raw);
+      r.encoded = e;
+    }
+    return e.args();
+  }
+
+  private static Rawable raw(Object arg) {
+    if (arg instanceof Rawable raw) {
+      return raw;
+    }
+    if (arg instanceof String text) {
+      return RawableFactory.from(text);
+    }
+    if (arg instanceof Long number) {
+      return RawableFactory.from(number.longValue());
+    }
+    return RawableFactory.from((Integer) arg);
+  }
+
   /**
    * KEYS of a one-key request, as the scripts read them: acquire {@code lock, life, fence,
    * witness}; raise and release {@code lock, fence}; extend {@code lock}. ARGV follow: acquire
    * {@code token, ttl, maxTtl, guard, then the connection's}; raise and release {@code token,
    * argument, maxTtl}; extend {@code token, ttl}.
    */
-  private void oneKey(NodeRequest r, CommandArguments call) {
+  private void oneKey(NodeRequest r, List<Object> args) {
+    String key = r.key();
     switch (r.verb()) {
       case ACQUIRE ->
-          call.add(FOUR)
-              .add(r.key())
-              .add(lifeKeyArg)
-              .add(NodeKeys.fenceKeyOfLock(r.key()))
-              .add(witnessKeyArg);
-      case RAISE_FENCE, RELEASE -> call.add(TWO).add(r.key()).add(NodeKeys.fenceKeyOfLock(r.key()));
-      case EXTEND -> call.add(ONE).add(r.key());
+          args.addAll(List.of(FOUR, key, lifeKeyArg, NodeKeys.fenceKeyOfLock(key), witnessKeyArg));
+      case RAISE_FENCE, RELEASE -> args.addAll(List.of(TWO, key, NodeKeys.fenceKeyOfLock(key)));
+      case EXTEND -> args.addAll(List.of(ONE, key));
     }
   }
 
@@ -103,32 +142,31 @@ final class ScriptCalls {
    * raise_fence_all.lua and release_all.lua the lock keys, then their counters; extend_all.lua the
    * lock keys.
    */
-  private void keys(NodeRequest r, CommandArguments call) {
+  private void keys(NodeRequest r, List<Object> args) {
     int n = r.keyCount();
     switch (r.verb()) {
       case ACQUIRE -> {
-        call.add(2 + 2 * n)
-            .add(r.key(0))
-            .add(lifeKeyArg)
-            .add(NodeKeys.fenceKeyOfLock(r.key(0)))
-            .add(witnessKeyArg);
+        args.addAll(
+            List.of(
+                2 + 2 * n, r.key(0), lifeKeyArg, NodeKeys.fenceKeyOfLock(r.key(0)), witnessKeyArg));
         for (int i = 1; i < n; i++) {
-          call.add(r.key(i)).add(NodeKeys.fenceKeyOfLock(r.key(i)));
+          args.add(r.key(i));
+          args.add(NodeKeys.fenceKeyOfLock(r.key(i)));
         }
       }
       case RAISE_FENCE, RELEASE -> {
-        call.add(2 * n);
+        args.add(2 * n);
         for (int i = 0; i < n; i++) {
-          call.add(r.key(i));
+          args.add(r.key(i));
         }
         for (int i = 0; i < n; i++) {
-          call.add(NodeKeys.fenceKeyOfLock(r.key(i)));
+          args.add(NodeKeys.fenceKeyOfLock(r.key(i)));
         }
       }
       case EXTEND -> {
-        call.add(n);
+        args.add(n);
         for (int i = 0; i < n; i++) {
-          call.add(r.key(i));
+          args.add(r.key(i));
         }
       }
     }
@@ -142,19 +180,21 @@ final class ScriptCalls {
    * fence}; its extend {@code KEYS = readers}. The fencing counter is the writer key's, one for
    * both sides.
    */
-  private void readWriteKeys(NodeRequest r, CommandArguments call) {
+  private void readWriteKeys(NodeRequest r, List<Object> args) {
     switch (r.verb()) {
       case ACQUIRE ->
-          call.add(SIX)
-              .add(r.key(0))
-              .add(lifeKeyArg)
-              .add(NodeKeys.fenceKeyOfLock(r.key(0)))
-              .add(witnessKeyArg)
-              .add(r.key(1))
-              .add(r.key(2));
+          args.addAll(
+              List.of(
+                  SIX,
+                  r.key(0),
+                  lifeKeyArg,
+                  NodeKeys.fenceKeyOfLock(r.key(0)),
+                  witnessKeyArg,
+                  r.key(1),
+                  r.key(2)));
       case RAISE_FENCE, RELEASE ->
-          call.add(TWO).add(r.key(1)).add(NodeKeys.fenceKeyOfLock(r.key(0)));
-      case EXTEND -> call.add(ONE).add(r.key(1));
+          args.addAll(List.of(TWO, r.key(1), NodeKeys.fenceKeyOfLock(r.key(0))));
+      case EXTEND -> args.addAll(List.of(ONE, r.key(1)));
     }
   }
 
