@@ -1,8 +1,7 @@
 package dev.redlock.node;
 
 import dev.redlock.spi.LeaseRequest;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Iterator;
 import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.args.Rawable;
@@ -13,7 +12,7 @@ import redis.clients.jedis.args.RawableFactory;
  * EVAL} with the source, after a {@code NOSCRIPT}) with its keys and arguments, and the acquire
  * script's per-connection arguments, as Jedis's {@link CommandArguments} for {@link
  * Protocol#sendCommand}. What every request of these keys shares is encoded once, here; what a
- * request's own, once for all the nodes it goes to.
+ * request's own, once for all the nodes it goes to ({@link #call}).
  */
 final class ScriptCalls {
   private static final Rawable ONE = RawableFactory.from(1);
@@ -54,70 +53,66 @@ final class ScriptCalls {
   /**
    * {@code r}'s call, {@code withSource}: as {@code EVAL} with the script's source; {@code
    * connectionArgs}: the acquire script's arguments that name the connection's process (after the
-   * request's own ARGV, before a writer's intent).
+   * request's own ARGV, before a writer's intent). What a request asks of every node is encoded
+   * once, by the first node that sends it, and kept on the request: the whole call but for an
+   * acquisition's, to which each connection adds its own arguments.
    */
   CommandArguments call(NodeRequest r, boolean withSource, Rawable[] connectionArgs) {
-    CommandArguments call =
-        new CommandArguments(withSource ? Protocol.Command.EVAL : Protocol.Command.EVALSHA)
-            .add((withSource ? SOURCE : SHA1)[r.shape().ordinal()][r.verb().ordinal()]);
-    for (Rawable arg : encoded(r)) {
+    if (withSource) {
+      return withConnection(r, own(r, true), connectionArgs); // after a NOSCRIPT only
+    }
+    Encoded e = r.encoded;
+    if (e == null || e.keys() != keys) {
+      e = new Encoded(keys, own(r, false));
+      r.encoded = e;
+    }
+    return withConnection(r, e.call(), connectionArgs);
+  }
+
+  /** A request's call but for a connection's arguments, as encoded for {@code keys}. */
+  record Encoded(NodeKeys keys, CommandArguments call) {}
+
+  /** {@code own}, shared, unless an acquisition's: then a copy with the connection's arguments. */
+  private static CommandArguments withConnection(
+      NodeRequest r, CommandArguments own, Rawable[] connectionArgs) {
+    if (r.verb() != NodeRequest.Verb.ACQUIRE) {
+      return own; // the same on every node: written, never changed
+    }
+    CommandArguments call = new CommandArguments(own.getCommand());
+    Iterator<Rawable> args = own.iterator();
+    args.next(); // the command
+    while (args.hasNext()) {
+      call.add(args.next());
+    }
+    for (Rawable arg : connectionArgs) {
       call.add(arg);
     }
-    if (r.verb() == NodeRequest.Verb.ACQUIRE) {
-      for (Rawable arg : connectionArgs) {
-        call.add(arg);
-      }
-      if (r.shape() == LeaseRequest.Shape.WRITE) {
-        call.add(r.intentMillis()); // ARGV[9]: how long a writer's refusal keeps readers out
-      }
+    if (r.shape() == LeaseRequest.Shape.WRITE) {
+      call.add(r.intentMillis()); // ARGV[9]: how long a writer's refusal keeps readers out
     }
     return call;
   }
 
-  /** A request's arguments, encoded by the {@link ScriptCalls} of {@code keys}. */
-  record Encoded(NodeKeys keys, Rawable[] args) {}
-
-  /** {@code r}'s KEYS count, KEYS and own ARGV, encoded once for every node it goes to. */
-  private Rawable[] encoded(NodeRequest r) {
-    Encoded e = r.encoded;
-    if (e == null || e.keys() != keys) {
-      List<Object> args = new ArrayList<>(16);
-      if (r.isMulti()) {
-        keys(r, args);
-      } else if (isReadWrite(r)) {
-        readWriteKeys(r, args);
-      } else {
-        oneKey(r, args);
-      }
-      args.add(r.token());
-      args.add(r.argument());
-      if (r.verb() != NodeRequest.Verb.EXTEND) {
-        args.add(maxTtlArg);
-      }
-      if (r.verb() == NodeRequest.Verb.ACQUIRE) {
-        args.add(guardArg);
-      }
-      Rawable[] raw = new Rawable[args.size()];
-      for (int i = 0; i < raw.length; i++) {
-        raw[i] = raw(args.get(i));
-      }
-      e = new Encoded(keys, raw);
-      r.encoded = e;
+  /** {@code r}'s script, KEYS count, KEYS and own ARGV. */
+  private CommandArguments own(NodeRequest r, boolean withSource) {
+    CommandArguments call =
+        new CommandArguments(withSource ? Protocol.Command.EVAL : Protocol.Command.EVALSHA)
+            .add((withSource ? SOURCE : SHA1)[r.shape().ordinal()][r.verb().ordinal()]);
+    if (r.isMulti()) {
+      keys(r, call);
+    } else if (isReadWrite(r)) {
+      readWriteKeys(r, call);
+    } else {
+      oneKey(r, call);
     }
-    return e.args();
-  }
-
-  private static Rawable raw(Object arg) {
-    if (arg instanceof Rawable raw) {
-      return raw;
+    call.add(r.token()).add(r.argument());
+    if (r.verb() != NodeRequest.Verb.EXTEND) {
+      call.add(maxTtlArg);
     }
-    if (arg instanceof String text) {
-      return RawableFactory.from(text);
+    if (r.verb() == NodeRequest.Verb.ACQUIRE) {
+      call.add(guardArg);
     }
-    if (arg instanceof Long number) {
-      return RawableFactory.from(number.longValue());
-    }
-    return RawableFactory.from((Integer) arg);
+    return call;
   }
 
   /**
@@ -126,13 +121,17 @@ final class ScriptCalls {
    * {@code token, ttl, maxTtl, guard, then the connection's}; raise and release {@code token,
    * argument, maxTtl}; extend {@code token, ttl}.
    */
-  private void oneKey(NodeRequest r, List<Object> args) {
+  private void oneKey(NodeRequest r, CommandArguments call) {
     String key = r.key();
     switch (r.verb()) {
       case ACQUIRE ->
-          args.addAll(List.of(FOUR, key, lifeKeyArg, NodeKeys.fenceKeyOfLock(key), witnessKeyArg));
-      case RAISE_FENCE, RELEASE -> args.addAll(List.of(TWO, key, NodeKeys.fenceKeyOfLock(key)));
-      case EXTEND -> args.addAll(List.of(ONE, key));
+          call.add(FOUR)
+              .add(key)
+              .add(lifeKeyArg)
+              .add(NodeKeys.fenceKeyOfLock(key))
+              .add(witnessKeyArg);
+      case RAISE_FENCE, RELEASE -> call.add(TWO).add(key).add(NodeKeys.fenceKeyOfLock(key));
+      case EXTEND -> call.add(ONE).add(key);
     }
   }
 
@@ -142,31 +141,32 @@ final class ScriptCalls {
    * raise_fence_all.lua and release_all.lua the lock keys, then their counters; extend_all.lua the
    * lock keys.
    */
-  private void keys(NodeRequest r, List<Object> args) {
+  private void keys(NodeRequest r, CommandArguments call) {
     int n = r.keyCount();
     switch (r.verb()) {
       case ACQUIRE -> {
-        args.addAll(
-            List.of(
-                2 + 2 * n, r.key(0), lifeKeyArg, NodeKeys.fenceKeyOfLock(r.key(0)), witnessKeyArg));
+        call.add(2 + 2 * n)
+            .add(r.key(0))
+            .add(lifeKeyArg)
+            .add(NodeKeys.fenceKeyOfLock(r.key(0)))
+            .add(witnessKeyArg);
         for (int i = 1; i < n; i++) {
-          args.add(r.key(i));
-          args.add(NodeKeys.fenceKeyOfLock(r.key(i)));
+          call.add(r.key(i)).add(NodeKeys.fenceKeyOfLock(r.key(i)));
         }
       }
       case RAISE_FENCE, RELEASE -> {
-        args.add(2 * n);
+        call.add(2 * n);
         for (int i = 0; i < n; i++) {
-          args.add(r.key(i));
+          call.add(r.key(i));
         }
         for (int i = 0; i < n; i++) {
-          args.add(NodeKeys.fenceKeyOfLock(r.key(i)));
+          call.add(NodeKeys.fenceKeyOfLock(r.key(i)));
         }
       }
       case EXTEND -> {
-        args.add(n);
+        call.add(n);
         for (int i = 0; i < n; i++) {
-          args.add(r.key(i));
+          call.add(r.key(i));
         }
       }
     }
@@ -180,21 +180,19 @@ final class ScriptCalls {
    * fence}; its extend {@code KEYS = readers}. The fencing counter is the writer key's, one for
    * both sides.
    */
-  private void readWriteKeys(NodeRequest r, List<Object> args) {
+  private void readWriteKeys(NodeRequest r, CommandArguments call) {
     switch (r.verb()) {
       case ACQUIRE ->
-          args.addAll(
-              List.of(
-                  SIX,
-                  r.key(0),
-                  lifeKeyArg,
-                  NodeKeys.fenceKeyOfLock(r.key(0)),
-                  witnessKeyArg,
-                  r.key(1),
-                  r.key(2)));
+          call.add(SIX)
+              .add(r.key(0))
+              .add(lifeKeyArg)
+              .add(NodeKeys.fenceKeyOfLock(r.key(0)))
+              .add(witnessKeyArg)
+              .add(r.key(1))
+              .add(r.key(2));
       case RAISE_FENCE, RELEASE ->
-          args.addAll(List.of(TWO, r.key(1), NodeKeys.fenceKeyOfLock(r.key(0))));
-      case EXTEND -> args.addAll(List.of(ONE, r.key(1)));
+          call.add(TWO).add(r.key(1)).add(NodeKeys.fenceKeyOfLock(r.key(0)));
+      case EXTEND -> call.add(ONE).add(r.key(1));
     }
   }
 
