@@ -40,6 +40,11 @@ final class ReplyStream {
     }
   }
 
+  /** Whether bytes have been read from the socket that are not read as a reply yet. */
+  boolean buffered() {
+    return in.hasBuffered();
+  }
+
   /** Whether bytes of a reply have come that nobody has read. */
   boolean waiting() {
     try {

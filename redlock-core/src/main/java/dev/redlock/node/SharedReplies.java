@@ -132,7 +132,7 @@ final class SharedReplies {
    */
   private void readAsReader(SharedRequest mine, long deadline, boolean untilAnswered) {
     while (!mine.done && connection.broken == null) {
-      if (dispatchWaiting(READ_AHEAD_REPLIES) > 0) {
+      if (dispatchBuffered() > 0) {
         continue;
       }
       if (!readSome(deadline) || !untilAnswered) {
@@ -146,7 +146,7 @@ final class SharedReplies {
    * silent until then (see {@link #silentUntil}) or the connection broke.
    */
   private boolean readSome(long deadline) {
-    if (dispatchWaiting(READ_AHEAD_REPLIES) > 0) {
+    if (dispatchBuffered() > 0) {
       return connection.broken == null;
     }
     long left = deadline - System.nanoTime();
@@ -164,7 +164,7 @@ final class SharedReplies {
           new JedisConnectionException("reading from " + connection.name + " failed", e));
       return false;
     }
-    dispatchWaiting(READ_AHEAD_REPLIES);
+    dispatchBuffered();
     return connection.broken == null;
   }
 
@@ -195,6 +195,16 @@ final class SharedReplies {
   private int dispatchWaiting(int max) {
     int read = 0;
     while (read < max && connection.broken == null && bytesWaiting()) {
+      dispatchOne();
+      read++;
+    }
+    return read;
+  }
+
+  /** {@link #dispatchWaiting}, but only of what has been read from the socket: no system call. */
+  private int dispatchBuffered() {
+    int read = 0;
+    while (connection.broken == null && in.buffered()) {
       dispatchOne();
       read++;
     }
