@@ -1,18 +1,19 @@
 package dev.redlock.node;
 
 import dev.redlock.spi.LeaseRequest;
-import java.util.Iterator;
+import java.io.IOException;
 import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.args.Rawable;
 import redis.clients.jedis.args.RawableFactory;
+import redis.clients.jedis.util.RedisOutputStream;
 
 /**
  * How a {@link NodeRequest} goes on the wire: the {@code EVALSHA} of its verb's script (or {@code
  * EVAL} with the source, after a {@code NOSCRIPT}) with its keys and arguments, and the acquire
  * script's per-connection arguments, as Jedis's {@link CommandArguments} for {@link
  * Protocol#sendCommand}. What every request of these keys shares is encoded once, here; what a
- * request's own, once for all the nodes it goes to ({@link #call}).
+ * request's own, once for all the nodes it goes to ({@link #write}).
  */
 final class ScriptCalls {
   private static final Rawable ONE = RawableFactory.from(1);
@@ -51,47 +52,53 @@ final class ScriptCalls {
   }
 
   /**
-   * {@code r}'s call, {@code withSource}: as {@code EVAL} with the script's source; {@code
-   * connectionArgs}: the acquire script's arguments that name the connection's process (after the
-   * request's own ARGV, before a writer's intent). What a request asks of every node is encoded
-   * once, by the first node that sends it, and kept on the request: the whole call but for an
-   * acquisition's, to which each connection adds its own arguments.
+   * Writes {@code r}'s call to {@code out}, {@code withSource}: as {@code EVAL} with the script's
+   * source; {@code connectionArgs}: the acquire script's arguments that name the connection's
+   * process (after the request's own ARGV, before a writer's intent). What a request asks of every
+   * node is encoded once, by the first node that sends it, and kept on the request; a connection's
+   * arguments are written after it, so that nothing is copied per node. The bytes are those of
+   * Jedis's {@link Protocol#sendCommand} for the same arguments.
    */
-  CommandArguments call(NodeRequest r, boolean withSource, Rawable[] connectionArgs) {
+  void write(RedisOutputStream out, NodeRequest r, boolean withSource, Rawable[] connectionArgs)
+      throws IOException {
+    CommandArguments own;
     if (withSource) {
-      return withConnection(r, own(r, true), connectionArgs); // after a NOSCRIPT only
+      own = own(r, true); // after a NOSCRIPT only
+    } else {
+      Encoded e = r.encoded;
+      if (e == null || e.keys() != keys) {
+        e = new Encoded(keys, own(r, false));
+        r.encoded = e;
+      }
+      own = e.call();
     }
-    Encoded e = r.encoded;
-    if (e == null || e.keys() != keys) {
-      e = new Encoded(keys, own(r, false));
-      r.encoded = e;
+    boolean acquire = r.verb() == NodeRequest.Verb.ACQUIRE;
+    boolean intent = acquire && r.shape() == LeaseRequest.Shape.WRITE;
+    out.write(Protocol.ASTERISK_BYTE);
+    out.writeIntCrLf(own.size() + (acquire ? connectionArgs.length : 0) + (intent ? 1 : 0));
+    for (Rawable arg : own) {
+      bulk(out, arg.getRaw());
     }
-    return withConnection(r, e.call(), connectionArgs);
+    if (acquire) {
+      for (Rawable arg : connectionArgs) {
+        bulk(out, arg.getRaw());
+      }
+    }
+    if (intent) {
+      // ARGV[9]: how long a writer's refusal keeps readers out
+      bulk(out, Protocol.toByteArray(r.intentMillis()));
+    }
+  }
+
+  private static void bulk(RedisOutputStream out, byte[] arg) throws IOException {
+    out.write(Protocol.DOLLAR_BYTE);
+    out.writeIntCrLf(arg.length);
+    out.write(arg);
+    out.writeCrLf();
   }
 
   /** A request's call but for a connection's arguments, as encoded for {@code keys}. */
   record Encoded(NodeKeys keys, CommandArguments call) {}
-
-  /** {@code own}, shared, unless an acquisition's: then a copy with the connection's arguments. */
-  private static CommandArguments withConnection(
-      NodeRequest r, CommandArguments own, Rawable[] connectionArgs) {
-    if (r.verb() != NodeRequest.Verb.ACQUIRE) {
-      return own; // the same on every node: written, never changed
-    }
-    CommandArguments call = new CommandArguments(own.getCommand());
-    Iterator<Rawable> args = own.iterator();
-    args.next(); // the command
-    while (args.hasNext()) {
-      call.add(args.next());
-    }
-    for (Rawable arg : connectionArgs) {
-      call.add(arg);
-    }
-    if (r.shape() == LeaseRequest.Shape.WRITE) {
-      call.add(r.intentMillis()); // ARGV[9]: how long a writer's refusal keeps readers out
-    }
-    return call;
-  }
 
   /** {@code r}'s script, KEYS count, KEYS and own ARGV. */
   private CommandArguments own(NodeRequest r, boolean withSource) {

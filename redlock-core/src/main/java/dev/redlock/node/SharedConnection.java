@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
-import redis.clients.jedis.Protocol;
 import redis.clients.jedis.args.Rawable;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
@@ -15,10 +14,10 @@ import redis.clients.jedis.util.IOUtils;
 import redis.clients.jedis.util.RedisOutputStream;
 
 /**
- * One connection to a node that every caller shares. Requests are written in turn with Jedis's
- * {@link Protocol#sendCommand} (a batch in one flush) and queued in the order they went out; Redis
- * answers in that order, so each reply completes the oldest request in the queue. Who reads the
- * replies, and how, is {@link SharedReplies}'s.
+ * One connection to a node that every caller shares. Requests are written in turn ({@link
+ * ScriptCalls#write}, a batch in one flush) and queued in the order they went out; Redis answers in
+ * that order, so each reply completes the oldest request in the queue. Who reads the replies, and
+ * how, is {@link SharedReplies}'s.
  *
  * <p>Failure: a transport error, or the node silent for a whole node timeout while a request waits,
  * breaks the connection: every request in it fails, and the node makes a new one for the next
@@ -35,8 +34,6 @@ final class SharedConnection {
   static final int MAX_IN_FLIGHT = 256;
 
   private static final long RESEND_LOCK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
-
-  private static final Rawable[] NO_ARGS = {};
 
   private final AutoCloseable owner; // the handshake's connection: closing it closes the socket
   private final Socket socket;
@@ -207,10 +204,7 @@ final class SharedConnection {
     boolean interrupted = Thread.interrupted(); // a virtual thread's interrupt closes the socket
     try {
       for (int i = 0; i < requests.size(); i++) {
-        NodeRequest r = requests.get(i).request;
-        boolean acquire = r.verb() == NodeRequest.Verb.ACQUIRE;
-        Protocol.sendCommand(
-            out, calls.call(r, requests.get(i).withSource, acquire ? acquireArgs : NO_ARGS));
+        calls.write(out, requests.get(i).request, requests.get(i).withSource, acquireArgs);
       }
       out.flush();
     } catch (IOException | RuntimeException | Error e) {

@@ -194,7 +194,9 @@ final class SharedReplies {
    */
   private int dispatchWaiting(int max) {
     int read = 0;
-    while (read < max && connection.broken == null && bytesWaiting()) {
+    while (read < max
+        && connection.broken == null
+        && (in.buffered() || (!inFlight.isEmpty() && in.waiting()))) {
       dispatchOne();
       read++;
     }

@@ -44,9 +44,7 @@ class ScriptCallsTest {
             byte[][] extra = verb == NodeRequest.Verb.ACQUIRE ? CONNECTION_ARGS : new byte[0][];
             String what = verb + " '" + resource + "' " + argument + " source=" + withSource;
             assertArrayEquals(
-                jedis(expected(r, withSource), extra),
-                written(calls.call(r, withSource, CONNECTION_RAW)),
-                what);
+                jedis(expected(r, withSource), extra), written(calls, r, withSource), what);
           }
         }
       }
@@ -84,9 +82,7 @@ class ScriptCallsTest {
     String what = r.verb() + " " + r.keyCount() + " keys from '" + r.key() + "' " + r.argument();
     what += " source=" + withSource;
     assertArrayEquals(
-        jedis(expectedOfKeys(r, withSource), extra),
-        written(calls.call(r, withSource, CONNECTION_RAW)),
-        what);
+        jedis(expectedOfKeys(r, withSource), extra), written(calls, r, withSource), what);
   }
 
   /** The call of several keys as it was built before it was written in place (JedisNode's). */
@@ -187,6 +183,15 @@ class ScriptCallsTest {
       call.add(arg);
     }
     return written(call);
+  }
+
+  private static byte[] written(ScriptCalls calls, NodeRequest r, boolean withSource)
+      throws Exception {
+    ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+    RedisOutputStream out = new RedisOutputStream(buffer);
+    calls.write(out, r, withSource, CONNECTION_RAW);
+    out.flush();
+    return buffer.toByteArray();
   }
 
   private static byte[] written(CommandArguments call) throws Exception {
