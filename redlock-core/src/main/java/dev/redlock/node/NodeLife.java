@@ -2,8 +2,7 @@ package dev.redlock.node;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import redis.clients.jedis.args.Rawable;
-import redis.clients.jedis.args.RawableFactory;
+import redis.clients.jedis.util.SafeEncoder;
 
 /**
  * What one connection learned, once, about the process it reached: the restart guard's inputs. Read
@@ -128,9 +127,9 @@ record NodeLife(
         keys.trustDurable() && aofLoaded ? "1" : "0");
   }
 
-  /** {@link #scriptArgs}, encoded once for every acquisition on the connection. */
-  Rawable[] encodedScriptArgs(NodeKeys keys, int database) {
-    return scriptArgs(keys, database).stream().map(RawableFactory::from).toArray(Rawable[]::new);
+  /** {@link #scriptArgs}, encoded. */
+  byte[][] encodedScriptArgs(NodeKeys keys, int database) {
+    return scriptArgs(keys, database).stream().map(SafeEncoder::encode).toArray(byte[][]::new);
   }
 
   /**

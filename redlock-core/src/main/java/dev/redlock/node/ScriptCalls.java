@@ -2,53 +2,49 @@ package dev.redlock.node;
 
 import dev.redlock.spi.LeaseRequest;
 import java.io.IOException;
-import redis.clients.jedis.CommandArguments;
+import java.nio.charset.StandardCharsets;
 import redis.clients.jedis.Protocol;
-import redis.clients.jedis.args.Rawable;
-import redis.clients.jedis.args.RawableFactory;
 import redis.clients.jedis.util.RedisOutputStream;
 
 /**
  * How a {@link NodeRequest} goes on the wire: the {@code EVALSHA} of its verb's script (or {@code
  * EVAL} with the source, after a {@code NOSCRIPT}) with its keys and arguments, and the acquire
- * script's per-connection arguments, as Jedis's {@link CommandArguments} for {@link
- * Protocol#sendCommand}. What every request of these keys shares is encoded once, here; what a
- * request's own, once for all the nodes it goes to ({@link #write}).
+ * script's per-connection arguments, written as Jedis's {@link Protocol#sendCommand} writes a call.
+ * What every request of these keys shares is encoded once, here; what a request's own, once for all
+ * the nodes it goes to ({@link #write}).
  */
 final class ScriptCalls {
-  private static final Rawable ONE = RawableFactory.from(1);
-  private static final Rawable TWO = RawableFactory.from(2);
-  private static final Rawable FOUR = RawableFactory.from(4);
-  private static final Rawable SIX = RawableFactory.from(6);
+  private static final byte[] EVALSHA = Protocol.Command.EVALSHA.getRaw();
+  private static final byte[] EVAL = Protocol.Command.EVAL.getRaw();
   private static final NodeRequest.Verb[] VERBS = NodeRequest.Verb.values();
   private static final LeaseRequest.Shape[] SHAPES = LeaseRequest.Shape.values();
   // Per shape (one key, all keys of a multi-resource request, a read-write lock's read or write
   // side), per verb: the script.
-  private static final Rawable[][] SHA1 = new Rawable[SHAPES.length][VERBS.length];
-  private static final Rawable[][] SOURCE = new Rawable[SHAPES.length][VERBS.length];
+  private static final byte[][][] SHA1 = new byte[SHAPES.length][VERBS.length][];
+  private static final byte[][][] SOURCE = new byte[SHAPES.length][VERBS.length][];
 
   static {
     for (NodeRequest.Verb verb : VERBS) {
       for (LeaseRequest.Shape shape : SHAPES) {
         Script script = scriptOf(verb, shape);
-        SHA1[shape.ordinal()][verb.ordinal()] = RawableFactory.from(script.sha1());
-        SOURCE[shape.ordinal()][verb.ordinal()] = RawableFactory.from(script.source());
+        SHA1[shape.ordinal()][verb.ordinal()] = bytes(script.sha1());
+        SOURCE[shape.ordinal()][verb.ordinal()] = bytes(script.source());
       }
     }
   }
 
   private final NodeKeys keys;
-  private final Rawable maxTtlArg;
-  private final Rawable guardArg;
-  private final Rawable lifeKeyArg;
-  private final Rawable witnessKeyArg;
+  private final byte[] maxTtlArg;
+  private final byte[] guardArg;
+  private final byte[] lifeKeyArg;
+  private final byte[] witnessKeyArg;
 
   ScriptCalls(NodeKeys keys) {
     this.keys = keys;
-    this.maxTtlArg = RawableFactory.from(keys.maxTtlMillisText());
-    this.guardArg = RawableFactory.from(keys.guardFlag());
-    this.lifeKeyArg = RawableFactory.from(keys.lifeKey());
-    this.witnessKeyArg = RawableFactory.from(keys.witnessKey());
+    this.maxTtlArg = bytes(keys.maxTtlMillisText());
+    this.guardArg = bytes(keys.guardFlag());
+    this.lifeKeyArg = bytes(keys.lifeKey());
+    this.witnessKeyArg = bytes(keys.witnessKey());
   }
 
   /**
@@ -59,9 +55,9 @@ final class ScriptCalls {
    * arguments are written after it, so that nothing is copied per node. The bytes are those of
    * Jedis's {@link Protocol#sendCommand} for the same arguments.
    */
-  void write(RedisOutputStream out, NodeRequest r, boolean withSource, Rawable[] connectionArgs)
+  void write(RedisOutputStream out, NodeRequest r, boolean withSource, byte[][] connectionArgs)
       throws IOException {
-    CommandArguments own;
+    byte[][] own;
     if (withSource) {
       own = own(r, true); // after a NOSCRIPT only
     } else {
@@ -75,13 +71,13 @@ final class ScriptCalls {
     boolean acquire = r.verb() == NodeRequest.Verb.ACQUIRE;
     boolean intent = acquire && r.shape() == LeaseRequest.Shape.WRITE;
     out.write(Protocol.ASTERISK_BYTE);
-    out.writeIntCrLf(own.size() + (acquire ? connectionArgs.length : 0) + (intent ? 1 : 0));
-    for (Rawable arg : own) {
-      bulk(out, arg.getRaw());
+    out.writeIntCrLf(own.length + (acquire ? connectionArgs.length : 0) + (intent ? 1 : 0));
+    for (byte[] arg : own) {
+      bulk(out, arg);
     }
     if (acquire) {
-      for (Rawable arg : connectionArgs) {
-        bulk(out, arg.getRaw());
+      for (byte[] arg : connectionArgs) {
+        bulk(out, arg);
       }
     }
     if (intent) {
@@ -97,29 +93,56 @@ final class ScriptCalls {
     out.writeCrLf();
   }
 
-  /** A request's call but for a connection's arguments, as encoded for {@code keys}. */
-  record Encoded(NodeKeys keys, CommandArguments call) {}
+  static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
 
-  /** {@code r}'s script, KEYS count, KEYS and own ARGV. */
-  private CommandArguments own(NodeRequest r, boolean withSource) {
-    CommandArguments call =
-        new CommandArguments(withSource ? Protocol.Command.EVAL : Protocol.Command.EVALSHA)
-            .add((withSource ? SOURCE : SHA1)[r.shape().ordinal()][r.verb().ordinal()]);
+  /** A request's call but for a connection's arguments, as encoded for {@code keys}. */
+  record Encoded(NodeKeys keys, byte[][] call) {}
+
+  /** {@code r}'s command, script, KEYS count, KEYS and own ARGV. */
+  private byte[][] own(NodeRequest r, boolean withSource) {
+    boolean acquire = r.verb() == NodeRequest.Verb.ACQUIRE;
+    int keyCount = keyCount(r);
+    int argv = 2 + (r.verb() != NodeRequest.Verb.EXTEND ? 1 : 0) + (acquire ? 1 : 0);
+    byte[][] call = new byte[3 + keyCount + argv][];
+    call[0] = withSource ? EVAL : EVALSHA;
+    call[1] = (withSource ? SOURCE : SHA1)[r.shape().ordinal()][r.verb().ordinal()];
+    call[2] = Protocol.toByteArray(keyCount);
+    int at = 3;
     if (r.isMulti()) {
-      keys(r, call);
+      at = keys(r, call, at);
     } else if (isReadWrite(r)) {
-      readWriteKeys(r, call);
+      at = readWriteKeys(r, call, at);
     } else {
-      oneKey(r, call);
+      at = oneKey(r, call, at);
     }
-    call.add(r.token()).add(r.argument());
+    call[at++] = bytes(r.token());
+    call[at++] = Protocol.toByteArray(r.argument());
     if (r.verb() != NodeRequest.Verb.EXTEND) {
-      call.add(maxTtlArg);
+      call[at++] = maxTtlArg;
     }
-    if (r.verb() == NodeRequest.Verb.ACQUIRE) {
-      call.add(guardArg);
+    if (acquire) {
+      call[at] = guardArg;
     }
     return call;
+  }
+
+  /** How many KEYS {@code r}'s script reads (see the layouts below). */
+  private static int keyCount(NodeRequest r) {
+    if (r.isMulti()) {
+      int n = r.keyCount();
+      return switch (r.verb()) {
+        case ACQUIRE -> 2 + 2 * n;
+        case RAISE_FENCE, RELEASE -> 2 * n;
+        case EXTEND -> n;
+      };
+    }
+    return switch (r.verb()) {
+      case ACQUIRE -> isReadWrite(r) ? 6 : 4;
+      case RAISE_FENCE, RELEASE -> 2;
+      case EXTEND -> 1;
+    };
   }
 
   /**
@@ -128,18 +151,19 @@ final class ScriptCalls {
    * {@code token, ttl, maxTtl, guard, then the connection's}; raise and release {@code token,
    * argument, maxTtl}; extend {@code token, ttl}.
    */
-  private void oneKey(NodeRequest r, CommandArguments call) {
+  private int oneKey(NodeRequest r, byte[][] call, int at) {
     String key = r.key();
+    call[at++] = bytes(key);
     switch (r.verb()) {
-      case ACQUIRE ->
-          call.add(FOUR)
-              .add(key)
-              .add(lifeKeyArg)
-              .add(NodeKeys.fenceKeyOfLock(key))
-              .add(witnessKeyArg);
-      case RAISE_FENCE, RELEASE -> call.add(TWO).add(key).add(NodeKeys.fenceKeyOfLock(key));
-      case EXTEND -> call.add(ONE).add(key);
+      case ACQUIRE -> {
+        call[at++] = lifeKeyArg;
+        call[at++] = bytes(NodeKeys.fenceKeyOfLock(key));
+        call[at++] = witnessKeyArg;
+      }
+      case RAISE_FENCE, RELEASE -> call[at++] = bytes(NodeKeys.fenceKeyOfLock(key));
+      case EXTEND -> {}
     }
+    return at;
   }
 
   /**
@@ -148,35 +172,34 @@ final class ScriptCalls {
    * raise_fence_all.lua and release_all.lua the lock keys, then their counters; extend_all.lua the
    * lock keys.
    */
-  private void keys(NodeRequest r, CommandArguments call) {
+  private int keys(NodeRequest r, byte[][] call, int at) {
     int n = r.keyCount();
     switch (r.verb()) {
       case ACQUIRE -> {
-        call.add(2 + 2 * n)
-            .add(r.key(0))
-            .add(lifeKeyArg)
-            .add(NodeKeys.fenceKeyOfLock(r.key(0)))
-            .add(witnessKeyArg);
+        call[at++] = bytes(r.key(0));
+        call[at++] = lifeKeyArg;
+        call[at++] = bytes(NodeKeys.fenceKeyOfLock(r.key(0)));
+        call[at++] = witnessKeyArg;
         for (int i = 1; i < n; i++) {
-          call.add(r.key(i)).add(NodeKeys.fenceKeyOfLock(r.key(i)));
+          call[at++] = bytes(r.key(i));
+          call[at++] = bytes(NodeKeys.fenceKeyOfLock(r.key(i)));
         }
       }
       case RAISE_FENCE, RELEASE -> {
-        call.add(2 * n);
         for (int i = 0; i < n; i++) {
-          call.add(r.key(i));
+          call[at++] = bytes(r.key(i));
         }
         for (int i = 0; i < n; i++) {
-          call.add(NodeKeys.fenceKeyOfLock(r.key(i)));
+          call[at++] = bytes(NodeKeys.fenceKeyOfLock(r.key(i)));
         }
       }
       case EXTEND -> {
-        call.add(n);
         for (int i = 0; i < n; i++) {
-          call.add(r.key(i));
+          call[at++] = bytes(r.key(i));
         }
       }
     }
+    return at;
   }
 
   /**
@@ -187,20 +210,23 @@ final class ScriptCalls {
    * fence}; its extend {@code KEYS = readers}. The fencing counter is the writer key's, one for
    * both sides.
    */
-  private void readWriteKeys(NodeRequest r, CommandArguments call) {
+  private int readWriteKeys(NodeRequest r, byte[][] call, int at) {
     switch (r.verb()) {
-      case ACQUIRE ->
-          call.add(SIX)
-              .add(r.key(0))
-              .add(lifeKeyArg)
-              .add(NodeKeys.fenceKeyOfLock(r.key(0)))
-              .add(witnessKeyArg)
-              .add(r.key(1))
-              .add(r.key(2));
-      case RAISE_FENCE, RELEASE ->
-          call.add(TWO).add(r.key(1)).add(NodeKeys.fenceKeyOfLock(r.key(0)));
-      case EXTEND -> call.add(ONE).add(r.key(1));
+      case ACQUIRE -> {
+        call[at++] = bytes(r.key(0));
+        call[at++] = lifeKeyArg;
+        call[at++] = bytes(NodeKeys.fenceKeyOfLock(r.key(0)));
+        call[at++] = witnessKeyArg;
+        call[at++] = bytes(r.key(1));
+        call[at++] = bytes(r.key(2));
+      }
+      case RAISE_FENCE, RELEASE -> {
+        call[at++] = bytes(r.key(1));
+        call[at++] = bytes(NodeKeys.fenceKeyOfLock(r.key(0)));
+      }
+      case EXTEND -> call[at++] = bytes(r.key(1));
     }
+    return at;
   }
 
   /**

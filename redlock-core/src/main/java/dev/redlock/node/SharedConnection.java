@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
-import redis.clients.jedis.args.Rawable;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 import redis.clients.jedis.util.IOUtils;
@@ -54,7 +53,7 @@ final class SharedConnection {
   final NodeLife life;
 
   /** The acquire script's per-process arguments, sent with every acquire on this connection. */
-  private final Rawable[] acquireArgs;
+  private final byte[][] acquireArgs;
 
   private final ReentrantLock writing = new ReentrantLock();
   final SharedReplies replies;
@@ -71,7 +70,7 @@ final class SharedConnection {
       Socket socket,
       Socket tcp,
       NodeLife life,
-      Rawable[] acquireArgs,
+      byte[][] acquireArgs,
       long nodeTimeoutNanos,
       ScriptCalls calls,
       Executor drains,

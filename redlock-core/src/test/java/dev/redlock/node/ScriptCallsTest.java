@@ -5,13 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Protocol;
-import redis.clients.jedis.args.Rawable;
-import redis.clients.jedis.args.RawableFactory;
 import redis.clients.jedis.util.RedisOutputStream;
 
 /**
@@ -24,8 +21,6 @@ class ScriptCallsTest {
   private static final byte[][] CONNECTION_ARGS = {
     "run".getBytes(StandardCharsets.UTF_8), {'1'}, "1700000000000000".getBytes(), {'0'}
   };
-  private static final Rawable[] CONNECTION_RAW =
-      Arrays.stream(CONNECTION_ARGS).map(RawableFactory::from).toArray(Rawable[]::new);
 
   /** Resources with ASCII, 2-, 3- and 4-byte UTF-8 characters, and unpaired surrogates. */
   private static final String[] RESOURCES = {
@@ -189,7 +184,7 @@ class ScriptCallsTest {
       throws Exception {
     ByteArrayOutputStream buffer = new ByteArrayOutputStream();
     RedisOutputStream out = new RedisOutputStream(buffer);
-    calls.write(out, r, withSource, CONNECTION_RAW);
+    calls.write(out, r, withSource, CONNECTION_ARGS);
     out.flush();
     return buffer.toByteArray();
   }
