@@ -1,6 +1,7 @@
 package dev.redlock.node;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import redis.clients.jedis.Protocol;
@@ -9,12 +10,13 @@ import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.util.RedisInputStream;
 
 /**
- * What a shared connection's node sends, read with Jedis: a wait, bounded, for a reply to start
- * ({@link RedisInputStream#peek}, which consumes nothing), then the whole reply ({@link
- * Protocol#read}), which must come within a node timeout. So a reader's own short deadline can end
- * only a wait before a reply, never leave half a reply read; a reply that starts and stalls breaks
- * the connection. Confined to the thread that holds the reader role ({@link SharedReplies}), but
- * for {@link #waiting}, a hint any thread may ask for.
+ * What a shared connection's node sends, read with Jedis. Every reply to our scripts is one line
+ * (an integer or an error), so a reply is read ({@link Protocol#read}) only once its whole line is
+ * buffered: the read never waits on the socket. Waiting is {@link #arrives}'s, bounded by the
+ * reader's own deadline and consuming nothing, so a deadline can end a wait but never leave half a
+ * reply read, and a reply that trickles in holds a caller no longer than its deadline. Confined to
+ * the thread that holds the reader role ({@link SharedReplies}), but for {@link #waiting}, a hint
+ * any thread may ask for.
  */
 final class ReplyStream {
   private final Socket socket;
@@ -29,53 +31,111 @@ final class ReplyStream {
     this.in = new Buffered(socket.getInputStream());
   }
 
-  /** Jedis's reply stream, telling whether it holds bytes not read yet. */
+  /** Jedis's reply stream, which can tell whether a whole line is in, and read more keeping it. */
   private static final class Buffered extends RedisInputStream {
-    Buffered(java.io.InputStream in) {
+    Buffered(InputStream in) {
       super(in);
     }
 
     boolean hasBuffered() {
       return count < limit;
     }
+
+    /** Whether a whole line is buffered: a whole reply of ours. */
+    boolean hasLine() {
+      for (int i = count; i < limit; i++) {
+        if (buf[i] == '\n') {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    /** The first byte of the next reply; only with bytes buffered. */
+    byte next() {
+      return buf[count];
+    }
+
+    /** Bytes the socket holds that were not read yet. */
+    int socketAvailable() throws IOException {
+      return in.available();
+    }
+
+    /**
+     * Reads what one read of the socket gives (waiting as its timeout allows), after what is
+     * buffered and not read yet.
+     */
+    void readMore() throws IOException {
+      if (count > 0) {
+        System.arraycopy(buf, count, buf, 0, limit - count);
+        limit -= count;
+        count = 0;
+      }
+      if (limit == buf.length) {
+        throw new JedisConnectionException(
+            "a reply line longer than " + buf.length + " bytes: not a reply to our scripts");
+      }
+      int n = in.read(buf, limit, buf.length - limit);
+      if (n < 0) {
+        throw new JedisConnectionException("Unexpected end of stream.");
+      }
+      limit += n;
+    }
   }
 
-  /** Whether bytes have been read from the socket that are not read as a reply yet. */
-  boolean buffered() {
-    return in.hasBuffered();
+  /** Whether a whole reply is buffered: {@link #read} takes it without waiting. */
+  boolean hasReply() {
+    return in.hasLine();
   }
 
   /** Whether bytes of a reply have come that nobody has read. */
   boolean waiting() {
     try {
-      return in.hasBuffered() || in.available() > 0;
+      return in.hasBuffered() || in.socketAvailable() > 0;
     } catch (IOException e) {
       return true; // the reader will find out
     }
   }
 
   /**
-   * Waits for the first byte of the next reply, at most {@code timeoutNanos}, consuming nothing;
-   * false if none came (the stream stays usable: plain sockets). Interrupts aside (a virtual
-   * thread's would close the socket).
+   * Whether a whole reply is buffered after reading, without waiting, what the socket already
+   * holds.
+   *
+   * @throws JedisConnectionException if the stream failed or ended
+   */
+  boolean replyWithoutWaiting() {
+    try {
+      while (!in.hasLine() && in.socketAvailable() > 0) {
+        in.readMore(); // bytes are there: this read does not wait
+        lastBytesAt = System.nanoTime();
+      }
+      return in.hasLine();
+    } catch (IOException e) {
+      throw new JedisConnectionException(e);
+    }
+  }
+
+  /**
+   * Waits, at most {@code timeoutNanos}, until a whole reply is buffered or more bytes of one have
+   * come, consuming nothing; false if nothing came (the stream stays usable: plain sockets).
+   * Interrupts aside (a virtual thread's would close the socket).
    *
    * @throws JedisConnectionException if the stream failed or ended
    */
   boolean arrives(long timeoutNanos) {
-    if (in.hasBuffered()) {
+    if (in.hasLine()) {
       return true;
     }
     boolean interrupted = Thread.interrupted();
     try {
       setSoTimeout(timeoutNanos);
-      in.peek((byte) ':');
+      in.readMore();
       lastBytesAt = System.nanoTime();
       return true;
-    } catch (JedisConnectionException e) {
-      if (e.getCause() instanceof SocketTimeoutException) {
-        return false;
-      }
-      throw e;
+    } catch (SocketTimeoutException e) {
+      return false;
+    } catch (IOException e) {
+      throw new JedisConnectionException(e);
     } finally {
       if (interrupted) {
         Thread.currentThread().interrupt();
@@ -84,36 +144,30 @@ final class ReplyStream {
   }
 
   /**
-   * The next reply, whose first byte has come: what {@link Protocol#read} returns, or the {@link
-   * JedisDataException} of an error reply (the stream still in step). The rest must come within
-   * {@code nodeTimeoutNanos}.
+   * The next reply, whose whole line is buffered ({@link #hasReply}): what {@link Protocol#read}
+   * returns for an integer, or the {@link JedisDataException} of an error reply (the stream still
+   * in step). Never waits on the socket.
    *
-   * @throws JedisConnectionException if the stream failed, ended or stalled mid-reply
+   * @throws JedisConnectionException if the reply is of another type: not a reply to our scripts,
+   *     so the stream is not what we think
    */
-  Object read(long nodeTimeoutNanos) {
-    boolean interrupted = Thread.interrupted();
+  Object read() {
+    byte type = in.next();
+    if (type != Protocol.COLON_BYTE && type != Protocol.MINUS_BYTE) {
+      throw new JedisConnectionException(
+          "a reply of type '" + (char) type + "': our scripts answer integers and errors only");
+    }
     try {
-      setSoTimeout(nodeTimeoutNanos);
-      Object reply = Protocol.read(in);
-      lastBytesAt = System.nanoTime();
-      return reply;
+      return Protocol.read(in);
     } catch (JedisDataException error) {
       return error;
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
     }
   }
 
-  private void setSoTimeout(long nanos) {
+  private void setSoTimeout(long nanos) throws IOException {
     int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, (nanos + 999_999) / 1_000_000));
     if (millis != soTimeoutMillis) {
-      try {
-        socket.setSoTimeout(millis);
-      } catch (IOException e) {
-        throw new JedisConnectionException(e);
-      }
+      socket.setSoTimeout(millis);
       soTimeoutMillis = millis;
     }
   }

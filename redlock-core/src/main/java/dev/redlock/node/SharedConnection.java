@@ -235,13 +235,18 @@ final class SharedConnection {
   Runnable resendWithSource(SharedRequest request, JedisNoScriptException noScript) {
     synchronized (request) { // abandon() waits for the resend to be on the wire
       boolean locked = false;
+      boolean interrupted = Thread.interrupted(); // the reader's: the resend is owed all the same
       try {
         locked =
             !request.abandoned()
                 && !writing.isHeldByCurrentThread()
                 && writing.tryLock(RESEND_LOCK_NANOS, TimeUnit.NANOSECONDS);
       } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+        interrupted = true;
+      } finally {
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
       }
       if (!locked) {
         return request.settleLocked(0, noScript);

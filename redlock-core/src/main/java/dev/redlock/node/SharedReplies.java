@@ -159,9 +159,8 @@ final class SharedReplies {
         silentUntil();
         return false;
       }
-    } catch (RuntimeException e) {
-      connection.brokeInTransit(
-          new JedisConnectionException("reading from " + connection.name + " failed", e));
+    } catch (RuntimeException | Error e) {
+      brokeReading(e);
       return false;
     }
     dispatchBuffered();
@@ -187,18 +186,22 @@ final class SharedReplies {
   }
 
   /**
-   * Hands out the replies that have already (begun to) come, at most {@code max}, without waiting
-   * for another to start: passing the role on costs a wake-up and, on a busy machine, a wait to be
-   * scheduled; replies that arrived meanwhile are best read by the running thread. Returns how many
-   * were read.
+   * Hands out the replies that have already come, buffered or in the socket, at most {@code max},
+   * without waiting for more: passing the role on costs a wake-up and, on a busy machine, a wait to
+   * be scheduled; replies that arrived meanwhile are best read by the running thread. Returns how
+   * many were read.
    */
   private int dispatchWaiting(int max) {
     int read = 0;
-    while (read < max
-        && connection.broken == null
-        && (in.buffered() || (!inFlight.isEmpty() && in.waiting()))) {
-      dispatchOne();
-      read++;
+    try {
+      while (read < max
+          && connection.broken == null
+          && (in.hasReply() || (!inFlight.isEmpty() && in.replyWithoutWaiting()))) {
+        dispatchOne();
+        read++;
+      }
+    } catch (RuntimeException | Error e) {
+      brokeReading(e);
     }
     return read;
   }
@@ -206,24 +209,20 @@ final class SharedReplies {
   /** {@link #dispatchWaiting}, but only of what has been read from the socket: no system call. */
   private int dispatchBuffered() {
     int read = 0;
-    while (connection.broken == null && in.buffered()) {
+    while (connection.broken == null && in.hasReply()) {
       dispatchOne();
       read++;
     }
     return read;
   }
 
-  /**
-   * Reads the reply whose first byte has come and hands it to the oldest request; the rest must
-   * come within a node timeout, or the connection breaks.
-   */
+  /** Reads the reply whose whole line is buffered and hands it to the oldest request. */
   private void dispatchOne() {
     Object reply;
     try {
-      reply = in.read(connection.nodeTimeoutNanos);
-    } catch (RuntimeException e) {
-      connection.brokeInTransit(
-          new JedisConnectionException("reading from " + connection.name + " failed", e));
+      reply = in.read();
+    } catch (RuntimeException | Error e) {
+      brokeReading(e);
       return;
     }
     SharedRequest answered;
@@ -246,9 +245,27 @@ final class SharedReplies {
       return;
     }
     nextReplySeq++;
-    hand(answered, reply);
-    if (inFlightCount.decrementAndGet() == 0) {
-      connection.lastReplyIn();
+    try {
+      hand(answered, reply);
+    } catch (RuntimeException | Error e) {
+      addTell(answered.settle(0, new JedisConnectionException("handing a reply failed", e)));
+      brokeReading(e);
+    } finally {
+      if (inFlightCount.decrementAndGet() == 0) {
+        connection.lastReplyIn();
+      }
+    }
+  }
+
+  /**
+   * Reading failed: the connection breaks, whatever failed (an {@code Error} too, rethrown: part of
+   * a reply may have been consumed, so nothing may be read from this stream again).
+   */
+  private void brokeReading(Throwable e) {
+    connection.brokeInTransit(
+        new JedisConnectionException("reading from " + connection.name + " failed", e));
+    if (e instanceof Error error) {
+      throw error;
     }
   }
 

@@ -2,6 +2,7 @@ package dev.redlock.node;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 
+import dev.redlock.spi.LeaseRequest;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -69,6 +70,74 @@ class ScriptCallsTest {
         }
       }
     }
+  }
+
+  /**
+   * Both sides of a read-write lock as their scripts read them: both acquires {@code KEYS = writer
+   * key, life, fence, witness, readers, intent mark} (a writer's with its intent last); a reader's
+   * raise, release and extend on the readers key; a writer's other requests the one-key scripts'.
+   */
+  @Test
+  void everyReadWriteRequestIsWrittenAsJedisWritesTheSameCall() throws Exception {
+    ScriptCalls calls = new ScriptCalls(KEYS);
+    for (String resource : RESOURCES) {
+      String[] keys = {"redlock:" + resource, "redlock:" + resource + ":r", "redlock:" + resource};
+      keys[2] += ":w";
+      for (LeaseRequest.Shape shape :
+          new LeaseRequest.Shape[] {LeaseRequest.Shape.READ, LeaseRequest.Shape.WRITE}) {
+        for (NodeRequest.Verb verb : NodeRequest.Verb.values()) {
+          for (long intent : new long[] {0, 1_500}) {
+            for (boolean withSource : new boolean[] {false, true}) {
+              long i =
+                  shape == LeaseRequest.Shape.WRITE && verb == NodeRequest.Verb.ACQUIRE
+                      ? intent
+                      : 0;
+              NodeRequest r =
+                  NodeRequest.ofReadWrite(verb, shape, keys, "0123456789abcdef", 30_000, i);
+              byte[][] extra = verb == NodeRequest.Verb.ACQUIRE ? CONNECTION_ARGS : new byte[0][];
+              if (i != 0
+                  || (shape == LeaseRequest.Shape.WRITE && verb == NodeRequest.Verb.ACQUIRE)) {
+                extra = java.util.Arrays.copyOf(extra, extra.length + 1);
+                extra[extra.length - 1] = Long.toString(i).getBytes(StandardCharsets.UTF_8);
+              }
+              assertArrayEquals(
+                  jedis(expectedReadWrite(r, withSource), extra),
+                  written(calls, r, withSource),
+                  shape + " " + verb + " '" + resource + "' intent=" + i + " source=" + withSource);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /** A read-write request's call as ScriptCalls's javadoc lays it out, each argument a string. */
+  private static String[] expectedReadWrite(NodeRequest r, boolean withSource) {
+    boolean write = r.shape() == LeaseRequest.Shape.WRITE;
+    if (write && r.verb() != NodeRequest.Verb.ACQUIRE) {
+      return expected(new NodeRequest(r.verb(), r.key(0), r.token(), r.argument()), withSource);
+    }
+    Script script = ScriptCalls.scriptOf(r.verb(), r.shape());
+    List<String> args = new ArrayList<>();
+    args.add(withSource ? "EVAL" : "EVALSHA");
+    args.add(withSource ? script.source() : script.sha1());
+    String fence = NodeKeys.fenceKeyOfLock(r.key(0));
+    switch (r.verb()) {
+      case ACQUIRE ->
+          args.addAll(
+              List.of("6", r.key(0), KEYS.lifeKey(), fence, KEYS.witnessKey(), r.key(1), r.key(2)));
+      case RAISE_FENCE, RELEASE -> args.addAll(List.of("2", r.key(1), fence));
+      case EXTEND -> args.addAll(List.of("1", r.key(1)));
+    }
+    args.add(r.token());
+    args.add(Long.toString(r.argument()));
+    if (r.verb() != NodeRequest.Verb.EXTEND) {
+      args.add(KEYS.maxTtlMillisText());
+    }
+    if (r.verb() == NodeRequest.Verb.ACQUIRE) {
+      args.add(KEYS.guardFlag());
+    }
+    return args.toArray(new String[0]);
   }
 
   private static void assertWrittenAsJedis(ScriptCalls calls, NodeRequest r, boolean withSource)

@@ -5,11 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.InputStream;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -24,13 +22,13 @@ import redis.clients.jedis.JedisSocketFactory;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 
 /**
- * The race the adversarial review of the shared connections found (issue 15, item 2), forced on a
- * real {@code redis-server} from the test's own socket: the reader has the reply of the oldest
- * request in hand when another thread breaks the connection. If the break took that request off the
- * queue while the reader then took the next one, the next request would get the first one's reply:
- * an acquisition of a key held elsewhere answered with the fencing token of a free one — a false
- * "yes" vote. (A break takes every request off the queue under the one lock a reader takes a
- * request under, so it cannot stop half-way.)
+ * A break racing a reader that has a reply in hand, forced on a real {@code redis-server}: the test
+ * holds the lock under which a reader takes a request off the queue, so the reader stops with the
+ * oldest request's reply read, while another thread breaks the connection. If the break took that
+ * request off the queue while the reader then took the next one, the next request would get the
+ * first one's reply: an acquisition of a key held elsewhere answered with the fencing token of a
+ * free one — a false "yes" vote. (A break takes every request off the queue under that same lock,
+ * and a reader that gets it after a break hands nothing.)
  *
  * <p>Runs its own {@code redis-server} (core's tests have no kit): one process, stopped by its PID;
  * it fails under {@code CI=true} if none is installed, and is skipped on a laptop without.
@@ -58,28 +56,7 @@ class SharedConnectionRaceTest {
       admin.set("redlock:held", "another-owner");
     }
     ExecutorService io = Executors.newCachedThreadPool();
-    AtomicReference<Thread> reader = new AtomicReference<>();
-    AtomicReference<Runnable> onRead = new AtomicReference<>();
-    Socket socket =
-        new Socket() {
-          @Override
-          public InputStream getInputStream() throws java.io.IOException {
-            InputStream real = super.getInputStream();
-            return new java.io.FilterInputStream(real) {
-              @Override
-              public int read(byte[] b, int off, int len) throws java.io.IOException {
-                int n = super.read(b, off, len);
-                Runnable hook = onRead.get();
-                if (n > 0 && hook != null && Thread.currentThread() == reader.get()) {
-                  onRead.set(null);
-                  hook.run(); // the reader has the replies' bytes in hand, not handed yet
-                }
-                return n;
-              }
-            };
-          }
-        };
-    SharedConnection connection = connect(socket, io);
+    SharedConnection connection = connect(new Socket(), io);
     Thread breaker = null;
     try {
       // Without a race, a free key is granted (a token > 0) and a held one refused (0).
@@ -98,13 +75,11 @@ class SharedConnectionRaceTest {
           connection.send(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:free", "t1", 10_000));
       SharedRequest held =
           connection.send(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:held", "t2", 10_000));
-      CountDownLatch inHand = new CountDownLatch(1);
-      CountDownLatch goOn = new CountDownLatch(1);
-      onRead.set(
-          () -> {
-            inHand.countDown();
-            awaitLatch(goOn);
-          });
+      // The lock a reader takes a request off the queue under: held here, the reader stops with
+      // the free key's reply read and its request not yet taken.
+      java.lang.reflect.Field field = SharedReplies.class.getDeclaredField("taking");
+      field.setAccessible(true);
+      Object taking = field.get(connection.replies);
       AtomicReference<RuntimeException> freeFailed = new AtomicReference<>();
       Thread reading =
           new Thread(
@@ -116,19 +91,22 @@ class SharedConnectionRaceTest {
                 }
               },
               "reader");
-      reader.set(reading);
-      reading.start();
-      assertTrue(inHand.await(5, TimeUnit.SECONDS), "the reader never read the replies");
-      // The break takes the free key's request off the queue and, while the test holds that
-      // request's monitor, waits to fail it; the reader, replies in hand, then goes on.
+      // While the test holds the free key's request's monitor, a break that took it off the queue
+      // waits to fail it.
       synchronized (free) {
-        breaker = new Thread(connection::close, "breaker");
-        breaker.start();
-        Thread breaking = breaker;
-        await()
-            .atMost(Duration.ofSeconds(5))
-            .until(() -> breaking.getState() == Thread.State.BLOCKED);
-        goOn.countDown();
+        synchronized (taking) {
+          reading.start();
+          await()
+              .atMost(Duration.ofSeconds(5))
+              .until(() -> reading.getState() == Thread.State.BLOCKED);
+          breaker = new Thread(connection::close, "breaker");
+          breaker.start();
+          Thread breaking = breaker;
+          await()
+              .atMost(Duration.ofSeconds(5))
+              .until(() -> breaking.getState() == Thread.State.BLOCKED);
+        }
+        // The reader, its reply in hand, goes on: the break must not let it take the next request.
         await()
             .atMost(Duration.ofSeconds(5))
             .until(
@@ -160,14 +138,6 @@ class SharedConnectionRaceTest {
     }
     try (Jedis admin = new Jedis("127.0.0.1", port)) {
       assertEquals("another-owner", admin.get("redlock:held"));
-    }
-  }
-
-  private static void awaitLatch(CountDownLatch latch) {
-    try {
-      latch.await(5, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
   }
 
