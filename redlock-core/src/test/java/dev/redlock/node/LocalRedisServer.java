@@ -220,4 +220,40 @@ public final class LocalRedisServer implements AutoCloseable {
       // a temporary directory: left behind at worst
     }
   }
+
+  /**
+   * A shared connection to this server over {@code socket} (unconnected: a test's own, to reach
+   * into its reads), made and handshaken as a node makes its own; plain sockets only.
+   */
+  SharedConnection sharedConnection(
+      java.net.Socket socket,
+      java.util.concurrent.Executor drains,
+      NodeKeys keys,
+      long nodeTimeoutNanos)
+      throws Exception {
+    redis.clients.jedis.JedisSocketFactory sockets =
+        () -> {
+          try {
+            socket.connect(new java.net.InetSocketAddress("127.0.0.1", port));
+          } catch (java.io.IOException e) {
+            throw new redis.clients.jedis.exceptions.JedisConnectionException(e);
+          }
+          return socket;
+        };
+    JedisNode.HandshakeConnection handshake =
+        new JedisNode.HandshakeConnection(
+            sockets, redis.clients.jedis.DefaultJedisClientConfig.builder().build());
+    handshake.readLife();
+    return new SharedConnection(
+        "test",
+        handshake,
+        socket,
+        null,
+        handshake.life,
+        handshake.life.encodedScriptArgs(keys, 0),
+        nodeTimeoutNanos,
+        new ScriptCalls(keys),
+        drains,
+        null);
+  }
 }

@@ -15,11 +15,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import redis.clients.jedis.DefaultJedisClientConfig;
-import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
-import redis.clients.jedis.JedisSocketFactory;
-import redis.clients.jedis.exceptions.JedisConnectionException;
 
 /**
  * A break racing a reader that has a reply in hand, forced on a real {@code redis-server}: the test
@@ -56,7 +52,9 @@ class SharedConnectionRaceTest {
       admin.set("redlock:held", "another-owner");
     }
     ExecutorService io = Executors.newCachedThreadPool();
-    SharedConnection connection = connect(new Socket(), io);
+    SharedConnection connection =
+        redis.sharedConnection(
+            new Socket(), io, NodeKeys.of("redlock:", 60_000, true), TimeUnit.SECONDS.toNanos(2));
     Thread breaker = null;
     try {
       // Without a race, a free key is granted (a token > 0) and a held one refused (0).
@@ -139,36 +137,6 @@ class SharedConnectionRaceTest {
     try (Jedis admin = new Jedis("127.0.0.1", port)) {
       assertEquals("another-owner", admin.get("redlock:held"));
     }
-  }
-
-  /** A shared connection over {@code socket}, made and handshaken as the node makes its own. */
-  private static SharedConnection connect(Socket socket, java.util.concurrent.Executor drains)
-      throws Exception {
-    NodeKeys keys = NodeKeys.of("redlock:", 60_000, true);
-    HostAndPort address = new HostAndPort("127.0.0.1", port);
-    JedisSocketFactory sockets =
-        () -> {
-          try {
-            socket.connect(new java.net.InetSocketAddress(address.getHost(), address.getPort()));
-          } catch (java.io.IOException e) {
-            throw new JedisConnectionException(e);
-          }
-          return socket;
-        };
-    JedisNode.HandshakeConnection handshake =
-        new JedisNode.HandshakeConnection(sockets, DefaultJedisClientConfig.builder().build());
-    handshake.readLife();
-    return new SharedConnection(
-        "race",
-        handshake,
-        socket,
-        null,
-        handshake.life,
-        handshake.life.encodedScriptArgs(keys, 0),
-        TimeUnit.SECONDS.toNanos(2),
-        new ScriptCalls(keys),
-        drains,
-        null);
   }
 
   /**

@@ -20,11 +20,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import redis.clients.jedis.DefaultJedisClientConfig;
-import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
-import redis.clients.jedis.JedisSocketFactory;
-import redis.clients.jedis.exceptions.JedisConnectionException;
 
 /**
  * What a shared connection does when reading goes wrong, on a real {@code redis-server}: an {@code
@@ -125,7 +121,8 @@ class SharedReplyFaultsTest {
             return new Injecting(super.getInputStream());
           }
         };
-    SharedConnection connection = connect(socket, io, keys, TimeUnit.SECONDS.toNanos(2));
+    SharedConnection connection =
+        redis.sharedConnection(socket, io, keys, TimeUnit.SECONDS.toNanos(2));
     try {
       connection // the script cached; the new node answers quarantined
           .send(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:warm", "t0", 10_000))
@@ -299,35 +296,5 @@ class SharedReplyFaultsTest {
       node.close();
       io.shutdownNow();
     }
-  }
-
-  /** A shared connection over {@code socket}, made and handshaken as the node makes its own. */
-  private static SharedConnection connect(
-      Socket socket, java.util.concurrent.Executor drains, NodeKeys keys, long nodeTimeoutNanos)
-      throws Exception {
-    HostAndPort address = new HostAndPort("127.0.0.1", port);
-    JedisSocketFactory sockets =
-        () -> {
-          try {
-            socket.connect(new java.net.InetSocketAddress(address.getHost(), address.getPort()));
-          } catch (IOException e) {
-            throw new JedisConnectionException(e);
-          }
-          return socket;
-        };
-    JedisNode.HandshakeConnection handshake =
-        new JedisNode.HandshakeConnection(sockets, DefaultJedisClientConfig.builder().build());
-    handshake.readLife();
-    return new SharedConnection(
-        "faults",
-        handshake,
-        socket,
-        null,
-        handshake.life,
-        handshake.life.encodedScriptArgs(keys, 0),
-        nodeTimeoutNanos,
-        new ScriptCalls(keys),
-        drains,
-        null);
   }
 }
