@@ -282,16 +282,9 @@ final class SharedReplies {
       connection.breakWith(
           new JedisConnectionException(
               "the stream to " + connection.name + " is out of step", error));
-    } else if (reply instanceof JedisDataException error) {
-      addTell(answered.settle(0, error)); // an error reply: complete, the stream in step
     } else {
-      // Our scripts answer integers only: anything else means the stream is not what we think.
-      RuntimeException unexpected =
-          new IllegalStateException(
-              "unexpected reply to " + answered.request.verb() + ": " + describe(reply));
-      addTell(answered.settle(0, unexpected));
-      connection.breakWith(
-          new JedisConnectionException("unexpected reply from " + connection.name, unexpected));
+      // An error reply (ReplyStream reads integers and errors only): complete, the stream in step.
+      addTell(answered.settle(0, (JedisDataException) reply));
     }
   }
 
@@ -300,12 +293,6 @@ final class SharedReplies {
     return message.startsWith("ERR unknown command")
         || message.startsWith("ERR Protocol error")
         || message.startsWith("ERR wrong number of arguments");
-  }
-
-  private static String describe(Object reply) {
-    return reply instanceof byte[] bytes
-        ? new String(bytes, java.nio.charset.StandardCharsets.UTF_8)
-        : String.valueOf(reply);
   }
 
   /** Keeps what telling a later outcome takes (the reader's), if anything. */
