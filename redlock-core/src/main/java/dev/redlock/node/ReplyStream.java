@@ -15,8 +15,7 @@ import redis.clients.jedis.util.RedisInputStream;
  * buffered: the read never waits on the socket. Waiting is {@link #arrives}'s, bounded by the
  * reader's own deadline and consuming nothing, so a deadline can end a wait but never leave half a
  * reply read, and a reply that trickles in holds a caller no longer than its deadline. Confined to
- * the thread that holds the reader role ({@link SharedReplies}), but for {@link #waiting}, a hint
- * any thread may ask for.
+ * the thread that holds the reader role ({@link SharedReplies}).
  */
 final class ReplyStream {
   private final Socket socket;
@@ -34,7 +33,7 @@ final class ReplyStream {
   /** Jedis's reply stream, which can tell whether a whole line is in, and read more keeping it. */
   private static final class Buffered extends RedisInputStream {
     Buffered(InputStream in) {
-      super(in);
+      super(in, 8192); // not Jedis's configurable size: a reply line must fit
     }
 
     boolean hasBuffered() {
@@ -43,12 +42,26 @@ final class ReplyStream {
 
     /** Whether a whole line is buffered: a whole reply of ours. */
     boolean hasLine() {
+      return lineEnd() >= 0;
+    }
+
+    /** Where the first buffered line ends (its {@code \n}), or -1. */
+    int lineEnd() {
       for (int i = count; i < limit; i++) {
         if (buf[i] == '\n') {
-          return true;
+          return i;
         }
       }
-      return false;
+      return -1;
+    }
+
+    /** Whether Jedis has read exactly up to {@code end}, the end of the line it read. */
+    boolean readUpTo(int end) {
+      return count == end + 1;
+    }
+
+    boolean endsWithCr(int end) {
+      return end > count && buf[end - 1] == '\r';
     }
 
     /** The first byte of the next reply; only with bytes buffered. */
@@ -86,15 +99,6 @@ final class ReplyStream {
   /** Whether a whole reply is buffered: {@link #read} takes it without waiting. */
   boolean hasReply() {
     return in.hasLine();
-  }
-
-  /** Whether bytes of a reply have come that nobody has read. */
-  boolean waiting() {
-    try {
-      return in.hasBuffered() || in.socketAvailable() > 0;
-    } catch (IOException e) {
-      return true; // the reader will find out
-    }
   }
 
   /**
@@ -157,11 +161,20 @@ final class ReplyStream {
       throw new JedisConnectionException(
           "a reply of type '" + (char) type + "': our scripts answer integers and errors only");
     }
-    try {
-      return Protocol.read(in);
-    } catch (JedisDataException error) {
-      return error;
+    int end = in.lineEnd();
+    if (!in.endsWithCr(end)) {
+      throw new JedisConnectionException("a reply line not ended by CRLF: the stream is not ours");
     }
+    Object reply;
+    try {
+      reply = Protocol.read(in);
+    } catch (JedisDataException error) {
+      reply = error;
+    }
+    if (!in.readUpTo(end)) {
+      throw new JedisConnectionException("a reply read past its line: the stream is not ours");
+    }
+    return reply;
   }
 
   private void setSoTimeout(long nanos) throws IOException {

@@ -67,11 +67,6 @@ final class SharedReplies {
     this.drains = drains;
   }
 
-  /** Whether bytes of a reply have come that nobody has read. */
-  boolean bytesWaiting() {
-    return in.waiting();
-  }
-
   int inFlight() {
     return inFlightCount.get();
   }
@@ -240,6 +235,7 @@ final class SharedReplies {
                   + " out of step with its requests: the connection is dropped");
       connection.breakWith(outOfStep);
       if (answered != null) {
+        inFlightCount.decrementAndGet();
         addTell(answered.settle(0, outOfStep));
       }
       return;
@@ -421,8 +417,8 @@ final class SharedReplies {
       } finally {
         told = takeTells();
         reading.set(false);
+        runAll(told); // outside the role: what they run may send on this connection and wait
       }
-      runAll(told); // outside the role: what they run may send on this connection and wait
       // A request queued after the last look, with nobody reading: look again.
     }
   }

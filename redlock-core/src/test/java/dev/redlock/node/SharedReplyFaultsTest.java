@@ -10,8 +10,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
@@ -147,70 +145,6 @@ class SharedReplyFaultsTest {
     }
   }
 
-  /** A TCP proxy to redis; node-to-client bytes can be delayed one by one. */
-  static final class Proxy implements AutoCloseable {
-    final ServerSocket server = new ServerSocket(0);
-    volatile long firstGapMillis; // before the 2nd byte of a chunk
-    volatile long gapMillis; // before each later byte
-    volatile boolean slow;
-    final ExecutorService threads = Executors.newCachedThreadPool();
-
-    Proxy(int target) throws IOException {
-      threads.execute(
-          () -> {
-            try {
-              while (true) {
-                Socket c = server.accept();
-                Socket r = new Socket("127.0.0.1", target);
-                threads.execute(() -> pump(c, r, false));
-                threads.execute(() -> pump(r, c, true));
-              }
-            } catch (IOException e) {
-              // closed
-            }
-          });
-    }
-
-    private void pump(Socket from, Socket to, boolean fromNode) {
-      try {
-        InputStream in = from.getInputStream();
-        OutputStream out = to.getOutputStream();
-        byte[] buf = new byte[65536];
-        int n;
-        while ((n = in.read(buf)) > 0) {
-          if (fromNode && slow) {
-            for (int i = 0; i < n; i++) {
-              if (i == 1) {
-                Thread.sleep(firstGapMillis);
-              } else if (i > 1) {
-                Thread.sleep(gapMillis);
-              }
-              out.write(buf[i]);
-              out.flush();
-            }
-          } else {
-            out.write(buf, 0, n);
-            out.flush();
-          }
-        }
-      } catch (Exception e) {
-        // done
-      } finally {
-        try {
-          from.close();
-          to.close();
-        } catch (IOException ignored) {
-        }
-      }
-    }
-
-    @Override
-    public void close() throws IOException {
-      server.close();
-      threads.shutdownNow();
-    }
-  }
-
   /**
    * A caller's deadline holds once its reply has started: a reply whose first byte came and whose
    * rest stalls, or trickles in a byte at a time (each gap below the node timeout), does not hold
@@ -219,7 +153,7 @@ class SharedReplyFaultsTest {
    */
   @Test
   void aCallersDeadlineHoldsOnceItsReplyHasStarted() throws Exception {
-    try (Proxy proxy = new Proxy(port)) {
+    try (DelayingProxy proxy = new DelayingProxy(port)) {
       ExecutorService io = Executors.newCachedThreadPool();
       LockNode node =
           LockNode.connect(
