@@ -36,10 +36,6 @@ final class ReplyStream {
       super(in, 8192); // not Jedis's configurable size: a reply line must fit
     }
 
-    boolean hasBuffered() {
-      return count < limit;
-    }
-
     /** Whether a whole line is buffered: a whole reply of ours. */
     boolean hasLine() {
       return lineEnd() >= 0;
