@@ -951,6 +951,35 @@ class RedlockCliIT {
     assertFalse(noEval.out().contains("secret"), "no password printed: " + noEval);
   }
 
+  /**
+   * A server that has DELEX and DELIFEQ is reported so. No server here has them: this one is a
+   * Redis 7 started with two of its commands renamed to those names, which is what COMMAND INFO
+   * sees.
+   */
+  @Test
+  void doctorReportsOwnerCheckedCommandsAServerHas() throws Exception {
+    RedisBinary server = RedisBinary.locate();
+    Path wrapper = dir.resolve("redis-server");
+    Files.writeString(
+        wrapper,
+        "#!/bin/sh\nexec '"
+            + server.path()
+            + "' \"$@\" --rename-command GETDEL DELEX --rename-command GETEX DELIFEQ\n");
+    assertTrue(wrapper.toFile().setExecutable(true));
+    RedisBinary renamed = new RedisBinary(wrapper, server.version());
+    String uri = redis.start(RedisFixture.nodes(1).binary(() -> renamed)).node(0).uri();
+
+    Result r = redlock("", Map.of(), "doctor", "--nodes", uri);
+    assertEquals(
+        "info  "
+            + uri
+            + "  owner-checked commands: SET IFEQ no"
+            + (server.version().startsWith("6.") ? " (no COMMAND DOCS: older than Redis 7.0)" : "")
+            + ", DELEX yes, DELIFEQ yes (report only: the lock uses its scripts)",
+        check(r, uri, "owner-checked commands"),
+        r.toString());
+  }
+
   @Test
   void doctorShowsEachNodesLifeAndWhatTheRestartGuardMakesOfItsMarker() throws Exception {
     String prefix = "life:";
