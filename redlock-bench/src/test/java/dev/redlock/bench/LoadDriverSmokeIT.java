@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.testkit.RedisFixture;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -13,6 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
  * rounds), and every scenario and implementation reaches the table and the chart. It measures
  * nothing worth reading and asserts no timing: speed is read from full runs, never asserted.
  */
+@Tag("full") // Twenty seconds of a working bench command: the full tier.
 class LoadDriverSmokeIT {
   @Test
   void everyScenarioAndImplementationReachesTheReport(@TempDir Path out) throws Exception {

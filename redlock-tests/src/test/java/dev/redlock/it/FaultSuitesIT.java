@@ -37,6 +37,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Test;
@@ -44,7 +45,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -52,7 +53,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * judged by the {@link HistoryChecker}; the rows of the report are written to {@code
  * target/faults.md}. {@code -Dredlock.faults.seed=S} replays a run's nemesis schedules; {@code
  * -Dredlock.faults.seconds} and {@code -Dredlock.faults.longSeconds} size the runs ({@code -Psoak}
- * sets a long one).
+ * sets a long one). The default tier runs suites 1 and 2 with a few kinds of fault; {@code
+ * -Dredlock.faults.everyKind=true} (the full tier) with every kind.
  */
 @TestMethodOrder(MethodOrderer.MethodName.class)
 class FaultSuitesIT {
@@ -61,6 +63,7 @@ class FaultSuitesIT {
   static final Duration LONG_RUN =
       Duration.ofSeconds(Long.getLong("redlock.faults.longSeconds", 45));
   static final Duration NO_HANG = Duration.ofSeconds(30);
+  static final boolean EVERY_KIND = Boolean.getBoolean("redlock.faults.everyKind");
 
   /**
    * How long a healed service may take to come back for every client: the kit's bound for something
@@ -198,17 +201,21 @@ class FaultSuitesIT {
 
   // ---- 1. Minority faults: zero violations, acquisitions keep succeeding.
 
+  /** A process, a link and a partition fault by default; every kind in the full tier. */
+  static Stream<Fault> minorityFaults() {
+    return EVERY_KIND
+        ? Stream.of(
+            Fault.FREEZE_PROCESS,
+            Fault.KILL_RESTART,
+            Fault.CUT_LINK,
+            Fault.FREEZE_LINK,
+            Fault.SLOW_LINK,
+            Fault.PARTITION)
+        : Stream.of(Fault.KILL_RESTART, Fault.FREEZE_LINK, Fault.PARTITION);
+  }
+
   @ParameterizedTest
-  @EnumSource(
-      value = Fault.class,
-      names = {
-        "FREEZE_PROCESS",
-        "KILL_RESTART",
-        "CUT_LINK",
-        "FREEZE_LINK",
-        "SLOW_LINK",
-        "PARTITION"
-      })
+  @MethodSource("minorityFaults")
   void suite1MinorityFaultsKeepSafetyAndProgress(Fault fault) throws Exception {
     try (FaultyNodes nodes = start(RedisFixture.nodes(5).persistence(Persistence.AOF));
         Workload workload = workload(nodes).start();
@@ -251,10 +258,20 @@ class FaultSuitesIT {
 
   // ---- 2. Majority faults: zero violations, fast failure with an account, service resumes.
 
+  /** A frozen link by default (the partition case runs too); every kind in the full tier. */
+  static Stream<Fault> majorityFaults() {
+    return EVERY_KIND
+        ? Stream.of(
+            Fault.FREEZE_PROCESS,
+            Fault.KILL_RESTART,
+            Fault.CUT_LINK,
+            Fault.FREEZE_LINK,
+            Fault.SLOW_LINK)
+        : Stream.of(Fault.FREEZE_LINK);
+  }
+
   @ParameterizedTest
-  @EnumSource(
-      value = Fault.class,
-      names = {"FREEZE_PROCESS", "KILL_RESTART", "CUT_LINK", "FREEZE_LINK", "SLOW_LINK"})
+  @MethodSource("majorityFaults")
   void suite2MajorityFaultsFailFastAndServiceResumes(Fault fault) throws Exception {
     try (FaultyNodes nodes = start(RedisFixture.nodes(5).persistence(Persistence.AOF));
         Workload workload = workload(nodes).start();
