@@ -8,6 +8,7 @@ import dev.redlock.RedlockConfig;
 import dev.redlock.RedlockException;
 import dev.redlock.TaskInterruption;
 import java.lang.reflect.Method;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -35,6 +36,7 @@ final class LockedInterceptor implements MethodInterceptor {
   private final Supplier<DelayedReleases> releases;
   private final StringValueResolver placeholders;
   private final BeanResolver beans;
+  private volatile Duration maxTtl; // null until the start-up check
 
   LockedInterceptor(
       Supplier<Redlock> locks,
@@ -47,32 +49,48 @@ final class LockedInterceptor implements MethodInterceptor {
     this.beans = beans;
   }
 
-  /** Reads and checks {@code method}'s annotation now (when its bean is created). */
+  /**
+   * Reads and checks {@code method}'s annotation now (when its bean is created), and against the
+   * Redlock's {@code maxTtl} if the start-up check has run: a lazy bean is made after it.
+   *
+   * @throws RedlockSettingsException naming the method, the attribute and the rule
+   */
   void register(Method method) {
-    lockedMethod(method);
+    LockedMethod locked = lockedMethod(method);
+    Duration max = maxTtl;
+    if (locked != null && max != null) {
+      check(locked, max);
+    }
   }
 
   /**
-   * Fails if a registered method's ttl is one {@code config} refuses on every call: above its
-   * {@code maxTtl}.
+   * Fails if a method registered so far has a ttl that {@code config} refuses on every call (above
+   * its {@code maxTtl}), and checks every method registered later as it comes.
    *
    * @throws RedlockSettingsException naming the method, the attribute and the rule
    */
   void checkAgainst(RedlockConfig config) {
+    maxTtl = config.maxTtl();
     for (LockedMethod locked : methods.values()) {
-      if (locked != null && locked.ttl.compareTo(config.maxTtl()) > 0) {
-        throw new RedlockSettingsException(
-            "@Locked(ttl) on "
-                + locked.name
-                + " must be <= maxTtl ("
-                + config.maxTtl()
-                + "), was "
-                + locked.ttl
-                + ": every call would be refused",
-            "Shorten the ttl (long jobs renew a short one), or raise redlock.max-ttl on every"
-                + " client of these nodes.",
-            null);
+      if (locked != null) {
+        check(locked, config.maxTtl());
       }
+    }
+  }
+
+  private static void check(LockedMethod locked, Duration maxTtl) {
+    if (locked.ttl.compareTo(maxTtl) > 0) {
+      throw new RedlockSettingsException(
+          "@Locked(ttl) on "
+              + locked.name
+              + " must be <= maxTtl ("
+              + maxTtl
+              + "), was "
+              + locked.ttl
+              + ": every call would be refused",
+          "Shorten the ttl (long jobs renew a short one), or raise redlock.max-ttl on every"
+              + " client of these nodes.",
+          null);
     }
   }
 

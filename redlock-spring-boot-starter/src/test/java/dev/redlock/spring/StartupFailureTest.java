@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.Redlock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
@@ -136,6 +137,27 @@ class StartupFailureTest {
         .withPropertyValues(NOWHERE, "redlock.max-ttl=5m")
         .withBean(TtlAboveMaxTtl.class)
         .run(context -> assertNull(context.getStartupFailure(), "2m fits in a maxTtl of 5m"));
+  }
+
+  /** A lazy bean is made after the start-up check: its own creation fails instead. */
+  @Test
+  void aLazyBeansTtlAboveMaxTtlFailsItsCreation() {
+    runner()
+        .withPropertyValues(NOWHERE)
+        .withBean(TtlAboveMaxTtl.class, TtlAboveMaxTtl::new, bean -> bean.setLazyInit(true))
+        .run(
+            context -> {
+              assertNull(context.getStartupFailure(), "nothing made it yet");
+              BeanCreationException e =
+                  assertThrows(
+                      BeanCreationException.class, () -> context.getBean(TtlAboveMaxTtl.class));
+              assertTrue(
+                  e.getMessage()
+                      .contains(
+                          "@Locked(ttl) on TtlAboveMaxTtl.run() must be <= maxTtl (PT1M), was"
+                              + " PT2M"),
+                  e.getMessage());
+            });
   }
 
   /** An application as Boot starts one, for its start-up report. */
