@@ -3,10 +3,9 @@ package dev.redlock.spring;
 import dev.redlock.RedlockConfig;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
+import java.util.function.BiConsumer;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -151,35 +150,30 @@ public class RedlockProperties {
    * only those that were set: the core applies its defaults to the others.
    */
   public Properties coreProperties() {
-    Properties properties = new Properties();
-    for (Map.Entry<String, String> setting : settings().entrySet()) {
-      if (setting.getValue() != null) {
-        properties.setProperty(setting.getKey(), setting.getValue());
-      }
-    }
-    return properties;
-  }
-
-  /** Every core key and its text here (null: not set); one line per key of the core's table. */
-  private Map<String, String> settings() {
-    Map<String, String> settings = new LinkedHashMap<>();
-    settings.put("redlock.nodes", nodes.isEmpty() ? null : String.join(",", nodes));
-    settings.put("redlock.quorum", quorum);
-    settings.put("redlock.keyPrefix", keyPrefix);
-    settings.put("redlock.clockDriftFactor", clockDriftFactor);
-    settings.put("redlock.nodeTimeout", nodeTimeout);
-    settings.put("redlock.retryDelay", retryDelay);
-    settings.put("redlock.retryJitter", retryJitter);
-    settings.put("redlock.maxAttemptsInFlight", maxAttemptsInFlight);
-    settings.put("redlock.maxConnectionsPerNode", maxConnectionsPerNode);
-    settings.put("redlock.connectTimeout", connectTimeout);
-    settings.put("redlock.renewalFraction", renewalFraction);
-    settings.put("redlock.maxHold", maxHold);
-    settings.put("redlock.taskInterruption", taskInterruption);
-    settings.put("redlock.maxTtl", maxTtl);
-    settings.put("redlock.restartGuard", restartGuard);
-    settings.put("redlock.auditLog", auditLog);
-    return settings;
+    Properties core = new Properties();
+    BiConsumer<String, String> set =
+        (name, text) -> {
+          if (text != null) {
+            core.setProperty("redlock." + name, text);
+          }
+        };
+    set.accept("nodes", nodes.isEmpty() ? null : String.join(",", nodes));
+    set.accept("quorum", quorum);
+    set.accept("keyPrefix", keyPrefix);
+    set.accept("clockDriftFactor", clockDriftFactor);
+    set.accept("nodeTimeout", nodeTimeout);
+    set.accept("retryDelay", retryDelay);
+    set.accept("retryJitter", retryJitter);
+    set.accept("maxAttemptsInFlight", maxAttemptsInFlight);
+    set.accept("maxConnectionsPerNode", maxConnectionsPerNode);
+    set.accept("connectTimeout", connectTimeout);
+    set.accept("renewalFraction", renewalFraction);
+    set.accept("maxHold", maxHold);
+    set.accept("taskInterruption", taskInterruption);
+    set.accept("maxTtl", maxTtl);
+    set.accept("restartGuard", restartGuard);
+    set.accept("auditLog", auditLog);
+    return core;
   }
 
   /** Whether a Redlock is configured. */
