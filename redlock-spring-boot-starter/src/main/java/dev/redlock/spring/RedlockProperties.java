@@ -1,11 +1,14 @@
 package dev.redlock.spring;
 
+import static java.util.stream.Collectors.joining;
+
 import dev.redlock.RedlockConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
-import java.util.function.BiConsumer;
+import org.springframework.beans.BeanWrapper;
+import org.springframework.beans.BeanWrapperImpl;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -147,32 +150,21 @@ public class RedlockProperties {
 
   /**
    * The settings as the core's {@code redlock.*} keys ({@link RedlockConfig#propertyKeys()}), with
-   * only those that were set: the core applies its defaults to the others.
+   * only those that were set: the core applies its defaults to the others. Each key is read from
+   * the property of the same name here, so the core's list of keys is the only one.
    */
   public Properties coreProperties() {
     Properties core = new Properties();
-    BiConsumer<String, String> set =
-        (name, text) -> {
-          if (text != null) {
-            core.setProperty("redlock." + name, text);
-          }
-        };
-    set.accept("nodes", nodes.isEmpty() ? null : String.join(",", nodes));
-    set.accept("quorum", quorum);
-    set.accept("keyPrefix", keyPrefix);
-    set.accept("clockDriftFactor", clockDriftFactor);
-    set.accept("nodeTimeout", nodeTimeout);
-    set.accept("retryDelay", retryDelay);
-    set.accept("retryJitter", retryJitter);
-    set.accept("maxAttemptsInFlight", maxAttemptsInFlight);
-    set.accept("maxConnectionsPerNode", maxConnectionsPerNode);
-    set.accept("connectTimeout", connectTimeout);
-    set.accept("renewalFraction", renewalFraction);
-    set.accept("maxHold", maxHold);
-    set.accept("taskInterruption", taskInterruption);
-    set.accept("maxTtl", maxTtl);
-    set.accept("restartGuard", restartGuard);
-    set.accept("auditLog", auditLog);
+    BeanWrapper here = new BeanWrapperImpl(this);
+    for (String key : RedlockConfig.propertyKeys()) {
+      Object value = here.getPropertyValue(key.substring("redlock.".length()));
+      if (value instanceof List<?> list) {
+        value = list.isEmpty() ? null : list.stream().map(String::valueOf).collect(joining(","));
+      }
+      if (value != null) {
+        core.setProperty(key, (String) value);
+      }
+    }
     return core;
   }
 
