@@ -13,12 +13,10 @@ import java.util.concurrent.TimeUnit;
 final class Arguments {
   private final RedlockConfig settings;
   private final LeaseStore<?> store;
-  private final long roundNanos;
 
   Arguments(RedlockConfig settings, LeaseStore<?> store) {
     this.settings = settings;
     this.store = store;
-    this.roundNanos = settings.nodeTimeout().toNanos();
   }
 
   /** Checks a request's arguments; returns the ttl in milliseconds. */
@@ -114,15 +112,15 @@ final class Arguments {
     long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
     long interval = (long) (ttlNanos * settings.renewalFraction());
     long drift = Validity.driftNanos(ttlMillis, settings.clockDriftFactor());
-    if (interval < roundNanos || ttlNanos - interval <= drift + 2 * roundNanos) {
+    long round = settings.nodeTimeout().toNanos();
+    if (interval < round || ttlNanos - interval <= drift + 2 * round) {
       throw new IllegalArgumentException(
           String.format(
               Locale.ROOT,
-              "ttl too short to renew: ttl × renewalFraction must be >= %s (%d ms) and ttl × (1 - renewalFraction)"
-                  + " must be > clock drift + 2 × %s (%d ms + %d ms), was %s with renewalFraction %.3f",
-              "nodeTimeout",
+              "ttl too short to renew: ttl × renewalFraction must be >= nodeTimeout (%d ms) and"
+                  + " ttl × (1 - renewalFraction) must be > clock drift + 2 × nodeTimeout (%d ms +"
+                  + " %d ms), was %s with renewalFraction %.3f",
               settings.nodeTimeout().toMillis(),
-              "nodeTimeout",
               TimeUnit.NANOSECONDS.toMillis(drift),
               2 * settings.nodeTimeout().toMillis(),
               ttl,

@@ -1,10 +1,12 @@
 package dev.redlock;
 
+import static dev.redlock.ConfigValues.between;
+import static dev.redlock.ConfigValues.check;
+
 import dev.redlock.node.NodeKeys;
 import dev.redlock.node.NodeUri;
 import dev.redlock.spi.LeaseStore;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
@@ -46,44 +48,11 @@ public final class RedlockConfig {
   private static final Duration MILLISECOND = Duration.ofMillis(1);
   private static final Duration MINUTE = Duration.ofMinutes(1);
 
-  private final List<NodeUri> nodes;
-  private final int quorum;
-  private final String keyPrefix;
-  private final int maxConnectionsPerNode;
-  private final Duration connectTimeout;
-  private final SSLSocketFactory tlsSocketFactory;
-  private final RestartGuard restartGuard;
-  private final Function<Duration, ? extends LeaseStore<?>> store;
-  private final Duration nodeTimeout;
-  private final double clockDriftFactor;
-  private final Duration retryDelay;
-  private final Duration retryJitter;
-  private final int maxAttemptsInFlight;
-  private final double renewalFraction;
-  private final Duration maxHold;
-  private final TaskInterruption taskInterruption;
-  private final Duration maxTtl;
-  private final List<RedlockListener> listeners;
+  // A checked copy no builder holds, so nothing changes it; the final field publishes it safely.
+  private final ConfigValues v;
 
-  private RedlockConfig(Builder b, List<NodeUri> nodes, int quorum) {
-    this.nodes = List.copyOf(nodes);
-    this.quorum = quorum;
-    this.keyPrefix = b.keyPrefix;
-    this.maxConnectionsPerNode = b.maxConnectionsPerNode;
-    this.connectTimeout = b.connectTimeout;
-    this.tlsSocketFactory = b.tlsSocketFactory;
-    this.restartGuard = b.restartGuard;
-    this.store = b.store;
-    this.nodeTimeout = b.nodeTimeout;
-    this.clockDriftFactor = b.clockDriftFactor;
-    this.retryDelay = b.retryDelay;
-    this.retryJitter = b.retryJitter;
-    this.maxAttemptsInFlight = b.maxAttemptsInFlight;
-    this.renewalFraction = b.renewalFraction;
-    this.maxHold = b.maxHold;
-    this.taskInterruption = b.taskInterruption;
-    this.maxTtl = b.maxTtl;
-    this.listeners = List.copyOf(b.listeners);
+  private RedlockConfig(ConfigValues values) {
+    this.v = values;
   }
 
   /** Starts a builder with every default set, and no nodes nor store. */
@@ -110,7 +79,7 @@ public final class RedlockConfig {
    *     malformed value
    */
   public static RedlockConfig fromProperties(Properties properties) {
-    return ConfigProperties.apply(properties, builder()).build();
+    return ConfigProperties.apply(properties, builder(), false, false).build();
   }
 
   /**
@@ -131,13 +100,13 @@ public final class RedlockConfig {
    * @throws IllegalArgumentException naming the forms accepted
    */
   public static Duration parseDuration(String text) {
-    return ConfigProperties.duration(
+    return ConfigProperties.DURATION.apply(
         "duration", Objects.requireNonNull(text, "text must not be null"));
   }
 
   /** The nodes, as URIs without credentials, in configured order; empty with a store. */
   public List<String> nodes() {
-    return nodes.stream().map(NodeUri::toString).toList();
+    return v.nodes.stream().map(NodeUri::toString).toList();
   }
 
   /**
@@ -145,100 +114,100 @@ public final class RedlockConfig {
    * log them ({@link #nodes()} is the form for people). Empty with a store.
    */
   public List<String> connectionUris() {
-    return nodes.stream().map(NodeUri::withCredentials).toList();
+    return v.nodes.stream().map(NodeUri::withCredentials).toList();
   }
 
   List<NodeUri> nodeUris() {
-    return nodes;
+    return v.nodes;
   }
 
   /** How many nodes must agree; 0 with a {@linkplain Builder#store store}, which counts its own. */
   public int quorum() {
-    return quorum;
+    return v.quorum;
   }
 
   /** The prefix put before every resource name to form the Redis key. */
   public String keyPrefix() {
-    return keyPrefix;
+    return v.keyPrefix;
   }
 
   /** How many connections this client opens to each node, shared by every caller. */
   public int maxConnectionsPerNode() {
-    return maxConnectionsPerNode;
+    return v.maxConnectionsPerNode;
   }
 
   /** The bound on making one connection to a node (see {@link Builder#connectTimeout}). */
   public Duration connectTimeout() {
-    return connectTimeout;
+    return v.connectTimeout;
   }
 
   /** What makes the TLS sockets of {@code rediss://} nodes; empty: the JVM's default. */
   public Optional<SSLSocketFactory> tlsSocketFactory() {
-    return Optional.ofNullable(tlsSocketFactory);
+    return Optional.ofNullable(v.tlsSocketFactory);
   }
 
   /** What the restart guard trusts: {@link RestartGuard#ON} unless set. */
   public RestartGuard restartGuard() {
-    return restartGuard;
+    return v.restartGuard;
   }
 
   Optional<Function<Duration, ? extends LeaseStore<?>>> store() {
-    return Optional.ofNullable(store);
+    return Optional.ofNullable(v.store);
   }
 
   /** The bound on one request to the store (see {@link Builder#nodeTimeout}). */
   public Duration nodeTimeout() {
-    return nodeTimeout;
+    return v.nodeTimeout;
   }
 
   /** The clock drift allowed, as a fraction of the ttl (see {@link Builder#clockDriftFactor}). */
   public double clockDriftFactor() {
-    return clockDriftFactor;
+    return v.clockDriftFactor;
   }
 
   /** The base delay between two attempts of {@link Redlock#acquire}. */
   public Duration retryDelay() {
-    return retryDelay;
+    return v.retryDelay;
   }
 
   /** The upper bound of the random extra delay added to each retry. */
   public Duration retryJitter() {
-    return retryJitter;
+    return v.retryJitter;
   }
 
   /** How many attempts may be on the store at once (see {@link Builder#maxAttemptsInFlight}). */
   public int maxAttemptsInFlight() {
-    return maxAttemptsInFlight;
+    return v.maxAttemptsInFlight;
   }
 
   /** How often a renewed lease is extended, as a fraction of its ttl. */
   public double renewalFraction() {
-    return renewalFraction;
+    return v.renewalFraction;
   }
 
   /** The longest a renewed lease is kept alive, counted from its grant; then it is lost. */
   public Duration maxHold() {
-    return maxHold;
+    return v.maxHold;
   }
 
   /** Whether {@link Redlock#withLock} interrupts its task's thread when the lease is lost. */
   public TaskInterruption taskInterruption() {
-    return taskInterruption;
+    return v.taskInterruption;
   }
 
   /** The longest ttl a lease may ask for (see {@link Builder#maxTtl}). */
   public Duration maxTtl() {
-    return maxTtl;
+    return v.maxTtl;
   }
 
   /** The listeners of the lock's events, in the order they were added; unmodifiable. */
   public List<RedlockListener> listeners() {
-    return listeners;
+    return v.listeners;
   }
 
   @Override
   public String toString() {
-    return ConfigRules.describe(this, store);
+    return v.toString();
   }
 
   /**
@@ -248,34 +217,9 @@ public final class RedlockConfig {
    * #connectTimeout}, {@link #tlsSocketFactory} and {@link #restartGuard}.
    */
   public static final class Builder {
-    private final List<NodeUri> nodes = new ArrayList<>();
-    private int quorum; // 0: the default majority, computed in build()
-    private String keyPrefix = DEFAULT_KEY_PREFIX;
-    private int maxConnectionsPerNode = DEFAULT_MAX_CONNECTIONS_PER_NODE;
-    private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
-    private SSLSocketFactory tlsSocketFactory;
-    private RestartGuard restartGuard = RestartGuard.ON;
-    private Function<Duration, ? extends LeaseStore<?>> store;
-    private Duration nodeTimeout = ConfigRules.DEFAULT_NODE_TIMEOUT;
-    private double clockDriftFactor = DEFAULT_CLOCK_DRIFT_FACTOR;
-    private Duration retryDelay = ConfigRules.DEFAULT_RETRY_DELAY;
-    private Duration retryJitter = ConfigRules.DEFAULT_RETRY_JITTER;
-    private int maxAttemptsInFlight = ConfigRules.defaultMaxAttemptsInFlight();
-    private double renewalFraction = ConfigRules.DEFAULT_RENEWAL_FRACTION;
-    private Duration maxHold = ConfigRules.DEFAULT_MAX_HOLD;
-    private TaskInterruption taskInterruption = TaskInterruption.ON_LEASE_LOSS;
-    private Duration maxTtl = DEFAULT_MAX_TTL;
-    private final List<RedlockListener> listeners = new ArrayList<>();
+    private final ConfigValues v = new ConfigValues();
 
     private Builder() {}
-
-    boolean hasNodes() {
-      return !nodes.isEmpty();
-    }
-
-    boolean hasStore() {
-      return store != null;
-    }
 
     /**
      * Sets what {@code redlock.*} properties say, as {@link RedlockConfig#fromProperties} reads
@@ -287,7 +231,7 @@ public final class RedlockConfig {
      *     malformed value, or a key of the Redis nodes alone when a store is set
      */
     public Builder properties(Properties properties) {
-      ConfigProperties.apply(properties, this);
+      ConfigProperties.apply(properties, this, !v.nodes.isEmpty(), v.store != null);
       return this;
     }
 
@@ -300,7 +244,7 @@ public final class RedlockConfig {
      * @throws NullPointerException if {@code store} is null
      */
     public Builder store(Function<Duration, ? extends LeaseStore<?>> store) {
-      this.store = Objects.requireNonNull(store, "store must not be null");
+      v.store = Objects.requireNonNull(store, "store must not be null");
       return this;
     }
 
@@ -312,7 +256,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException if {@code uri} is malformed
      */
     public Builder node(String uri) {
-      nodes.add(NodeUri.parse(uri));
+      v.nodes.add(NodeUri.parse(uri));
       return this;
     }
 
@@ -323,10 +267,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException if any element is malformed
      */
     public Builder nodes(Collection<String> uris) {
-      Objects.requireNonNull(uris, "nodes must not be null");
-      for (String uri : uris) {
-        node(uri);
-      }
+      Objects.requireNonNull(uris, "nodes must not be null").forEach(this::node);
       return this;
     }
 
@@ -337,10 +278,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException if {@code quorum < 1}; {@link #build()} checks it against N
      */
     public Builder quorum(int quorum) {
-      if (quorum < 1) {
-        throw new IllegalArgumentException("quorum must be >= 1, was " + quorum);
-      }
-      this.quorum = quorum;
+      v.quorum = check("quorum", quorum, quorum >= 1, ">= 1");
       return this;
     }
 
@@ -354,7 +292,7 @@ public final class RedlockConfig {
      *     (the life marker, fencing counters)
      */
     public Builder keyPrefix(String keyPrefix) {
-      this.keyPrefix =
+      v.keyPrefix =
           NodeKeys.checkKeyPrefix(Objects.requireNonNull(keyPrefix, "keyPrefix must not be null"));
       return this;
     }
@@ -366,9 +304,8 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException unless {@code 0 <= factor < 0.5}
      */
     public Builder clockDriftFactor(double factor) {
-      this.clockDriftFactor =
-          ConfigRules.fraction(
-              "clockDriftFactor", factor, factor >= 0 && factor < 0.5, ">= 0 and < 0.5");
+      v.clockDriftFactor =
+          check("clockDriftFactor", factor, factor >= 0 && factor < 0.5, ">= 0 and < 0.5");
       return this;
     }
 
@@ -381,8 +318,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException unless it is between 1 ms and 1 minute
      */
     public Builder nodeTimeout(Duration timeout) {
-      this.nodeTimeout =
-          ConfigRules.between("nodeTimeout", timeout, MILLISECOND, MINUTE, ">= 1ms and <= 1m");
+      v.nodeTimeout = between("nodeTimeout", timeout, MILLISECOND, MINUTE, ">= 1ms and <= 1m");
       return this;
     }
 
@@ -393,7 +329,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException if it is below 1 ms (that would be a busy loop)
      */
     public Builder retryDelay(Duration delay) {
-      this.retryDelay = ConfigRules.between("retryDelay", delay, MILLISECOND, null, ">= 1ms");
+      v.retryDelay = between("retryDelay", delay, MILLISECOND, null, ">= 1ms");
       return this;
     }
 
@@ -405,7 +341,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException if it is negative
      */
     public Builder retryJitter(Duration jitter) {
-      this.retryJitter = ConfigRules.between("retryJitter", jitter, Duration.ZERO, null, ">= 0");
+      v.retryJitter = between("retryJitter", jitter, Duration.ZERO, null, ">= 0");
       return this;
     }
 
@@ -418,9 +354,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException if it is below 1 or above 65,536
      */
     public Builder maxAttemptsInFlight(int attempts) {
-      this.maxAttemptsInFlight =
-          ConfigRules.between(
-              "maxAttemptsInFlight", attempts, 1, ConfigRules.MAX_ATTEMPTS_IN_FLIGHT);
+      v.maxAttemptsInFlight = between("maxAttemptsInFlight", attempts, 1, 65_536);
       return this;
     }
 
@@ -432,7 +366,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException if it is below 1 or above 64
      */
     public Builder maxConnectionsPerNode(int max) {
-      this.maxConnectionsPerNode = ConfigRules.between("maxConnectionsPerNode", max, 1, 64);
+      v.maxConnectionsPerNode = between("maxConnectionsPerNode", max, 1, 64);
       return this;
     }
 
@@ -445,8 +379,8 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException unless it is between 1 ms and 1 minute
      */
     public Builder connectTimeout(Duration timeout) {
-      this.connectTimeout =
-          ConfigRules.between("connectTimeout", timeout, MILLISECOND, MINUTE, ">= 1ms and <= 1m");
+      v.connectTimeout =
+          between("connectTimeout", timeout, MILLISECOND, MINUTE, ">= 1ms and <= 1m");
       return this;
     }
 
@@ -459,7 +393,7 @@ public final class RedlockConfig {
      * @throws NullPointerException if {@code factory} is null
      */
     public Builder tlsSocketFactory(SSLSocketFactory factory) {
-      this.tlsSocketFactory = Objects.requireNonNull(factory, "tlsSocketFactory must not be null");
+      v.tlsSocketFactory = Objects.requireNonNull(factory, "tlsSocketFactory must not be null");
       return this;
     }
 
@@ -470,9 +404,8 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException unless {@code 0 < fraction <= 0.5}
      */
     public Builder renewalFraction(double fraction) {
-      this.renewalFraction =
-          ConfigRules.fraction(
-              "renewalFraction", fraction, fraction > 0 && fraction <= 0.5, "> 0 and <= 0.5");
+      v.renewalFraction =
+          check("renewalFraction", fraction, fraction > 0 && fraction <= 0.5, "> 0 and <= 0.5");
       return this;
     }
 
@@ -485,7 +418,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException if it is not positive
      */
     public Builder maxHold(Duration maxHold) {
-      this.maxHold = ConfigRules.between("maxHold", maxHold, Duration.ofNanos(1), null, "> 0");
+      v.maxHold = between("maxHold", maxHold, Duration.ofNanos(1), null, "> 0");
       return this;
     }
 
@@ -496,7 +429,7 @@ public final class RedlockConfig {
      * @throws NullPointerException if {@code interruption} is null
      */
     public Builder taskInterruption(TaskInterruption interruption) {
-      this.taskInterruption =
+      v.taskInterruption =
           Objects.requireNonNull(interruption, "taskInterruption must not be null");
       return this;
     }
@@ -510,9 +443,7 @@ public final class RedlockConfig {
      * @throws IllegalArgumentException unless it is between 1 ms and 1 day
      */
     public Builder maxTtl(Duration maxTtl) {
-      this.maxTtl =
-          ConfigRules.between(
-              "maxTtl", maxTtl, MILLISECOND, Duration.ofDays(1), ">= 1ms and <= 1d");
+      v.maxTtl = between("maxTtl", maxTtl, MILLISECOND, Duration.ofDays(1), ">= 1ms and <= 1d");
       return this;
     }
 
@@ -522,7 +453,7 @@ public final class RedlockConfig {
      * @throws NullPointerException if {@code listener} is null
      */
     public Builder listener(RedlockListener listener) {
-      listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
+      v.listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
       return this;
     }
 
@@ -532,7 +463,7 @@ public final class RedlockConfig {
      * @throws NullPointerException if {@code policy} is null
      */
     public Builder restartGuard(RestartGuard policy) {
-      this.restartGuard = Objects.requireNonNull(policy, "restartGuard must not be null");
+      v.restartGuard = Objects.requireNonNull(policy, "restartGuard must not be null");
       return this;
     }
 
@@ -544,10 +475,7 @@ public final class RedlockConfig {
      *     maxTtl} leaves no valid ttl (it must exceed {@code nodeTimeout} plus the clock drift)
      */
     public RedlockConfig build() {
-      ConfigRules.nodesOrStore(nodes, store);
-      int q = store != null ? 0 : ConfigRules.quorum(nodes, quorum);
-      ConfigRules.maxTtlLeavesAValidTtl(maxTtl, nodeTimeout, clockDriftFactor);
-      return new RedlockConfig(this, nodes, q);
+      return new RedlockConfig(v.checked());
     }
   }
 }

@@ -1,6 +1,7 @@
 package dev.redlock;
 
 import java.time.Duration;
+import java.util.Objects;
 
 /**
  * The validity arithmetic: a lease taken from {@code start} (read before any request is sent) is
@@ -32,9 +33,7 @@ final class Validity {
    * @throws IllegalArgumentException naming the rule
    */
   public static long checkTtl(Duration ttl, Duration nodeTimeout, double factor) {
-    if (ttl == null) {
-      throw new NullPointerException("ttl must not be null");
-    }
+    Objects.requireNonNull(ttl, "ttl must not be null");
     if (ttl.isNegative() || ttl.isZero()) {
       throw new IllegalArgumentException("ttl must be > 0, was " + ttl);
     }
@@ -42,17 +41,26 @@ final class Validity {
       throw new IllegalArgumentException(
           "ttl must be a whole number of milliseconds (Redis PX), was " + ttl);
     }
-    long ttlMillis = ttl.toMillis();
-    long floorNanos = driftNanos(ttlMillis, factor) + nodeTimeout.toNanos();
-    if (ttl.toNanos() <= floorNanos) {
-      throw new IllegalArgumentException(
-          "ttl must be > nodeTimeout + clock drift ("
-              + nodeTimeout.toMillis()
-              + "ms + "
-              + Duration.ofNanos(driftNanos(ttlMillis, factor)).toMillis()
-              + "ms), was "
-              + ttl);
+    String floor = floorBroken(ttl.toMillis(), nodeTimeout, factor);
+    if (floor != null) {
+      throw new IllegalArgumentException("ttl must be > " + floor + ", was " + ttl);
     }
-    return ttlMillis;
+    return ttl.toMillis();
+  }
+
+  /**
+   * The floor a ttl of {@code ttlMillis} fails to clear, {@code nodeTimeout + clock drift (… ms + …
+   * ms)}; null if it clears it. The one statement of the rule, for a ttl and for {@code maxTtl}.
+   */
+  static String floorBroken(long ttlMillis, Duration nodeTimeout, double factor) {
+    long drift = driftNanos(ttlMillis, factor);
+    if (ttlMillis * 1_000_000L > nodeTimeout.toNanos() + drift) {
+      return null;
+    }
+    return "nodeTimeout + clock drift ("
+        + nodeTimeout.toMillis()
+        + "ms + "
+        + Duration.ofNanos(drift).toMillis()
+        + "ms)";
   }
 }

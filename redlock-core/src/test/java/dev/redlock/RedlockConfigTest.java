@@ -58,15 +58,15 @@ class RedlockConfigTest {
 
   @Test
   void attemptsInFlightDefaultToEightPerProcessorAndAtMostSixtyFour() {
-    assertEquals(8, ConfigRules.defaultMaxAttemptsInFlight(1));
-    assertEquals(16, ConfigRules.defaultMaxAttemptsInFlight(2));
-    assertEquals(56, ConfigRules.defaultMaxAttemptsInFlight(7));
-    assertEquals(64, ConfigRules.defaultMaxAttemptsInFlight(8));
-    assertEquals(64, ConfigRules.defaultMaxAttemptsInFlight(96));
-    assertEquals(8, ConfigRules.defaultMaxAttemptsInFlight(0), "never below one processor's");
+    assertEquals(8, ConfigValues.defaultMaxAttemptsInFlight(1));
+    assertEquals(16, ConfigValues.defaultMaxAttemptsInFlight(2));
+    assertEquals(56, ConfigValues.defaultMaxAttemptsInFlight(7));
+    assertEquals(64, ConfigValues.defaultMaxAttemptsInFlight(8));
+    assertEquals(64, ConfigValues.defaultMaxAttemptsInFlight(96));
+    assertEquals(8, ConfigValues.defaultMaxAttemptsInFlight(0), "never below one processor's");
     assertEquals(
-        ConfigRules.defaultMaxAttemptsInFlight(Runtime.getRuntime().availableProcessors()),
-        ConfigRules.defaultMaxAttemptsInFlight());
+        ConfigValues.defaultMaxAttemptsInFlight(Runtime.getRuntime().availableProcessors()),
+        ConfigValues.defaultMaxAttemptsInFlight());
   }
 
   @Test

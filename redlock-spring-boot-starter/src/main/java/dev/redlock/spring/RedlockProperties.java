@@ -1,12 +1,14 @@
 package dev.redlock.spring;
 
+import static java.util.stream.Collectors.joining;
+
 import dev.redlock.RedlockConfig;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
+import org.springframework.beans.BeanWrapper;
+import org.springframework.beans.BeanWrapperImpl;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -148,38 +150,22 @@ public class RedlockProperties {
 
   /**
    * The settings as the core's {@code redlock.*} keys ({@link RedlockConfig#propertyKeys()}), with
-   * only those that were set: the core applies its defaults to the others.
+   * only those that were set: the core applies its defaults to the others. Each key is read from
+   * the property of the same name here, so the core's list of keys is the only one.
    */
   public Properties coreProperties() {
-    Properties properties = new Properties();
-    for (Map.Entry<String, String> setting : settings().entrySet()) {
-      if (setting.getValue() != null) {
-        properties.setProperty(setting.getKey(), setting.getValue());
+    Properties core = new Properties();
+    BeanWrapper here = new BeanWrapperImpl(this);
+    for (String key : RedlockConfig.propertyKeys()) {
+      Object value = here.getPropertyValue(key.substring("redlock.".length()));
+      if (value instanceof List<?> list) {
+        value = list.isEmpty() ? null : list.stream().map(String::valueOf).collect(joining(","));
+      }
+      if (value != null) {
+        core.setProperty(key, (String) value);
       }
     }
-    return properties;
-  }
-
-  /** Every core key and its text here (null: not set); one line per key of the core's table. */
-  private Map<String, String> settings() {
-    Map<String, String> settings = new LinkedHashMap<>();
-    settings.put("redlock.nodes", nodes.isEmpty() ? null : String.join(",", nodes));
-    settings.put("redlock.quorum", quorum);
-    settings.put("redlock.keyPrefix", keyPrefix);
-    settings.put("redlock.clockDriftFactor", clockDriftFactor);
-    settings.put("redlock.nodeTimeout", nodeTimeout);
-    settings.put("redlock.retryDelay", retryDelay);
-    settings.put("redlock.retryJitter", retryJitter);
-    settings.put("redlock.maxAttemptsInFlight", maxAttemptsInFlight);
-    settings.put("redlock.maxConnectionsPerNode", maxConnectionsPerNode);
-    settings.put("redlock.connectTimeout", connectTimeout);
-    settings.put("redlock.renewalFraction", renewalFraction);
-    settings.put("redlock.maxHold", maxHold);
-    settings.put("redlock.taskInterruption", taskInterruption);
-    settings.put("redlock.maxTtl", maxTtl);
-    settings.put("redlock.restartGuard", restartGuard);
-    settings.put("redlock.auditLog", auditLog);
-    return settings;
+    return core;
   }
 
   /** Whether a Redlock is configured. */
