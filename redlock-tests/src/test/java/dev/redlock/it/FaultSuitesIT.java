@@ -201,16 +201,19 @@ class FaultSuitesIT {
 
   // ---- 1. Minority faults: zero violations, acquisitions keep succeeding.
 
+  /** The faults of one node's process or link, as both suites inject them. */
+  static final List<Fault> NODE_FAULTS =
+      List.of(
+          Fault.FREEZE_PROCESS,
+          Fault.KILL_RESTART,
+          Fault.CUT_LINK,
+          Fault.FREEZE_LINK,
+          Fault.SLOW_LINK);
+
   /** A process, a link and a partition fault by default; every kind in the full tier. */
   static Stream<Fault> minorityFaults() {
     return EVERY_KIND
-        ? Stream.of(
-            Fault.FREEZE_PROCESS,
-            Fault.KILL_RESTART,
-            Fault.CUT_LINK,
-            Fault.FREEZE_LINK,
-            Fault.SLOW_LINK,
-            Fault.PARTITION)
+        ? Stream.concat(NODE_FAULTS.stream(), Stream.of(Fault.PARTITION))
         : Stream.of(Fault.KILL_RESTART, Fault.FREEZE_LINK, Fault.PARTITION);
   }
 
@@ -260,14 +263,7 @@ class FaultSuitesIT {
 
   /** A frozen link by default (the partition case runs too); every kind in the full tier. */
   static Stream<Fault> majorityFaults() {
-    return EVERY_KIND
-        ? Stream.of(
-            Fault.FREEZE_PROCESS,
-            Fault.KILL_RESTART,
-            Fault.CUT_LINK,
-            Fault.FREEZE_LINK,
-            Fault.SLOW_LINK)
-        : Stream.of(Fault.FREEZE_LINK);
+    return EVERY_KIND ? NODE_FAULTS.stream() : Stream.of(Fault.FREEZE_LINK);
   }
 
   @ParameterizedTest
