@@ -8,16 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.Lease;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.Redlock;
-import dev.redlock.testkit.MissingToolException;
-import dev.redlock.testkit.Tools;
+import dev.redlock.testkit.PostgresSchema;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -37,42 +34,11 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * this test's own that is dropped after it.
  */
 class JdbcStoreIT {
-  static final String URL = env("REDLOCK_PG_URL", "jdbc:postgresql://127.0.0.1:5432/redlock_test");
-  static final String USER = env("REDLOCK_DB_USER", "redlock");
-  static final String PASSWORD = env("REDLOCK_DB_PASSWORD", "redlock");
-
-  private String schema;
-
-  static String env(String name, String fallback) {
-    String v = System.getenv(name);
-    return v == null || v.isBlank() ? fallback : v;
-  }
-
-  static void execute(String sql) throws SQLException {
-    try (Connection c = DriverManager.getConnection(URL, USER, PASSWORD);
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
-  }
+  private PostgresSchema schema;
 
   @BeforeEach
   void schemaOfItsOwn() {
-    String name = "redlock_s" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 4);
-    schema =
-        Tools.requireOrSkip(
-            () -> {
-              try {
-                execute("CREATE SCHEMA " + name);
-                return name;
-              } catch (SQLException e) {
-                throw new MissingToolException(
-                    "PostgreSQL not reachable at "
-                        + URL
-                        + " (run .ci/databases): "
-                        + e.getMessage(),
-                    e);
-              }
-            });
+    schema = PostgresSchema.create("redlock_s");
   }
 
   @AfterEach
@@ -80,7 +46,7 @@ class JdbcStoreIT {
     if (schema == null) {
       return; // skipped: no database, no schema
     }
-    execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+    schema.close();
   }
 
   ApplicationContextRunner runner() {
@@ -89,13 +55,9 @@ class JdbcStoreIT {
             AutoConfigurations.of(
                 DataSourceAutoConfiguration.class, RedlockAutoConfiguration.class))
         .withPropertyValues(
-            "spring.datasource.url="
-                + URL
-                + (URL.contains("?") ? "&" : "?")
-                + "currentSchema="
-                + schema,
-            "spring.datasource.username=" + USER,
-            "spring.datasource.password=" + PASSWORD,
+            "spring.datasource.url=" + schema.url(),
+            "spring.datasource.username=" + PostgresSchema.USER,
+            "spring.datasource.password=" + PostgresSchema.PASSWORD,
             "redlock.store=jdbc",
             "redlock.jdbc.table=settlement_leases",
             "redlock.jdbc.create-table=true",

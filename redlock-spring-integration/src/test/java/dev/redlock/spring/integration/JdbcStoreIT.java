@@ -10,17 +10,12 @@ import dev.redlock.Lease;
 import dev.redlock.Redlock;
 import dev.redlock.jdbc.JdbcLeases;
 import dev.redlock.spring.integration.Apps.Instance;
-import dev.redlock.testkit.MissingToolException;
+import dev.redlock.testkit.PostgresSchema;
 import dev.redlock.testkit.Timing;
-import dev.redlock.testkit.Tools;
-import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ConcurrentModificationException;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -34,50 +29,20 @@ import org.springframework.context.ConfigurableApplicationContext;
  * Skipped, or failed under {@code CI=true}, when PostgreSQL is not reachable.
  */
 class JdbcStoreIT {
-  static final String URL = env("REDLOCK_PG_URL", "jdbc:postgresql://127.0.0.1:5432/redlock_test");
-  static final String USER = env("REDLOCK_DB_USER", "redlock");
-  static final String PASSWORD = env("REDLOCK_DB_PASSWORD", "redlock");
   static final Timing timing = Timing.get();
   static final String KEY = "payouts:2026-12-01";
 
-  private String schema;
+  private PostgresSchema schema;
   private ConfigurableApplicationContext appA;
   private ConfigurableApplicationContext appB;
 
-  static String env(String name, String fallback) {
-    String v = System.getenv(name);
-    return v == null || v.isBlank() ? fallback : v;
-  }
-
-  static void execute(String sql) throws SQLException {
-    try (Connection c = DriverManager.getConnection(URL, USER, PASSWORD);
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
-  }
-
   @BeforeEach
   void twoApplicationsOverOneTable() {
-    String name = "redlock_si" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 4);
-    schema =
-        Tools.requireOrSkip(
-            () -> {
-              try {
-                execute("CREATE SCHEMA " + name);
-                return name;
-              } catch (SQLException e) {
-                throw new MissingToolException(
-                    "PostgreSQL not reachable at "
-                        + URL
-                        + " (run .ci/databases): "
-                        + e.getMessage(),
-                    e);
-              }
-            });
+    schema = PostgresSchema.create("redlock_si");
     PGSimpleDataSource dataSource = new PGSimpleDataSource();
-    dataSource.setURL(URL + (URL.contains("?") ? "&" : "?") + "currentSchema=" + schema);
-    dataSource.setUser(USER);
-    dataSource.setPassword(PASSWORD);
+    dataSource.setURL(schema.url());
+    dataSource.setUser(PostgresSchema.USER);
+    dataSource.setPassword(PostgresSchema.PASSWORD);
     JdbcLeases.createTableIfAbsent(dataSource, "si_leases");
     Duration ttl = Duration.ofSeconds(5);
     appA = Apps.start(new Instance("a", List.of(), JdbcLeases.store(dataSource, "si_leases"), ttl));
@@ -93,7 +58,7 @@ class JdbcStoreIT {
       appA.close();
     }
     if (schema != null) {
-      execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+      schema.close();
     }
   }
 
