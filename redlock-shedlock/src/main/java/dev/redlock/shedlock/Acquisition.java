@@ -30,6 +30,7 @@ final class Acquisition {
     current = lock;
     if (lock == null) {
       CurrentLock.left(this);
+      releases.ended(this);
     }
   }
 }

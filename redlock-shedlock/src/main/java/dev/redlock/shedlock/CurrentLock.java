@@ -73,13 +73,18 @@ public final class CurrentLock {
     return get().fencingToken();
   }
 
-  /** {@code acquisition} was just won on this thread. */
+  /**
+   * {@code acquisition} was just won on this thread. Locks of this thread that ended on another
+   * thread are dropped first, so a pool thread that locks and hands the unlock elsewhere keeps none
+   * of them.
+   */
   static void entered(Acquisition acquisition) {
     Deque<Acquisition> held = HELD.get();
     if (held == null) {
       held = new ArrayDeque<>(2);
       HELD.set(held);
     }
+    held.removeIf(earlier -> earlier.current() == null);
     held.addLast(acquisition);
   }
 

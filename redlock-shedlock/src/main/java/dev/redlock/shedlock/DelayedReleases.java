@@ -1,6 +1,8 @@
 package dev.redlock.shedlock;
 
 import dev.redlock.Lease;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Delayed;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -10,10 +12,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Releases unlocked leases once their {@code lockAtLeastFor} has passed, from one daemon timer
- * thread per provider (started by the first such release, never one per lock). Closing waits for
- * those releases: an early one would let another instance run the job again (a lagging clock fires
- * the same tick later), which is what {@code lockAtLeastFor} is for.
+ * The provider's leases from lock to release: it knows which are held, and releases unlocked ones
+ * once their {@code lockAtLeastFor} has passed, from one daemon timer thread per provider (started
+ * by the first such release, never one per lock). Closing waits for the jobs still running to
+ * unlock, then for those releases: closing the Redlock next releases every lease it holds, and an
+ * early release would let another instance run the job while it runs, or again (a lagging clock
+ * fires the same tick later), which is what {@code lockAtLeastFor} is for.
  */
 final class DelayedReleases implements AutoCloseable {
   static final String THREAD_NAME = "redlock-shedlock-release";
@@ -23,6 +27,8 @@ final class DelayedReleases implements AutoCloseable {
   private static final long CLOSE_MARGIN_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   private final ScheduledThreadPoolExecutor timer;
+  private final Set<Acquisition> held = ConcurrentHashMap.newKeySet();
+  private volatile boolean closing;
 
   DelayedReleases() {
     timer =
@@ -48,23 +54,41 @@ final class DelayedReleases implements AutoCloseable {
       lease.release();
       return;
     }
-    try {
-      timer.schedule(lease::release, atNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
-    } catch (RejectedExecutionException closed) {
-      long left;
-      while ((left = atNanos - System.nanoTime()) > 0) {
-        if (Thread.currentThread().isInterrupted()) {
-          return;
-        }
-        LockSupport.parkNanos(this, left);
+    synchronized (this) { // not between close()'s shutdown and its look at the queue
+      try {
+        timer.schedule(lease::release, atNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
+        return;
+      } catch (RejectedExecutionException closed) {
+        // waited for below, on this thread
       }
-      lease.release();
+    }
+    long left;
+    while ((left = atNanos - System.nanoTime()) > 0) {
+      if (Thread.currentThread().isInterrupted()) {
+        return;
+      }
+      LockSupport.parkNanos(this, left);
+    }
+    lease.release();
+  }
+
+  /** {@code acquisition} was just won: {@link #close()} waits until it ends. */
+  void held(Acquisition acquisition) {
+    held.add(acquisition);
+  }
+
+  /** {@code acquisition} was unlocked, or its extend failed. */
+  void ended(Acquisition acquisition) {
+    if (held.remove(acquisition) && closing) {
+      synchronized (this) {
+        notifyAll();
+      }
     }
   }
 
-  /** Throws {@link IllegalStateException} if closed. */
+  /** Throws {@link IllegalStateException} if closed or closing. */
   void checkOpen() {
-    if (timer.isShutdown()) {
+    if (closing) {
       throw new IllegalStateException("this RedlockLockProvider is closed");
     }
   }
@@ -76,10 +100,20 @@ final class DelayedReleases implements AutoCloseable {
    */
   @Override
   public void close() {
-    timer.shutdown();
+    closing = true;
+    try {
+      awaitHeldUnlocked();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      timer.shutdownNow();
+      return;
+    }
     long longest = 0;
-    for (Runnable waiting : timer.getQueue()) {
-      longest = Math.max(longest, ((Delayed) waiting).getDelay(TimeUnit.NANOSECONDS));
+    synchronized (this) {
+      timer.shutdown();
+      for (Runnable waiting : timer.getQueue()) {
+        longest = Math.max(longest, ((Delayed) waiting).getDelay(TimeUnit.NANOSECONDS));
+      }
     }
     if (longest > 0) {
       log.info(
@@ -95,5 +129,30 @@ final class DelayedReleases implements AutoCloseable {
       Thread.currentThread().interrupt();
       timer.shutdownNow();
     }
+  }
+
+  /**
+   * Waits until every lock still held is unlocked (its job ended) or its lease has run out, however
+   * the job extends it meanwhile.
+   */
+  private void awaitHeldUnlocked() throws InterruptedException {
+    long left = longestValidityHeld();
+    if (left <= 0) {
+      return;
+    }
+    log.info(
+        "closing: waiting for {} running job(s) to unlock ({}), {} ms at most unless extended",
+        held.size(),
+        held.stream().map(a -> a.name).sorted().toList(),
+        TimeUnit.NANOSECONDS.toMillis(left));
+    synchronized (this) {
+      while ((left = longestValidityHeld()) > 0) {
+        TimeUnit.NANOSECONDS.timedWait(this, left);
+      }
+    }
+  }
+
+  private long longestValidityHeld() {
+    return held.stream().mapToLong(a -> a.lease.remainingValidity().toNanos()).max().orElse(0);
   }
 }

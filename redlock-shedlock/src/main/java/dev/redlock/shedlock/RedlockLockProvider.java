@@ -131,14 +131,14 @@ public final class RedlockLockProvider implements ExtensibleLockProvider, AutoCl
   }
 
   /**
-   * Closes the provider: {@link #lock} throws from now on, and this waits until every lock unlocked
-   * before its {@code lockAtLeastFor} had passed has been released at its time (at most the longest
-   * {@code lockAtLeastFor} left; logged at INFO when there is one), then stops the release timer. A
-   * lock unlocked after this waits out its {@code lockAtLeastFor} on the unlocking thread. So a
-   * graceful shutdown never cuts {@code lockAtLeastFor} short, provided the provider is closed
-   * before its Redlock (Spring closes a {@code @Bean} before the beans it depends on): closing the
-   * Redlock releases every lease it holds at once. Interrupted, it stops waiting and leaves the
-   * rest held (the flag is set again). Idempotent.
+   * Closes the provider: {@link #lock} throws from now on, and this waits, first until every lock
+   * still held is unlocked (its job has ended) or its lease has run out, then until every lock
+   * unlocked before its {@code lockAtLeastFor} had passed has been released at its time; both waits
+   * are logged at INFO. Then it stops the release timer. So closing never frees a running job's
+   * lock nor cuts {@code lockAtLeastFor} short, provided the provider is closed before its Redlock
+   * (Spring closes a {@code @Bean} before the beans it depends on): closing the Redlock releases
+   * every lease it holds at once. Interrupted, it stops waiting and leaves the rest held (the flag
+   * is set again). Idempotent.
    */
   @Override
   public void close() {

@@ -33,6 +33,7 @@ public final class RedlockSimpleLock implements SimpleLock {
     RedlockSimpleLock lock = new RedlockSimpleLock(acquisition, keepUntilNanos);
     acquisition.moveTo(lock);
     CurrentLock.entered(acquisition);
+    acquisition.releases.held(acquisition);
     return lock;
   }
 
@@ -89,8 +90,9 @@ public final class RedlockSimpleLock implements SimpleLock {
       checkUnused();
       used = true;
     }
-    acquisition.moveTo(null);
+    // The release is on the timer before the provider's close() sees this lock end.
     acquisition.releases.releaseAt(acquisition.lease, keepUntilNanos);
+    acquisition.moveTo(null);
   }
 
   /**

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -371,26 +372,50 @@ class RedlockLockProviderIT {
   }
 
   @Test
-  void closingWaitsForLockAtLeastForThenStopsTheTimer() {
+  void closingWaitsForRunningJobsThenForLockAtLeastForThenStopsTheTimer() throws Exception {
     Redlock redlock = redlock("a");
     RedlockLockProvider provider = RedlockLockProvider.create(redlock);
     Duration atLeast = TIMING.scaled(Duration.ofMillis(800));
     long start = System.nanoTime();
     present(provider.lock(config(name, TTL, atLeast))).unlock(); // the timer waits for it
-    RedlockSimpleLock later =
-        present(provider.lock(config(name + "-2", TTL, atLeast.plus(atLeast))));
+    RedlockSimpleLock running = present(provider.lock(config(name + "-2", TTL, atLeast)));
     assertTrue(releaseThreadAlive());
-    provider.close();
-    assertTrue(millisSince(start) >= atLeast.toMillis(), "closed after " + millisSince(start));
-    nodes.assertFree(name); // released at its time, before close() returned
-    assertFalse(releaseThreadAlive(), "the timer outlived close()");
+    CompletableFuture<Void> closed = CompletableFuture.runAsync(provider::close);
+    assertThroughout(
+        atLeast.plus(atLeast), "close() returned while a job ran", () -> !closed.isDone());
+    nodes.assertHeld(name + "-2");
     assertThrows(
         IllegalStateException.class, () -> provider.lock(config(name, TTL, Duration.ZERO)));
-    provider.close(); // idempotent
-    later.unlock(); // after close: this thread waits for its lockAtLeastFor
-    assertTrue(
-        millisSince(start) >= 2 * atLeast.toMillis(), "unlocked after " + millisSince(start));
+    long unlocked = System.nanoTime();
+    running.unlock(); // the job ends: its lockAtLeastFor has passed, released now
+    closed.get(NO_HANG.toMillis(), TimeUnit.MILLISECONDS);
+    assertTrue(millisSince(start) >= 2 * atLeast.toMillis(), "closed after " + millisSince(start));
+    assertTrue(millisSince(unlocked) < NO_HANG.toMillis());
+    nodes.assertFree(name);
     nodes.assertFree(name + "-2");
+    assertFalse(releaseThreadAlive(), "the timer outlived close()");
+    provider.close(); // idempotent
+  }
+
+  /** A pool thread that locks and has another thread unlock keeps none of those locks. */
+  @Test
+  void locksUnlockedOnAnotherThreadDoNotPileUpOnTheLockingThread() throws Exception {
+    RedlockLockProvider provider = provider("a");
+    ExecutorService other = Executors.newSingleThreadExecutor();
+    try {
+      for (int i = 0; i < 20; i++) {
+        SimpleLock lock = present(provider.lock(config(name + i, TTL, Duration.ZERO)));
+        other.submit(lock::unlock).get(NO_HANG.toMillis(), TimeUnit.MILLISECONDS);
+      }
+    } finally {
+      other.shutdownNow();
+    }
+    java.lang.reflect.Field field = CurrentLock.class.getDeclaredField("HELD");
+    field.setAccessible(true);
+    java.util.Collection<?> held =
+        (java.util.Collection<?>) ((ThreadLocal<?>) field.get(null)).get();
+    assertTrue(held == null || held.size() <= 1, "kept by this thread: " + held);
+    assertTrue(CurrentLock.find().isEmpty());
   }
 
   @Test

@@ -316,7 +316,9 @@ public final class RedlockLock implements DistributedLock {
     while (true) {
       wait.checkInterrupt();
       Lease lease = holds.lease;
-      if (lease.extend(ttl)) { // owner-checked; never revives a lost lease
+      // Owner-checked; never revives a lost lease. A lease released by an earlier reentry that
+      // could not replace it is not valid: this one asks the store for a new lease.
+      if (lease.isValid() && lease.extend(ttl)) {
         return true;
       }
       if (!lease.isValid()) {

@@ -340,6 +340,28 @@ class LockContractIT {
         .until(() -> redis.nodesWithKey(NODE_KEY) == 0);
   }
 
+  /**
+   * A reentrant tryLock that found its lease lost while the lock was held elsewhere holds no lease
+   * then; a later one asks the store again, as Spring's registries do (a leader initiator keeps its
+   * hold and leads again once the other leader is gone).
+   */
+  @Test
+  void aReentrantTryLockThatCouldNotReplaceALostLeaseTakesTheLockOnceItIsFree() throws Exception {
+    RedlockLock lock = a.obtain(KEY);
+    lock.lock(Duration.ofMillis(600));
+    Lease lost = lock.lease();
+    await().atMost(timing.noHang()).until(() -> !lost.isValid());
+    RedlockLock other = b.obtain(KEY);
+    assertTrue(other.tryLock(timing.noHang().toMillis(), TimeUnit.MILLISECONDS));
+    assertFalse(lock.tryLock(100, TimeUnit.MILLISECONDS), "held elsewhere");
+    other.unlock();
+    assertTrue(lock.tryLock(timing.noHang().toMillis(), TimeUnit.MILLISECONDS), "free again");
+    assertTrue(lock.lease().isValid());
+    lock.unlock();
+    assertThrows(ConcurrentModificationException.class, lock::unlock, "the outer hold had a gap");
+    assertFalse(lock.isHeldByCurrentThread());
+  }
+
   @Test
   void badArgumentsFailAtOnceNamingTheParameter() {
     Redlock redlock = appA.getBean(Redlock.class);
