@@ -1,10 +1,15 @@
 package dev.redlock.spring.integration;
 
+import dev.redlock.Lease;
 import dev.redlock.Redlock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.integration.support.locks.RenewableLockRegistry;
 import org.springframework.scheduling.TaskScheduler;
 
@@ -37,13 +42,18 @@ import org.springframework.scheduling.TaskScheduler;
  *
  * <p>Thread-safe. Closing is the {@code Redlock}'s: {@link Redlock#close()} releases every lease.
  */
-public final class RedlockLockRegistry implements RenewableLockRegistry<RedlockLock> {
+public final class RedlockLockRegistry
+    implements RenewableLockRegistry<RedlockLock>, AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(RedlockLockRegistry.class);
+
   private final Redlock redlock;
   private final Duration ttl;
   private final String keyPrefix;
 
   /** The keys some thread holds or waits for; an entry goes when its last user leaves. */
   private final ConcurrentMap<String, Holds> inUse = new ConcurrentHashMap<>();
+
+  private volatile boolean closing;
 
   private RedlockLockRegistry(Builder builder) {
     this.redlock = builder.redlock;
@@ -165,6 +175,55 @@ public final class RedlockLockRegistry implements RenewableLockRegistry<RedlockL
   /** Counts one user less; the state goes when no thread holds or waits for the key. */
   void leave(String key) {
     inUse.computeIfPresent(key, (k, holds) -> --holds.users == 0 ? null : holds);
+    if (closing) {
+      synchronized (inUse) {
+        inUse.notifyAll();
+      }
+    }
+  }
+
+  /**
+   * Waits until every lock held when it is called has been unlocked or its lease has run out,
+   * however it is renewed meanwhile; logged at INFO while it waits. Spring calls it for a registry
+   * {@code @Bean} (its inferred destroy method) before it closes the {@code Redlock} the registry
+   * depends on, whose close releases every lease at once: so a thread still inside {@code
+   * executeLocked} or a locked handler when the application shuts down keeps its lock until it
+   * ends. Locks stay usable; the {@code Redlock} is not closed. Interrupted, it stops waiting (the
+   * flag is set again). Idempotent.
+   */
+  @Override
+  public void close() {
+    closing = true;
+    List<Holds> held = List.copyOf(inUse.values());
+    long left = longestValidity(held);
+    if (left <= 0) {
+      return;
+    }
+    log.info(
+        "closing: waiting for {} held lock(s) to be unlocked, {} ms at most unless renewed",
+        held.size(),
+        TimeUnit.NANOSECONDS.toMillis(left));
+    synchronized (inUse) {
+      try {
+        while ((left = longestValidity(held)) > 0) {
+          TimeUnit.NANOSECONDS.timedWait(inUse, left);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** The longest validity left of the leases still held among {@code held}; 0 if none. */
+  private static long longestValidity(List<Holds> held) {
+    long longest = 0;
+    for (Holds holds : held) {
+      Lease lease = holds.lease;
+      if (holds.users > 0 && lease != null) {
+        longest = Math.max(longest, lease.remainingValidity().toNanos());
+      }
+    }
+    return longest;
   }
 
   /** The state of {@code key} if the calling thread holds it, else null. */

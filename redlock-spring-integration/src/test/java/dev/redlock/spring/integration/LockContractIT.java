@@ -362,6 +362,36 @@ class LockContractIT {
     assertFalse(lock.isHeldByCurrentThread());
   }
 
+  /**
+   * An application shut down while one of its threads holds a lock: Spring closes the registry
+   * before the Redlock (whose close releases every lease), and the registry waits for the unlock,
+   * so the other application cannot take the lock meanwhile.
+   */
+  @Test
+  void aShutdownWaitsForALockHeldByARunningThread() throws Exception {
+    ExecutorService worker = thread("worker");
+    on(
+        worker,
+        () -> {
+          a.obtain(KEY).lock();
+          return null;
+        });
+    CompletableFuture<Void> closed = CompletableFuture.runAsync(appA::close);
+    await("the shutdown waits")
+        .during(Duration.ofMillis(600))
+        .atMost(timing.noHang())
+        .until(() -> !closed.isDone() && !b.obtain(KEY).tryLock());
+    on(
+        worker,
+        () -> {
+          a.obtain(KEY).unlock();
+          return null;
+        });
+    closed.get(timing.noHang().toMillis(), TimeUnit.MILLISECONDS);
+    assertTrue(b.obtain(KEY).tryLock(), "free once unlocked");
+    b.obtain(KEY).unlock();
+  }
+
   @Test
   void badArgumentsFailAtOnceNamingTheParameter() {
     Redlock redlock = appA.getBean(Redlock.class);
