@@ -157,6 +157,32 @@ class LeaseRenewalTest {
     assertEquals(LeaseLostException.Reason.EXPIRED, loss.reason(), loss.getMessage());
   }
 
+  /**
+   * maxHold ends a kept-alive lease on time while a renewal is in flight: it has a timer of its
+   * own. Planted (maxHold looked at only when a renewal falls due): lost once the silent round is
+   * decided, 2,167 ms after the grant or later.
+   */
+  @Test
+  void maxHoldEndsTheLeaseOnTimeWhileARenewalIsInFlight() {
+    Redlock lock =
+        redlock(
+            RedlockConfig.builder()
+                .nodeTimeout(Duration.ofMillis(500))
+                .maxHold(Duration.ofMillis(1800)));
+    long beforeGrant = System.nanoTime();
+    // Renewed every 1,667 ms; a round nobody answers is decided 500 ms after it is sent.
+    Lease lease = lock.tryAcquire("r", Duration.ofSeconds(5)).orElseThrow().keepAlive();
+    CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+    lease.onLost(lost::complete);
+    nodes.forEach(node -> node.mode = FakeNode.Mode.SILENT);
+    LeaseLostException loss = assertTimeoutPreemptively(Duration.ofSeconds(5), () -> lost.get());
+    long heldMillis = (System.nanoTime() - beforeGrant) / 1_000_000;
+    assertEquals(LeaseLostException.Reason.MAX_HOLD_REACHED, loss.reason(), loss.getMessage());
+    assertTrue(heldMillis >= 1800, "not before maxHold: " + heldMillis + " ms");
+    assertTrue(heldMillis < 2100, "while the renewal was in flight: " + heldMillis + " ms");
+    assertFalse(lease.isValid());
+  }
+
   @Test
   void aHealthyLeaseIsRenewedPastItsTtl() {
     Redlock lock = redlock();
