@@ -198,16 +198,17 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   void release(ManagedLease<H> lease) {
     held.remove(lease);
     events.lease(LockEvent.Kind.RELEASED, lease, 0, 0, 0, null, null);
-    if (lease.shape() == Shape.READ || lease.shape() == Shape.WRITE) {
+    Target target = lease.target();
+    if (target.isSide()) {
       store.giveBack(lease.held());
-      wakeSides(lease.resource(), lease.shape()); // after the store answered, as below
+      wakeSides(target.name(), target.shape()); // after the store answered, as below
       return;
     }
     // Before the store is asked: the nodes' word on this release may come before its answer.
-    waiters.releasing(lease.waitingFor(), lease.fencingToken());
+    waiters.releasing(target.line(), lease.fencingToken());
     boolean othersWait = store.giveBackToWaiters(lease.held());
     // After the store answered: the woken thread's take follows this release on every node.
-    releasedHere(lease.waitingFor(), lease.fencingToken(), othersWait);
+    releasedHere(target.line(), lease.fencingToken(), othersWait);
   }
 
   /**

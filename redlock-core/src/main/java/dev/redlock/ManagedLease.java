@@ -12,13 +12,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A {@link Lease}, whatever store holds it: held, then released or lost, both final. Its monitor
- * orders extend, renewal, loss and release, and is never held while waiting on I/O.
+ * A {@link Lease}, whatever store holds it: held, then released or lost, both final. It applies the
+ * votes on its extends, sent by itself, and on its renewals, sent by its {@link Renewal}. Its
+ * monitor orders extend, renewal, loss and release, and is never held while waiting on I/O.
  *
  * @param <H> what the store keeps about this lease
  */
 final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   private static final Logger log = LoggerFactory.getLogger(ManagedLease.class);
+  // Extends log under the engine's name, with the grants (docs/operations.md, "Logs").
+  private static final Logger extendLog = LoggerFactory.getLogger(LeaseEngine.class);
 
   private final LeaseEngine<H> engine;
   private final H held;
@@ -63,19 +66,14 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     return target.name();
   }
 
-  /** The key of the line this service's threads wait in for what this lease holds. */
-  Object waitingFor() {
-    return target.line();
-  }
-
   @Override
   public List<String> resources() {
     return target.resources();
   }
 
   /** What this lease holds: one resource, a set, or a side of a read-write lock. */
-  dev.redlock.spi.LeaseRequest.Shape shape() {
-    return target.shape();
+  Target target() {
+    return target;
   }
 
   @Override
@@ -126,13 +124,14 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
         votes = engine.store.renew(held, millis);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        log.warn("extend of '{}' interrupted; the lease keeps its previous validity", resource());
+        extendLog.warn(
+            "extend of '{}' interrupted; the lease keeps its previous validity", resource());
         return false;
       }
       if (applyVotes(votes, start, millis, false)) {
         return true;
       }
-      log.warn(
+      extendLog.warn(
           "could not extend '{}': {} of {} nodes agreed (quorum {}); the lease keeps its previous"
               + " validity; nodes: {}",
           resource(),
@@ -159,7 +158,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
         || !extended(start, until)) {
       return false;
     }
-    log.debug("extended '{}' by {} ms on {} nodes", resource(), ttlMillis, yes);
+    extendLog.debug("extended '{}' by {} ms on {} nodes", resource(), ttlMillis, yes);
     long now = engine.ticker.read();
     Runnable event =
         () ->
