@@ -31,7 +31,8 @@ final class Renewal<H extends LeaseStore.Held> {
     this.lease = lease;
     this.engine = engine;
     this.intervalNanos = intervalNanos;
-    long maxHoldNanos = engine.settings.maxHold().toNanos();
+    // Saturated: a maxHold of centuries (the config has no upper bound) means none.
+    long maxHoldNanos = saturatedNanos(engine.settings.maxHold());
     this.maxHoldUntil =
         grantedAt + maxHoldNanos < grantedAt ? Long.MAX_VALUE : grantedAt + maxHoldNanos;
   }
@@ -45,7 +46,20 @@ final class Renewal<H extends LeaseStore.Held> {
           engine.watchdog.at(
               maxHoldUntil,
               () ->
-                  lease.loseOnLibraryThread(LeaseLostException.Reason.MAX_HOLD_REACHED, List.of()));
+                  // A timer held up past the validity too (a pause): expiry is the first cause.
+                  lease.loseOnLibraryThread(
+                      lease.isValid()
+                          ? LeaseLostException.Reason.MAX_HOLD_REACHED
+                          : LeaseLostException.Reason.EXPIRED,
+                      List.of()));
+    }
+  }
+
+  private static long saturatedNanos(java.time.Duration d) {
+    try {
+      return d.toNanos();
+    } catch (ArithmeticException tooLong) {
+      return Long.MAX_VALUE;
     }
   }
 
