@@ -17,9 +17,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The lease lifecycle, whatever the store: one attempt and its verdict, the verdict on extends and
- * renewals, loss, release and close. The engine alone decides validity, reasons and roll-backs; the
- * store only takes, renews and gives back.
+ * The lease lifecycle, whatever the store: one attempt and its verdict, release and close, and what
+ * its leases share (settings, store, clock, timers, events). The library, never the store, decides
+ * validity, reasons and roll-backs: the engine for attempts, each {@link ManagedLease} for its
+ * extends and renewals. The store only takes, renews and gives back.
  *
  * @param <H> what the store keeps about a granted lease
  */
@@ -35,11 +36,11 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   final Waiters waiters;
   final Arguments arguments;
   final AsyncAttempts async;
+  final Listeners events;
 
   private final LockTokens tokens = new LockTokens();
   private final Set<ManagedLease<H>> held = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
-  private final Listeners events;
   private final AttemptTurns turns;
 
   /** Owns {@code store} and {@code watchdog}: closed with the engine. */
@@ -193,84 +194,21 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     return count > store.size() - store.quorum();
   }
 
-  /** Extends a lease and waits for the verdict; the lease serialises its extends. */
-  boolean extend(ManagedLease<H> lease, long ttlMillis) {
-    long start = ticker.read();
-    Tally votes;
-    try {
-      votes = store.renew(lease.held(), ttlMillis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      log.warn(
-          "extend of '{}' interrupted; the lease keeps its previous validity", lease.resource());
-      return false;
-    }
-    if (applyExtend(lease, votes, start, ttlMillis, false)) {
-      return true;
-    }
-    log.warn(
-        "could not extend '{}': {} of {} nodes agreed (quorum {}); the lease keeps its previous validity; nodes: {}",
-        lease.resource(),
-        votes.yes(),
-        store.size(),
-        store.quorum(),
-        votes.outcomes());
-    return false;
-  }
-
-  /** A renewal's verdict: see {@link #applyExtend}. */
-  boolean extended(ManagedLease<H> lease, Tally votes, long start) {
-    return applyExtend(lease, votes, start, lease.ttlMillis(), true);
-  }
-
-  /**
-   * Applies an extend's outcome; true if the lease was extended. {@code onLibraryThread}: the event
-   * goes to the listeners on a callback thread, never the timer or I/O thread applying it.
-   */
-  private boolean applyExtend(
-      ManagedLease<H> lease, Tally votes, long start, long ttlMillis, boolean onLibraryThread) {
-    long validUntil = Validity.validUntil(start, ttlMillis, settings.clockDriftFactor());
-    int yes = votes.yes();
-    boolean won =
-        yes >= store.quorum()
-            && ticker.read() - validUntil < 0
-            && lease.extended(start, validUntil);
-    if (won) {
-      log.debug("extended '{}' by {} ms on {} nodes", lease.resource(), ttlMillis, yes);
-      long now = ticker.read();
-      Runnable event =
-          () ->
-              events.lease(
-                  LockEvent.Kind.EXTENDED,
-                  lease,
-                  Math.max(0, validUntil - now),
-                  now - start,
-                  yes,
-                  null,
-                  votes::outcomes);
-      if (!onLibraryThread) {
-        event.run();
-      } else if (!events.isEmpty()) {
-        watchdog.callback(event);
-      }
-    }
-    return won;
-  }
-
   /** Gives a lease back (the lease has marked itself released). */
   void release(ManagedLease<H> lease) {
     held.remove(lease);
     events.lease(LockEvent.Kind.RELEASED, lease, 0, 0, 0, null, null);
-    if (lease.shape() == Shape.READ || lease.shape() == Shape.WRITE) {
+    Target target = lease.target();
+    if (target.isSide()) {
       store.giveBack(lease.held());
-      wakeSides(lease.resource(), lease.shape()); // after the store answered, as below
+      wakeSides(target.name(), target.shape()); // after the store answered, as below
       return;
     }
     // Before the store is asked: the nodes' word on this release may come before its answer.
-    waiters.releasing(lease.waitingFor(), lease.fencingToken());
+    waiters.releasing(target.line(), lease.fencingToken());
     boolean othersWait = store.giveBackToWaiters(lease.held());
     // After the store answered: the woken thread's take follows this release on every node.
-    releasedHere(lease.waitingFor(), lease.fencingToken(), othersWait);
+    releasedHere(target.line(), lease.fencingToken(), othersWait);
   }
 
   /**
@@ -283,11 +221,6 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     if (side == Shape.WRITE) {
       waiters.released(Target.side(name, Shape.READ).line(), 0, false);
     }
-  }
-
-  /** Tells the listeners a lease was lost; called once per loss, by the lease. */
-  void lost(ManagedLease<H> lease, LeaseLostException loss) {
-    events.lease(LockEvent.Kind.LOST, lease, 0, 0, 0, loss.reason().name(), loss::nodeOutcomes);
   }
 
   /** The longest retry pause: the delay and all of its jitter. */

@@ -1,8 +1,7 @@
 package dev.redlock;
 
 import dev.redlock.spi.LeaseStore;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
+import dev.redlock.spi.Tally;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,13 +12,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A {@link Lease}, whatever store holds it: held, then released or lost, both final. Its monitor
- * orders extend, renewal, loss and release, and is never held while waiting on I/O.
+ * A {@link Lease}, whatever store holds it: held, then released or lost, both final. It applies the
+ * votes on its extends, sent by itself, and on its renewals, sent by its {@link Renewal}. Its
+ * monitor orders extend, renewal, loss and release, and is never held while waiting on I/O.
  *
  * @param <H> what the store keeps about this lease
  */
 final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   private static final Logger log = LoggerFactory.getLogger(ManagedLease.class);
+  // Extends log under the engine's name, with the grants (docs/operations.md, "Logs").
+  private static final Logger extendLog = LoggerFactory.getLogger(LeaseEngine.class);
 
   private final LeaseEngine<H> engine;
   private final H held;
@@ -33,22 +35,8 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   /** Set once the validity was seen to run out: a late reply never makes the lease valid again. */
   private volatile boolean expired;
 
-  /** Serialises extends; made by the first extend (most leases are never extended by hand). */
-  private volatile ReentrantLock extendLock;
-
-  private static final VarHandle EXTEND_LOCK;
-
-  static {
-    try {
-      EXTEND_LOCK =
-          MethodHandles.lookup()
-              .findVarHandle(ManagedLease.class, "extendLock", ReentrantLock.class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
-
   // Guarded by this:
+  private ReentrantLock extendLock; // made by the first extend: most leases are never extended
   private long renewedFrom; // start of the latest successful acquisition or extend
   private boolean released;
   private Renewal<H> renewal; // while kept alive: null before keepAlive and after release or loss
@@ -78,19 +66,14 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     return target.name();
   }
 
-  /** The key of the line this service's threads wait in for what this lease holds. */
-  Object waitingFor() {
-    return target.line();
-  }
-
   @Override
   public List<String> resources() {
     return target.resources();
   }
 
   /** What this lease holds: one resource, a set, or a side of a read-write lock. */
-  dev.redlock.spi.LeaseRequest.Shape shape() {
-    return target.shape();
+  Target target() {
+    return target;
   }
 
   @Override
@@ -135,10 +118,64 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
       if (!isValid()) {
         return false; // another owner may hold the lock by now
       }
-      return engine.extend(this, millis);
+      long start = engine.ticker.read();
+      Tally votes;
+      try {
+        votes = engine.store.renew(held, millis);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        extendLog.warn(
+            "extend of '{}' interrupted; the lease keeps its previous validity", resource());
+        return false;
+      }
+      if (applyVotes(votes, start, millis, false)) {
+        return true;
+      }
+      extendLog.warn(
+          "could not extend '{}': {} of {} nodes agreed (quorum {}); the lease keeps its previous"
+              + " validity; nodes: {}",
+          resource(),
+          votes.yes(),
+          engine.store.size(),
+          engine.store.quorum(),
+          votes.outcomes());
+      return false;
     } finally {
       serial.unlock();
     }
+  }
+
+  /**
+   * Applies the votes on an extend or renewal sent at {@code start}; true if they extended the
+   * lease. {@code onLibraryThread}: the event goes to the listeners on a callback thread, never the
+   * timer or I/O thread applying it.
+   */
+  boolean applyVotes(Tally votes, long start, long ttlMillis, boolean onLibraryThread) {
+    long until = Validity.validUntil(start, ttlMillis, engine.settings.clockDriftFactor());
+    int yes = votes.yes();
+    if (yes < engine.store.quorum()
+        || engine.ticker.read() - until >= 0
+        || !extended(start, until)) {
+      return false;
+    }
+    extendLog.debug("extended '{}' by {} ms on {} nodes", resource(), ttlMillis, yes);
+    long now = engine.ticker.read();
+    Runnable event =
+        () ->
+            engine.events.lease(
+                LockEvent.Kind.EXTENDED,
+                this,
+                Math.max(0, until - now),
+                now - start,
+                yes,
+                null,
+                votes::outcomes);
+    if (!onLibraryThread) {
+      event.run();
+    } else if (!engine.events.isEmpty()) {
+      engine.watchdog.callback(event);
+    }
+    return true;
   }
 
   private synchronized void checkNotReleased(String advice) {
@@ -147,16 +184,11 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     }
   }
 
-  /** The lock of extends, made once (two first extends at once still share one). */
-  private ReentrantLock extendLock() {
-    ReentrantLock made = extendLock;
-    if (made == null) {
-      made = new ReentrantLock();
-      if (!EXTEND_LOCK.compareAndSet(this, null, made)) {
-        made = extendLock;
-      }
+  private synchronized ReentrantLock extendLock() {
+    if (extendLock == null) {
+      extendLock = new ReentrantLock();
     }
-    return made;
+    return extendLock;
   }
 
   @Override
@@ -171,10 +203,8 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
       if (!isValid()) {
         throw lose(LeaseLostException.Reason.EXPIRED, List.of());
       }
-      long maxHold = engine.settings.maxHold().toNanos();
-      long maxHoldUntil = grantedAt + maxHold < grantedAt ? Long.MAX_VALUE : grantedAt + maxHold;
-      renewal = new Renewal<>(this, engine, interval, maxHoldUntil);
-      renewal.schedule(renewedFrom + interval);
+      renewal = new Renewal<>(this, engine, interval, grantedAt);
+      renewal.start(renewedFrom);
       watchDeadline();
     }
     return this;
@@ -259,35 +289,26 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     return true;
   }
 
-  /** Makes sure a timer signals the loss when validity (or maxHold) runs out. */
-  private void watchDeadline() {
+  /** Makes sure a timer signals the loss when the validity runs out (renewal watches maxHold). */
+  private void watchDeadline() { // under this monitor
     if (!deadlineWatched) {
       deadlineWatched = true;
-      engine.watchdog.at(deadline(), this::checkDeadline);
+      engine.watchdog.at(validUntil, this::checkDeadline);
     }
-  }
-
-  private synchronized long deadline() {
-    return renewal != null ? Math.min(validUntil, renewal.maxHoldUntil()) : validUntil;
   }
 
   /** At the deadline: loses the lease if its time is really up, else waits for the new one. */
   private void checkDeadline() {
-    long now = engine.ticker.read();
     synchronized (this) {
       if (released || lost != null) {
         return;
       }
-      if (now - deadline() < 0) { // renewed meanwhile: look again at the new deadline
-        engine.watchdog.at(deadline(), this::checkDeadline);
+      if (engine.ticker.read() - validUntil < 0) { // extended meanwhile: wait for the new one
+        engine.watchdog.at(validUntil, this::checkDeadline);
         return;
       }
     }
-    loseOnLibraryThread(
-        now - validUntil >= 0
-            ? LeaseLostException.Reason.EXPIRED
-            : LeaseLostException.Reason.MAX_HOLD_REACHED,
-        List.of());
+    loseOnLibraryThread(LeaseLostException.Reason.EXPIRED, List.of());
   }
 
   /**
@@ -332,7 +353,8 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     }
     Runnable tell =
         () -> {
-          engine.lost(this, loss);
+          engine.events.lease(
+              LockEvent.Kind.LOST, this, 0, 0, 0, reason.name(), loss::nodeOutcomes);
           callbacks.forEach(callback -> notify(callback, loss));
         };
     if (onLibraryThread) {

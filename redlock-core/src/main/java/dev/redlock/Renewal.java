@@ -3,36 +3,64 @@ package dev.redlock;
 import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;
 import java.util.List;
-import java.util.OptionalLong;
 import java.util.concurrent.ScheduledFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The renewal of one kept-alive lease, owned by it: when each renewal falls due, sending it, and
- * what its outcome does (schedule the next, retry, or lose the lease); the engine says whether the
- * votes extended the lease. Lock order: the lease's monitor may be held while calling {@link
- * #stop}; this object never calls the lease while holding its own.
+ * The renewal of one kept-alive lease, owned by it: when each renewal falls due, sending it to the
+ * store, and what its outcome does (schedule the next, retry, or lose the lease), up to maxHold.
+ * The lease only applies the votes to its validity. Lock order: the lease's monitor may be held
+ * while calling {@link #start} or {@link #stop}; this object never calls the lease while holding
+ * its own.
  *
  * @param <H> what the store keeps about the lease
  */
 final class Renewal<H extends LeaseStore.Held> {
-  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Renewal.class);
+  private static final Logger log = LoggerFactory.getLogger(Renewal.class);
 
   private final ManagedLease<H> lease;
   private final LeaseEngine<H> engine;
-  private final long intervalNanos;
-  private final long maxHoldUntil;
+  private final long intervalNanos; // from one renewal's start to the next: ttl × renewalFraction
+  private final long maxHoldUntil; // when the lease is lost by policy, on the monotonic clock
   private ScheduledFuture<?> next; // guarded by this
+  private ScheduledFuture<?> maxHold; // guarded by this; null if maxHold is beyond the clock
   private boolean stopped; // guarded by this
 
-  /**
-   * @param intervalNanos from one renewal's start to the next ({@code ttl × renewalFraction})
-   * @param maxHoldUntil when the lease is lost by policy, on the monotonic clock
-   */
-  Renewal(ManagedLease<H> lease, LeaseEngine<H> engine, long intervalNanos, long maxHoldUntil) {
+  Renewal(ManagedLease<H> lease, LeaseEngine<H> engine, long intervalNanos, long grantedAt) {
     this.lease = lease;
     this.engine = engine;
     this.intervalNanos = intervalNanos;
-    this.maxHoldUntil = maxHoldUntil;
+    // Saturated: a maxHold of centuries (the config has no upper bound) means none.
+    long maxHoldNanos = saturatedNanos(engine.settings.maxHold());
+    this.maxHoldUntil =
+        grantedAt + maxHoldNanos < grantedAt ? Long.MAX_VALUE : grantedAt + maxHoldNanos;
+  }
+
+  /** Renews one interval after {@code renewedFrom}, and loses the lease at maxHold. */
+  synchronized void start(long renewedFrom) {
+    schedule(renewedFrom + intervalNanos);
+    if (maxHoldUntil != Long.MAX_VALUE) {
+      // Its own timer: a renewal in flight or waiting for a thread must not put maxHold off.
+      maxHold =
+          engine.watchdog.at(
+              maxHoldUntil,
+              () ->
+                  // A timer held up past the validity too (a pause): expiry is the first cause.
+                  lease.loseOnLibraryThread(
+                      lease.isValid()
+                          ? LeaseLostException.Reason.MAX_HOLD_REACHED
+                          : LeaseLostException.Reason.EXPIRED,
+                      List.of()));
+    }
+  }
+
+  private static long saturatedNanos(java.time.Duration d) {
+    try {
+      return d.toNanos();
+    } catch (ArithmeticException tooLong) {
+      return Long.MAX_VALUE;
+    }
   }
 
   /** Stops renewing: the lease was released or lost. Final. */
@@ -41,14 +69,16 @@ final class Renewal<H extends LeaseStore.Held> {
     if (next != null) {
       next.cancel(false);
     }
+    if (maxHold != null) {
+      maxHold.cancel(false);
+    }
   }
 
-  long maxHoldUntil() {
-    return maxHoldUntil;
-  }
-
-  private synchronized boolean isStopped() {
-    return stopped;
+  /** Schedules the next renewal at {@code at}, unless stopped. */
+  private synchronized void schedule(long at) {
+    if (!stopped) {
+      next = engine.watchdog.at(at, this::due);
+    }
   }
 
   /**
@@ -56,50 +86,43 @@ final class Renewal<H extends LeaseStore.Held> {
    * ({@link LeaseStore#renewAsync}), else on a renewal thread.
    */
   private void due() {
-    OptionalLong due = startIfDue();
-    if (due.isEmpty()) {
+    long start = engine.ticker.read();
+    if (!stillDue(start)) {
       return;
     }
-    long start = due.getAsLong();
     LeaseStore<H> store = engine.store;
     if (store.renewAsync(lease.held(), lease.ttlMillis(), votes -> renewed(votes, start))) {
       return;
     }
     engine.watchdog.renewal(
         () -> {
-          OptionalLong now = startIfDue(); // it may have waited in line
-          if (now.isEmpty()) {
-            return;
+          long now = engine.ticker.read(); // it may have waited in line
+          if (stillDue(now)) {
+            try {
+              renewed(store.renew(lease.held(), lease.ttlMillis()), now);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt(); // closing: the lease is released or expires
+            }
           }
-          Tally votes;
-          try {
-            votes = store.renew(lease.held(), lease.ttlMillis());
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt(); // closing: the lease is released or expires
-            return;
-          }
-          renewed(votes, now.getAsLong());
         });
   }
 
-  /**
-   * The clock to count the renewal's validity from, or empty if it is no longer due (stopped, or
-   * the lease's time is up: then the lease is lost here).
-   */
-  OptionalLong startIfDue() {
-    long start = engine.ticker.read();
-    if (isStopped()) {
-      return OptionalLong.empty();
+  /** Whether a renewal starting at {@code now} is still due; a lease whose time is up is lost. */
+  private boolean stillDue(long now) {
+    synchronized (this) {
+      if (stopped) {
+        return false;
+      }
     }
     if (!lease.isValid()) {
       lease.loseOnLibraryThread(LeaseLostException.Reason.EXPIRED, List.of());
-      return OptionalLong.empty();
+      return false;
     }
-    if (start - maxHoldUntil >= 0) {
+    if (now - maxHoldUntil >= 0) {
       lease.loseOnLibraryThread(LeaseLostException.Reason.MAX_HOLD_REACHED, List.of());
-      return OptionalLong.empty();
+      return false;
     }
-    return OptionalLong.of(start);
+    return true;
   }
 
   /**
@@ -109,10 +132,10 @@ final class Renewal<H extends LeaseStore.Held> {
    * again after the retry pause, no later than the last try that can be decided in time. The lease
    * is lost when no try can be, or when so many nodes refused that none can win.
    */
-  void renewed(Tally votes, long start) {
-    if (engine.extended(lease, votes, start)) {
+  private void renewed(Tally votes, long start) {
+    if (lease.applyVotes(votes, start, lease.ttlMillis(), true)) {
       long keptFrom = lease.renewedFrom(); // read before taking this monitor (lock order)
-      schedule(keptFrom - start > 0 ? keptFrom + intervalNanos : start + intervalNanos);
+      schedule((keptFrom - start > 0 ? keptFrom : start) + intervalNanos);
       return;
     }
     long now = engine.ticker.read();
@@ -132,12 +155,5 @@ final class Renewal<H extends LeaseStore.Held> {
         (retry - now) / 1_000_000,
         votes.outcomes());
     schedule(retry);
-  }
-
-  /** Schedules the next renewal at {@code at}, unless stopped. */
-  synchronized void schedule(long at) {
-    if (!stopped) {
-      next = engine.watchdog.at(at, this::due);
-    }
   }
 }

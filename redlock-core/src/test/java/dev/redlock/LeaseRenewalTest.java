@@ -157,6 +157,52 @@ class LeaseRenewalTest {
     assertEquals(LeaseLostException.Reason.EXPIRED, loss.reason(), loss.getMessage());
   }
 
+  /**
+   * maxHold ends a kept-alive lease on time while a renewal is in flight: it has a timer of its
+   * own. Planted (maxHold looked at only when a renewal falls due): lost once the silent round is
+   * decided, 2,667 ms after the grant or later.
+   */
+  @Test
+  void maxHoldEndsTheLeaseOnTimeWhileARenewalIsInFlight() {
+    Redlock lock =
+        redlock(
+            RedlockConfig.builder()
+                .nodeTimeout(Duration.ofMillis(1000))
+                .maxHold(Duration.ofMillis(1800)));
+    long beforeGrant = System.nanoTime();
+    // Renewed every 1,667 ms; a round nobody answers is decided 1,000 ms after it is sent.
+    Lease lease = lock.tryAcquire("r", Duration.ofSeconds(5)).orElseThrow().keepAlive();
+    CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+    lease.onLost(lost::complete);
+    nodes.forEach(node -> node.mode = FakeNode.Mode.SILENT);
+    LeaseLostException loss = assertTimeoutPreemptively(Duration.ofSeconds(5), () -> lost.get());
+    long heldMillis = (System.nanoTime() - beforeGrant) / 1_000_000;
+    assertEquals(LeaseLostException.Reason.MAX_HOLD_REACHED, loss.reason(), loss.getMessage());
+    assertTrue(heldMillis >= 1800, "not before maxHold: " + heldMillis + " ms");
+    assertTrue(heldMillis < 2500, "while the renewal was in flight: " + heldMillis + " ms");
+    assertFalse(lease.isValid());
+  }
+
+  /**
+   * A loss callback registered before {@code keepAlive()} must not leave maxHold to the next
+   * renewal: lost at maxHold (500 ms), not when the renewal falls due (2 s), as it was when the
+   * deadline watch armed by {@code onLost} looked only at the validity.
+   */
+  @Test
+  void maxHoldIsOnTimeWhenTheLossCallbackCameFirst() {
+    Redlock lock = redlock(RedlockConfig.builder().maxHold(Duration.ofMillis(500)));
+    long beforeGrant = System.nanoTime();
+    Lease lease = lock.tryAcquire("r", Duration.ofSeconds(6)).orElseThrow();
+    CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+    lease.onLost(lost::complete);
+    lease.keepAlive();
+    LeaseLostException loss = assertTimeoutPreemptively(Duration.ofSeconds(5), () -> lost.get());
+    long heldMillis = (System.nanoTime() - beforeGrant) / 1_000_000;
+    assertEquals(LeaseLostException.Reason.MAX_HOLD_REACHED, loss.reason(), loss.getMessage());
+    assertTrue(heldMillis >= 500, "not before maxHold: " + heldMillis + " ms");
+    assertTrue(heldMillis < 1500, "before the first renewal: " + heldMillis + " ms");
+  }
+
   @Test
   void aHealthyLeaseIsRenewedPastItsTtl() {
     Redlock lock = redlock();
