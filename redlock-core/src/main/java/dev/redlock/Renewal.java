@@ -138,6 +138,11 @@ final class Renewal<H extends LeaseStore.Held> {
       schedule((keptFrom - start > 0 ? keptFrom : start) + intervalNanos);
       return;
     }
+    synchronized (this) {
+      if (stopped) { // released or lost meanwhile: nothing to retry, nothing to warn of
+        return;
+      }
+    }
     long now = engine.ticker.read();
     long lastTry = lease.validUntil() - engine.roundNanos; // decided before the validity ends
     if (engine.barQuorum(votes, status -> status == NodeOutcome.Status.REFUSED)

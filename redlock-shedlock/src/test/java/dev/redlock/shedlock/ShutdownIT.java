@@ -5,12 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
 import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
 import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.Timing;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -23,8 +20,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.core.env.Environment;
-import org.springframework.core.env.MapPropertySource;
 import org.springframework.scheduling.annotation.EnableScheduling;
 import org.springframework.scheduling.annotation.Scheduled;
 
@@ -64,12 +59,9 @@ class ShutdownIT {
   @EnableSchedulerLock(defaultLockAtMostFor = "30s")
   static class App {
     @Bean
-    Redlock redlock(Environment env) {
-      return Redlock.create(
-          RedlockConfig.builder()
-              .nodes(List.of(env.getRequiredProperty("nodes").split(",")))
-              .nodeTimeout(Duration.ofMillis(500))
-              .build());
+    Redlock redlock() {
+      // Spring closes it, after the provider.
+      return Redlock.create(redis.config().nodeTimeout(Duration.ofMillis(500)).build());
     }
 
     @Bean
@@ -85,12 +77,7 @@ class ShutdownIT {
 
   @Test
   void aJobStillRunningAtShutdownKeepsItsLockUntilItEnds() throws Exception {
-    AnnotationConfigApplicationContext app = new AnnotationConfigApplicationContext();
-    app.getEnvironment()
-        .getPropertySources()
-        .addFirst(new MapPropertySource("nodes", Map.of("nodes", String.join(",", redis.uris()))));
-    app.register(App.class);
-    app.refresh();
+    AnnotationConfigApplicationContext app = new AnnotationConfigApplicationContext(App.class);
     assertTrue(STARTED.await(Timing.get().noHang().toMillis(), TimeUnit.MILLISECONDS));
     try (Redlock other = redis.client(redis.config().build())) {
       Thread closing = new Thread(app::close, "closing");
