@@ -919,7 +919,7 @@ class RedlockCliIT {
     try (Jedis jedis = on(node)) {
       // The probe reads SET's documented arguments: one SET has is found where COMMAND DOCS is.
       if (!version.startsWith("6.")) {
-        assertEquals("yes", DoctorCommand.setArgument(jedis, "NX"));
+        assertEquals("yes", ServerChecks.setArgument(jedis, "NX"));
       }
       jedis.aclSetUser("nocommand", "on", ">secret", "~*", "+@all", "-command");
       jedis.aclSetUser("noeval", "on", ">secret", "~*", "+@all", "-eval");
