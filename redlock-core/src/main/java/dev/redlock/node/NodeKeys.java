@@ -126,11 +126,6 @@ public record NodeKeys(
     return lockKey + FENCE;
   }
 
-  /** The bytes a fencing counter's name adds to its lock key's. */
-  static byte[] fenceSuffix() {
-    return FENCE.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-  }
-
   /**
    * Who a connection reached, as the restart guard's life marker names it: the process ({@code
    * run_id}), the database and this deployment's key prefix (restart_guard.lua).

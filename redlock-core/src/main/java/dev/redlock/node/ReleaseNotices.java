@@ -174,7 +174,7 @@ final class ReleaseNotices {
           }
         } else if (now - lastReadAt > PING_NANOS && (pinged == 0 || lastReadAt - pinged >= 0)) {
           pingedAt = now;
-          writing(c, c::sendPing);
+          writing(c, () -> c.send(Protocol.Command.PING, List.of())); // answered: [pong, ""]
         }
       }
       synchronized (this) {
@@ -400,10 +400,6 @@ final class ReleaseNotices {
       CommandArguments args = new CommandArguments(command);
       channels.forEach(args::add);
       sendCommand(args);
-    }
-
-    void sendPing() {
-      sendCommand(new CommandArguments(Protocol.Command.PING)); // answered, subscribed: [pong, ""]
     }
 
     void flushNow() {
