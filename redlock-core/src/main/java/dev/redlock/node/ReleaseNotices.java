@@ -341,10 +341,7 @@ final class ReleaseNotices {
      */
     final Set<String> subscribed = ConcurrentHashMap.newKeySet();
 
-    /**
-     * Under TLS, the TCP socket the TLS socket runs on (closed first by {@link #cut}); else null.
-     */
-    private final Socket tcp;
+    private final Socket tcp; // under TLS, the TCP socket it runs on (closed first by cut())
 
     /** Connects, AUTH, SELECT and the client name, as {@code config} says. */
     static SubscriberConnection open(HostAndPort address, JedisClientConfig config) {
