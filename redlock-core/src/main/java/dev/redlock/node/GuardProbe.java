@@ -39,7 +39,7 @@ public final class GuardProbe {
       try {
         replies[i] =
             jedis.sendCommand(
-                command[0].equals("INFO") ? Protocol.Command.INFO : Protocol.Command.CONFIG,
+                Protocol.Command.valueOf(command[0]),
                 java.util.Arrays.copyOfRange(command, 1, command.length));
       } catch (redis.clients.jedis.exceptions.JedisDataException e) {
         replies[i] = e;

@@ -3,13 +3,12 @@ package dev.redlock.node;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
-import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Connection;
-import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.DefaultJedisSocketFactory;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
@@ -75,8 +74,7 @@ final class JedisNode implements LockNode {
     this.drains = drains;
     this.calls = new ScriptCalls(keys);
     this.address = new HostAndPort(uri.host(), uri.port());
-    DefaultJedisClientConfig.Builder client = uri.clientConfig(timeout, CLIENT_NAME, tls);
-    this.config = client.build();
+    this.config = uri.clientConfig(timeout, CLIENT_NAME, tls).build();
     this.patientConfig = uri.clientConfig(connectTimeout, CLIENT_NAME, tls).build();
     this.notices =
         new ReleaseNotices(
@@ -136,7 +134,7 @@ final class JedisNode implements LockNode {
 
   @Override
   public Exchange begin(NodeRequest request) {
-    Channel channel = channelOf(request);
+    Channel channel = channels[channelIndex(request)];
     SharedConnection connection = current(channel, false);
     if (request.verb() == NodeRequest.Verb.ACQUIRE && connection.life.unknown() != null) {
       // The life could not be read when it connected (BUSY, LOADING, INFO refused): read it
@@ -225,10 +223,6 @@ final class JedisNode implements LockNode {
         replies.answered(i, values[i]);
       }
     }
-  }
-
-  private Channel channelOf(NodeRequest request) {
-    return channels[channelIndex(request)];
   }
 
   private int channelIndex(NodeRequest request) {
@@ -348,13 +342,8 @@ final class JedisNode implements LockNode {
     /** A transport failure breaks the connection (thrown); a refused command is an answer. */
     void readLife() {
       for (String[] command : NodeLife.COMMANDS) {
-        CommandArguments args =
-            new CommandArguments(
-                command[0].equals("INFO") ? Protocol.Command.INFO : Protocol.Command.CONFIG);
-        for (int i = 1; i < command.length; i++) {
-          args.add(command[i]);
-        }
-        sendCommand(args);
+        sendCommand(
+            Protocol.Command.valueOf(command[0]), Arrays.copyOfRange(command, 1, command.length));
       }
       flush();
       Object[] replies = new Object[NodeLife.COMMANDS.length];

@@ -59,11 +59,7 @@ public record NodeKeys(
   public static String checkKeyPrefix(String keyPrefix) {
     if (keyPrefix.indexOf(RESERVED) >= 0) {
       throw new IllegalArgumentException(
-          "keyPrefix must not contain '"
-              + RESERVED
-              + "' (it marks the nodes' own keys), was '"
-              + keyPrefix
-              + "'");
+          "keyPrefix must not contain '@' (it marks the nodes' own keys), was '" + keyPrefix + "'");
     }
     return keyPrefix;
   }
@@ -85,17 +81,8 @@ public record NodeKeys(
         || resource.endsWith(RESERVED + "life")
         || resource.endsWith(RESERVED + "witness")) {
       throw new IllegalArgumentException(
-          "resource must not start with '"
-              + RESERVED
-              + "', contain '"
-              + READ_WRITE
-              + "', or end with '"
-              + FENCE
-              + "', '"
-              + RESERVED
-              + "life' or '"
-              + RESERVED
-              + "witness' (the nodes' own keys), was '"
+          "resource must not start with '@', contain '@rw:', or end with '@fence', '@life' or"
+              + " '@witness' (the nodes' own keys), was '"
               + resource
               + "'");
     }
@@ -124,11 +111,6 @@ public record NodeKeys(
    */
   public static String fenceKeyOfLock(String lockKey) {
     return lockKey + FENCE;
-  }
-
-  /** The bytes a fencing counter's name adds to its lock key's. */
-  static byte[] fenceSuffix() {
-    return FENCE.getBytes(java.nio.charset.StandardCharsets.UTF_8);
   }
 
   /**

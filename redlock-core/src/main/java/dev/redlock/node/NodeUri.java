@@ -143,16 +143,6 @@ public final class NodeUri {
     return "rediss".equals(scheme);
   }
 
-  /** The user name, or null for the default user. */
-  public String user() {
-    return user;
-  }
-
-  /** The password, or null when none is given. */
-  public String password() {
-    return password;
-  }
-
   /** The URI as configured, credentials included: never for a log. */
   public String withCredentials() {
     return given;

@@ -174,7 +174,7 @@ final class ReleaseNotices {
           }
         } else if (now - lastReadAt > PING_NANOS && (pinged == 0 || lastReadAt - pinged >= 0)) {
           pingedAt = now;
-          writing(c, c::sendPing);
+          writing(c, () -> c.send(Protocol.Command.PING, List.of())); // answered: [pong, ""]
         }
       }
       synchronized (this) {
@@ -341,10 +341,7 @@ final class ReleaseNotices {
      */
     final Set<String> subscribed = ConcurrentHashMap.newKeySet();
 
-    /**
-     * Under TLS, the TCP socket the TLS socket runs on (closed first by {@link #cut}); else null.
-     */
-    private final Socket tcp;
+    private final Socket tcp; // under TLS, the TCP socket it runs on (closed first by cut())
 
     /** Connects, AUTH, SELECT and the client name, as {@code config} says. */
     static SubscriberConnection open(HostAndPort address, JedisClientConfig config) {
@@ -400,10 +397,6 @@ final class ReleaseNotices {
       CommandArguments args = new CommandArguments(command);
       channels.forEach(args::add);
       sendCommand(args);
-    }
-
-    void sendPing() {
-      sendCommand(new CommandArguments(Protocol.Command.PING)); // answered, subscribed: [pong, ""]
     }
 
     void flushNow() {

@@ -36,11 +36,6 @@ final class ReplyStream {
       super(in, 8192); // not Jedis's configurable size: a reply line must fit
     }
 
-    /** Whether a whole line is buffered: a whole reply of ours. */
-    boolean hasLine() {
-      return lineEnd() >= 0;
-    }
-
     /** Where the first buffered line ends (its {@code \n}), or -1. */
     int lineEnd() {
       for (int i = count; i < limit; i++) {
@@ -94,7 +89,7 @@ final class ReplyStream {
 
   /** Whether a whole reply is buffered: {@link #read} takes it without waiting. */
   boolean hasReply() {
-    return in.hasLine();
+    return in.lineEnd() >= 0;
   }
 
   /**
@@ -105,11 +100,11 @@ final class ReplyStream {
    */
   boolean replyWithoutWaiting() {
     try {
-      while (!in.hasLine() && in.socketAvailable() > 0) {
+      while (!hasReply() && in.socketAvailable() > 0) {
         in.readMore(); // bytes are there: this read does not wait
         lastBytesAt = System.nanoTime();
       }
-      return in.hasLine();
+      return hasReply();
     } catch (IOException e) {
       throw new JedisConnectionException(e);
     }
@@ -123,7 +118,7 @@ final class ReplyStream {
    * @throws JedisConnectionException if the stream failed or ended
    */
   boolean arrives(long timeoutNanos) {
-    if (in.hasLine()) {
+    if (hasReply()) {
       return true;
     }
     boolean interrupted = Thread.interrupted();

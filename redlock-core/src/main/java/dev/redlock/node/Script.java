@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 
 /**
  * A Lua script kept as a {@code .lua} resource beside this class, loaded once, with its SHA-1 for
@@ -134,13 +135,9 @@ public final class Script {
 
   private static String sha1(String text) {
     try {
-      byte[] digest =
-          MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8));
-      StringBuilder hex = new StringBuilder(40);
-      for (byte b : digest) {
-        hex.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
-      }
-      return hex.toString();
+      return HexFormat.of()
+          .formatHex(
+              MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-1 is required of every JVM", e);
     }

@@ -153,16 +153,23 @@ final class ScriptCalls {
    */
   private int oneKey(NodeRequest r, byte[][] call, int at) {
     String key = r.key();
-    call[at++] = bytes(key);
     switch (r.verb()) {
-      case ACQUIRE -> {
-        call[at++] = lifeKeyArg;
+      case ACQUIRE -> at = acquireKeys(key, call, at);
+      case RAISE_FENCE, RELEASE -> {
+        call[at++] = bytes(key);
         call[at++] = bytes(NodeKeys.fenceKeyOfLock(key));
-        call[at++] = witnessKeyArg;
       }
-      case RAISE_FENCE, RELEASE -> call[at++] = bytes(NodeKeys.fenceKeyOfLock(key));
-      case EXTEND -> {}
+      case EXTEND -> call[at++] = bytes(key);
     }
+    return at;
+  }
+
+  /** The first KEYS of every acquire script, where acquire.lua has them. */
+  private int acquireKeys(String key, byte[][] call, int at) {
+    call[at++] = bytes(key);
+    call[at++] = lifeKeyArg;
+    call[at++] = bytes(NodeKeys.fenceKeyOfLock(key));
+    call[at++] = witnessKeyArg;
     return at;
   }
 
@@ -176,10 +183,7 @@ final class ScriptCalls {
     int n = r.keyCount();
     switch (r.verb()) {
       case ACQUIRE -> {
-        call[at++] = bytes(r.key(0));
-        call[at++] = lifeKeyArg;
-        call[at++] = bytes(NodeKeys.fenceKeyOfLock(r.key(0)));
-        call[at++] = witnessKeyArg;
+        at = acquireKeys(r.key(0), call, at);
         for (int i = 1; i < n; i++) {
           call[at++] = bytes(r.key(i));
           call[at++] = bytes(NodeKeys.fenceKeyOfLock(r.key(i)));
@@ -213,10 +217,7 @@ final class ScriptCalls {
   private int readWriteKeys(NodeRequest r, byte[][] call, int at) {
     switch (r.verb()) {
       case ACQUIRE -> {
-        call[at++] = bytes(r.key(0));
-        call[at++] = lifeKeyArg;
-        call[at++] = bytes(NodeKeys.fenceKeyOfLock(r.key(0)));
-        call[at++] = witnessKeyArg;
+        at = acquireKeys(r.key(0), call, at);
         call[at++] = bytes(r.key(1));
         call[at++] = bytes(r.key(2));
       }

@@ -36,12 +36,7 @@ final class SharedConnection {
 
   private final AutoCloseable owner; // the handshake's connection: closing it closes the socket
   private final Socket socket;
-
-  /**
-   * Under TLS, the TCP socket {@link #socket} runs on (closed first: {@link TcpUnderTls}); else
-   * null.
-   */
-  private final Socket tcp;
+  private final Socket tcp; // under TLS, the TCP socket it runs on (closed first: TcpUnderTls)
 
   private final RedisOutputStream out; // guarded by writing
   final String name;

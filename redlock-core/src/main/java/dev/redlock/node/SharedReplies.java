@@ -325,12 +325,10 @@ final class SharedReplies {
     if (tls || !reading.compareAndSet(false, true)) {
       return; // over TLS a drain reads; else the reader at work hands it over
     }
-    List<Runnable> told;
     try {
       dispatchWaiting(READ_AHEAD_REPLIES);
     } finally {
-      told = takeTells();
-      leaveReading(told);
+      leaveReading(takeTells());
     }
   }
 
@@ -403,7 +401,6 @@ final class SharedReplies {
       if (!reading.compareAndSet(false, true)) {
         return; // a reader is at work: it passes the role on, or drains again, when it leaves
       }
-      List<Runnable> told;
       try {
         while (connection.broken == null
             && tells.isEmpty()
@@ -415,7 +412,7 @@ final class SharedReplies {
           }
         }
       } finally {
-        told = takeTells();
+        List<Runnable> told = takeTells();
         reading.set(false);
         runAll(told); // outside the role: what they run may send on this connection and wait
       }
@@ -438,13 +435,11 @@ final class SharedReplies {
           return;
         }
         if (!tls && reading.compareAndSet(false, true)) {
-          List<Runnable> told = List.of();
           try {
             readAsReader(mine, deadline, untilAnswered);
             dispatchWaiting(READ_AHEAD_REPLIES);
           } finally {
-            told = takeTells();
-            leaveReading(told);
+            leaveReading(takeTells());
           }
           if (!untilAnswered) {
             return;

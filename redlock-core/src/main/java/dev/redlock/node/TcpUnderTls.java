@@ -95,11 +95,6 @@ final class TcpUnderTls extends SSLSocketFactory {
   }
 
   @Override
-  public Socket createSocket() throws IOException {
-    return tls.createSocket();
-  }
-
-  @Override
   public Socket createSocket(String host, int port) throws IOException {
     return tls.createSocket(host, port);
   }
