@@ -326,7 +326,6 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     reader.readInBackground();
   }
 
-  /** How many nodes said yes so far. */
   @Override
   public int yes() {
     lock.lock();
@@ -337,7 +336,6 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     }
   }
 
-  /** Whether every node has answered (or was skipped). */
   boolean allAnswered() {
     lock.lock();
     try {
@@ -409,9 +407,7 @@ final class Ballot implements Tally, RequestOrder.Preceding {
   boolean refused(int node) {
     lock.lock();
     try {
-      return status[node] == NodeOutcome.Status.REFUSED
-          || status[node] == NodeOutcome.Status.SKIPPED
-          || status[node] == NodeOutcome.Status.QUARANTINED;
+      return status[node] != NodeOutcome.Status.OK && isDefinite(status[node]);
     } finally {
       lock.unlock();
     }
