@@ -250,7 +250,6 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     reader.readUntil(() -> countDefinite() >= count || answered == nodes.size(), deadline);
   }
 
-  /** Waits until every node answered, or until {@code deadline}. */
   void awaitAll(long deadline) throws InterruptedException {
     reader.readUntil(() -> answered == nodes.size(), deadline);
   }
@@ -431,7 +430,6 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     return nodes.size();
   }
 
-  /** Completes when the request to {@code node} has finished, whatever its result. */
   @Override
   public CompletableFuture<Void> settled(int node) {
     return settlements.of(node);

@@ -169,15 +169,18 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
   private Vote<QuorumHeld> vote(
       LeaseRequest request, String key, String[] keys, long start, RequestOrder order)
       throws InterruptedException {
-    Shape shape = request.shape();
-    String token = request.token();
-    long ttlMillis = request.ttlMillis();
     // A node where the last release of this key has not settled gets our SET only if its turn
     // comes before the vote's deadline (else it is SKIPPED: its vote could not count anyway).
     Ballot votes =
         fanOut.send(
             NodeRequest.of(
-                Verb.ACQUIRE, shape, key, keys, token, ttlMillis, request.intentMillis()),
+                Verb.ACQUIRE,
+                request.shape(),
+                key,
+                keys,
+                request.token(),
+                request.ttlMillis(),
+                request.intentMillis()),
             HELD,
             order,
             null,
@@ -186,32 +189,27 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
     try {
       yes = votes.awaitQuorum(quorum, start + nodeTimeoutNanos);
       if (yes >= quorum) {
-        long fence = fence(key, keys, shape, token, votes, order, ttlMillis);
+        long fence = fence(request, key, keys, votes, order);
         if (fence > 0) {
           return new Vote<>(new QuorumHeld(request, key, keys, fence, votes, order), yes, votes);
         }
       }
     } catch (InterruptedException e) {
-      rollBack(key, keys, shape, token, votes, order, false); // don't wait
+      rollBack(request, key, keys, votes, order, false); // don't wait
       throw e;
     }
     // Lost: release on every node that may hold our token (a late OK may still land), and wait,
     // so that a failed attempt leaves nothing behind that would block the next one.
-    rollBack(key, keys, shape, token, votes, order, true);
+    rollBack(request, key, keys, votes, order, true);
     return new Vote<>(null, yes, votes);
   }
 
   /** Releases on every node that may hold the token; a silent node's release is kept for later. */
   private void rollBack(
-      String key,
-      String[] keys,
-      Shape shape,
-      String token,
-      Ballot votes,
-      RequestOrder order,
-      boolean wait)
+      LeaseRequest lease, String key, String[] keys, Ballot votes, RequestOrder order, boolean wait)
       throws InterruptedException {
-    NodeRequest release = NodeRequest.of(Verb.RELEASE, shape, key, keys, token, 0, 0);
+    Shape shape = lease.shape();
+    NodeRequest release = NodeRequest.of(Verb.RELEASE, shape, key, keys, lease.token(), 0, 0);
     Ballot rollback = fanOut.send(release, NOT_OWNER, order, votes::refused);
     follow(shape, key, keys, rollback); // the next take follows it until it has settled
     rollback.whenAllSettled(() -> unfollow(shape, key, keys, rollback));
@@ -243,24 +241,17 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
    * @return the token; 0 if no quorum could be made to hold it in time
    */
   private long fence(
-      String key,
-      String[] keys,
-      Shape shape,
-      String token,
-      Ballot votes,
-      RequestOrder order,
-      long ttlMillis)
+      LeaseRequest lease, String key, String[] keys, Ballot votes, RequestOrder order)
       throws InterruptedException {
     int n = votes.size();
     long[] replies = new long[n];
-    long max = 0;
+    long fence = 0;
     for (int i = 0; i < n; i++) {
       replies[i] = votes.value(i); // token * 2 + ahead; 0 for nodes that did not say yes (yet)
-      max = Math.max(max, replies[i] >>> 1);
+      fence = Math.max(fence, replies[i] >>> 1);
     }
-    long fence = max;
     // A ttl in µs, less 2 ms for where in the script a node reads its clock and sets the key.
-    long lagBudget = ttlMillis * 1000 - 2000;
+    long lagBudget = lease.ttlMillis() * 1000 - 2000;
     int safe = 0;
     boolean[] skip = new boolean[n];
     for (int i = 0; i < n; i++) {
@@ -278,7 +269,7 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
     long start = ticker.read();
     Ballot raise =
         fanOut.send(
-            NodeRequest.of(Verb.RAISE_FENCE, shape, key, keys, token, fence, 0),
+            NodeRequest.of(Verb.RAISE_FENCE, lease.shape(), key, keys, lease.token(), fence, 0),
             NOT_OWNER,
             order,
             i -> skip[i]);
