@@ -250,7 +250,6 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     reader.readUntil(() -> countDefinite() >= count || answered == nodes.size(), deadline);
   }
 
-  /** Waits until every node answered, or until {@code deadline}. */
   void awaitAll(long deadline) throws InterruptedException {
     reader.readUntil(() -> answered == nodes.size(), deadline);
   }
@@ -326,7 +325,6 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     reader.readInBackground();
   }
 
-  /** How many nodes said yes so far. */
   @Override
   public int yes() {
     lock.lock();
@@ -337,7 +335,6 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     }
   }
 
-  /** Whether every node has answered (or was skipped). */
   boolean allAnswered() {
     lock.lock();
     try {
@@ -409,9 +406,7 @@ final class Ballot implements Tally, RequestOrder.Preceding {
   boolean refused(int node) {
     lock.lock();
     try {
-      return status[node] == NodeOutcome.Status.REFUSED
-          || status[node] == NodeOutcome.Status.SKIPPED
-          || status[node] == NodeOutcome.Status.QUARANTINED;
+      return status[node] != NodeOutcome.Status.OK && isDefinite(status[node]);
     } finally {
       lock.unlock();
     }
@@ -435,7 +430,6 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     return nodes.size();
   }
 
-  /** Completes when the request to {@code node} has finished, whatever its result. */
   @Override
   public CompletableFuture<Void> settled(int node) {
     return settlements.of(node);

@@ -91,18 +91,6 @@ final class FanOut {
     return nodes;
   }
 
-  private Ballot ballot(NodeRequest request, String refusal) {
-    return new Ballot(
-        nodes,
-        ticker,
-        refusal,
-        latencies,
-        io,
-        nodeTimeoutNanos,
-        standing,
-        request.verb() == NodeRequest.Verb.ACQUIRE);
-  }
-
   /**
    * Sends {@code request} to every node.
    *
@@ -113,7 +101,7 @@ final class FanOut {
    *     {@code SET NX} (they never held our token)
    */
   Ballot send(NodeRequest request, String refusal, RequestOrder order, IntPredicate skip) {
-    return send(request, refusal, order, skip, NO_DEADLINE);
+    return send(request, refusal, order, skip, NO_DEADLINE, false);
   }
 
   /**
@@ -125,17 +113,53 @@ final class FanOut {
    */
   Ballot send(
       NodeRequest request, String refusal, RequestOrder order, IntPredicate skip, long sendBy) {
-    Ballot ballot = ballot(request, refusal);
+    return send(request, refusal, order, skip, sendBy, false);
+  }
+
+  /**
+   * Sends {@code request} to every node without any thread waiting on it (parameters as {@link
+   * #send}): each node's request joins that node's {@link NodePipeline}, and goes out with the
+   * others gathered there in one pipelined write. For requests nobody waits on (renewals); pair
+   * with {@link Ballot#whenDecided}.
+   */
+  Ballot sendPipelined(NodeRequest request, String refusal, RequestOrder order, IntPredicate skip) {
+    return send(request, refusal, order, skip, NO_DEADLINE, true);
+  }
+
+  private Ballot send(
+      NodeRequest request,
+      String refusal,
+      RequestOrder order,
+      IntPredicate skip,
+      long sendBy,
+      boolean pipelined) {
+    Ballot ballot =
+        new Ballot(
+            nodes,
+            ticker,
+            refusal,
+            latencies,
+            io,
+            nodeTimeoutNanos,
+            standing,
+            request.verb() == NodeRequest.Verb.ACQUIRE);
     RequestOrder.Preceding after = order == null ? null : order.follow(ballot);
-    for (int node : latencies.fastestFirst()) {
+    // Written fastest first; a pipeline's write is another thread's, so node order is as good.
+    int[] fastest = pipelined ? null : latencies.fastestFirst();
+    for (int i = 0; i < nodes.size(); i++) {
+      int node = pipelined ? i : fastest[i];
       CompletableFuture<Void> before = after == null ? null : after.settled(node);
       if (skip != null && skip.test(node)) {
         ballot.skip(node, before);
       } else if (before == null || before.isDone()) {
-        start(ballot, node, request);
+        if (pipelined) {
+          pipelines[node].add(ballot, request);
+        } else {
+          start(ballot, node, request);
+        }
       } else {
         before.whenCompleteAsync(
-            (ignored, error) -> startInTurn(ballot, node, request, skip, sendBy), turns);
+            (ignored, error) -> startInTurn(ballot, node, request, skip, sendBy, pipelined), turns);
       }
     }
     return ballot;
@@ -148,12 +172,19 @@ final class FanOut {
    * be lost in the future that ran it, and the node would never settle.
    */
   private void startInTurn(
-      Ballot ballot, int node, NodeRequest request, IntPredicate skip, long sendBy) {
+      Ballot ballot,
+      int node,
+      NodeRequest request,
+      IntPredicate skip,
+      long sendBy,
+      boolean pipelined) {
     try {
       if (skip != null && skip.test(node)) {
         ballot.skip(node, null);
       } else if (sendBy != NO_DEADLINE && ticker.read() - sendBy >= 0) {
         ballot.skip(node, null, NOT_SENT_LATE);
+      } else if (pipelined) {
+        pipelines[node].add(ballot, request);
       } else {
         runToEnd(ballot, node, request); // already on an I/O thread (or back-pressured here)
       }
@@ -163,45 +194,6 @@ final class FanOut {
         throw error;
       }
     }
-  }
-
-  /**
-   * Sends {@code request} to every node without any thread waiting on it (parameters as {@link
-   * #send}): each node's request joins that node's {@link NodePipeline}, and goes out with the
-   * others gathered there in one pipelined write. For requests nobody waits on (renewals); pair
-   * with {@link Ballot#whenDecided}.
-   */
-  Ballot sendPipelined(NodeRequest request, String refusal, RequestOrder order, IntPredicate skip) {
-    Ballot ballot = ballot(request, refusal);
-    RequestOrder.Preceding after = order == null ? null : order.follow(ballot);
-    for (int node = 0; node < nodes.size(); node++) {
-      CompletableFuture<Void> before = after == null ? null : after.settled(node);
-      NodePipeline pipeline = pipelines[node];
-      int index = node;
-      if (skip != null && skip.test(node)) {
-        ballot.skip(node, before);
-      } else if (before == null || before.isDone()) {
-        pipeline.add(ballot, request);
-      } else {
-        before.whenCompleteAsync(
-            (ignored, error) -> {
-              try {
-                if (skip != null && skip.test(index)) {
-                  ballot.skip(index, null); // the SET there was refused or never sent
-                  return;
-                }
-                pipeline.add(ballot, request);
-              } catch (Throwable e) { // else lost in the future, and the node would never settle
-                ballot.failIfOpen(index, e);
-                if (e instanceof Error fatal) {
-                  throw fatal;
-                }
-              }
-            },
-            turns);
-      }
-    }
-    return ballot;
   }
 
   /**
@@ -216,7 +208,16 @@ final class FanOut {
     } else {
       // A node we have no connection to: writing means connecting first, and the handshake waits
       // on the node, so an I/O thread does it.
-      dispatch(ballot, node, () -> runToEnd(ballot, node, request));
+      try {
+        io.execute(() -> runToEnd(ballot, node, request));
+      } catch (RejectedExecutionException e) {
+        if (io instanceof ExecutorService service && service.isShutdown()) {
+          ballot.fail(
+              node, new RejectedExecutionException("not sent: the Redlock was closed", e), 0);
+        } else {
+          runToEnd(ballot, node, request); // every I/O thread busy: back-pressure, never dropped
+        }
+      }
     }
   }
 
@@ -247,19 +248,6 @@ final class FanOut {
       ballot.fail(node, e, took);
       if (e instanceof Error error) {
         throw error;
-      }
-    }
-  }
-
-  private void dispatch(Ballot ballot, int node, Runnable request) {
-    try {
-      io.execute(request);
-    } catch (RejectedExecutionException e) {
-      if (io instanceof ExecutorService service && service.isShutdown()) {
-        ballot.fail(node, new RejectedExecutionException("not sent: the Redlock was closed", e), 0);
-      } else {
-        request
-            .run(); // every I/O thread busy: back-pressure on the caller, never a dropped request
       }
     }
   }

@@ -83,28 +83,22 @@ final class FirstConnections {
     }
     List<CompletableFuture<Void>> opening = this.opening;
     long deadline = openedAt + connectTimeoutNanos;
-    long quorumAt = 0;
     // System.nanoTime, not the ticker: the bound is on real waiting (a test's clock may stand).
     while (true) {
-      int done = 0;
       int ok = 0;
       List<CompletableFuture<Void>> pending = new ArrayList<>();
       for (CompletableFuture<Void> f : opening) {
         if (!f.isDone()) {
           pending.add(f);
-        } else {
-          done++;
-          if (!f.isCompletedExceptionally()) {
-            ok++;
-          }
+        } else if (!f.isCompletedExceptionally()) {
+          ok++;
         }
       }
       long now = System.nanoTime();
-      if (ok >= quorum && quorumAt == 0) {
-        quorumAt = now;
+      if (ok >= quorum) { // a later round's bound is later: the first round with a quorum sets it
         deadline = Math.min(deadline, now + nodeTimeoutNanos);
       }
-      if (done == opening.size() || now - deadline >= 0) {
+      if (pending.isEmpty() || now - deadline >= 0) {
         break;
       }
       try {

@@ -54,19 +54,15 @@ final class NodeStates {
       return;
     }
     State before = states.getAndSet(node, now);
-    if (before != now) {
-      changed(lockNode.name(), status, detail, before, now); // the name is made only here
+    if (before == now) {
+      return;
     }
-  }
-
-  private void changed(
-      String name, NodeOutcome.Status status, String detail, State before, State now) {
-    switch (now) {
-      case VOTES -> log.info("node {} votes again (it was {})", name, before);
+    switch (now) { // the node's name is made only here
+      case VOTES -> log.info("node {} votes again (it was {})", lockNode.name(), before);
       case FAILS ->
           log.warn(
               "node {} is not voting: {} ({}); a lock needs {} of {} nodes",
-              name,
+              lockNode.name(),
               status,
               detail,
               quorum,
@@ -78,7 +74,7 @@ final class NodeStates {
                   + " a master, a reload, a restore, a flush, or a new node); it votes again maxTtl"
                   + " ({}) after that began. If it is new and never served a lock, 'redlock"
                   + " init-nodes' lets it vote now",
-              name,
+              lockNode.name(),
               detail,
               maxTtl);
     }

@@ -12,6 +12,8 @@ import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -42,7 +44,18 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
   private final StragglerReleases stragglers;
   private final Timers timer;
 
-  private final UnsettledReleases unsettled = new UnsettledReleases();
+  /**
+   * Per key, the last release (or roll-back) this store sent that some node has not settled yet: a
+   * release returns once a quorum confirmed it. The next take of the key follows it node by node
+   * ({@link RequestOrder}), or the new {@code SET NX} could reach a straggling node before our own
+   * release and be refused by our own old key; a take whose turn on a node comes after its vote's
+   * deadline does not send there at all, so a chain behind a slow node cannot grow. An entry lives
+   * from the moment its release is sent until it has settled on every node. Only this client's own
+   * releases are followed: another process's take may still meet our key on a slow node, as it
+   * would meet any holder's.
+   */
+  private final ConcurrentMap<String, Ballot> unsettled = new ConcurrentHashMap<>();
+
   private final FirstConnections firstConnections;
 
   /**
@@ -156,15 +169,18 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
   private Vote<QuorumHeld> vote(
       LeaseRequest request, String key, String[] keys, long start, RequestOrder order)
       throws InterruptedException {
-    Shape shape = request.shape();
-    String token = request.token();
-    long ttlMillis = request.ttlMillis();
     // A node where the last release of this key has not settled gets our SET only if its turn
     // comes before the vote's deadline (else it is SKIPPED: its vote could not count anyway).
     Ballot votes =
         fanOut.send(
             NodeRequest.of(
-                Verb.ACQUIRE, shape, key, keys, token, ttlMillis, request.intentMillis()),
+                Verb.ACQUIRE,
+                request.shape(),
+                key,
+                keys,
+                request.token(),
+                request.ttlMillis(),
+                request.intentMillis()),
             HELD,
             order,
             null,
@@ -173,35 +189,30 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
     try {
       yes = votes.awaitQuorum(quorum, start + nodeTimeoutNanos);
       if (yes >= quorum) {
-        long fence = fence(key, keys, shape, token, votes, order, ttlMillis);
+        long fence = fence(request, key, keys, votes, order);
         if (fence > 0) {
           return new Vote<>(new QuorumHeld(request, key, keys, fence, votes, order), yes, votes);
         }
       }
     } catch (InterruptedException e) {
-      rollBack(key, keys, shape, token, votes, order, false); // don't wait
+      rollBack(request, key, keys, votes, order, false); // don't wait
       throw e;
     }
     // Lost: release on every node that may hold our token (a late OK may still land), and wait,
     // so that a failed attempt leaves nothing behind that would block the next one.
-    rollBack(key, keys, shape, token, votes, order, true);
+    rollBack(request, key, keys, votes, order, true);
     return new Vote<>(null, yes, votes);
   }
 
   /** Releases on every node that may hold the token; a silent node's release is kept for later. */
   private void rollBack(
-      String key,
-      String[] keys,
-      Shape shape,
-      String token,
-      Ballot votes,
-      RequestOrder order,
-      boolean wait)
+      LeaseRequest lease, String key, String[] keys, Ballot votes, RequestOrder order, boolean wait)
       throws InterruptedException {
-    NodeRequest release = NodeRequest.of(Verb.RELEASE, shape, key, keys, token, 0, 0);
+    Shape shape = lease.shape();
+    NodeRequest release = NodeRequest.of(Verb.RELEASE, shape, key, keys, lease.token(), 0, 0);
     Ballot rollback = fanOut.send(release, NOT_OWNER, order, votes::refused);
-    unsettled.followUntilSettled(
-        key, UnsettledReleases.keys(shape, keys), rollback); // the next take follows it
+    follow(shape, key, keys, rollback); // the next take follows it until it has settled
+    rollback.whenAllSettled(() -> unfollow(shape, key, keys, rollback));
     boolean confirmed = false;
     try {
       if (wait) {
@@ -230,24 +241,17 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
    * @return the token; 0 if no quorum could be made to hold it in time
    */
   private long fence(
-      String key,
-      String[] keys,
-      Shape shape,
-      String token,
-      Ballot votes,
-      RequestOrder order,
-      long ttlMillis)
+      LeaseRequest lease, String key, String[] keys, Ballot votes, RequestOrder order)
       throws InterruptedException {
     int n = votes.size();
     long[] replies = new long[n];
-    long max = 0;
+    long fence = 0;
     for (int i = 0; i < n; i++) {
       replies[i] = votes.value(i); // token * 2 + ahead; 0 for nodes that did not say yes (yet)
-      max = Math.max(max, replies[i] >>> 1);
+      fence = Math.max(fence, replies[i] >>> 1);
     }
-    long fence = max;
     // A ttl in µs, less 2 ms for where in the script a node reads its clock and sets the key.
-    long lagBudget = ttlMillis * 1000 - 2000;
+    long lagBudget = lease.ttlMillis() * 1000 - 2000;
     int safe = 0;
     boolean[] skip = new boolean[n];
     for (int i = 0; i < n; i++) {
@@ -265,7 +269,7 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
     long start = ticker.read();
     Ballot raise =
         fanOut.send(
-            NodeRequest.of(Verb.RAISE_FENCE, shape, key, keys, token, fence, 0),
+            NodeRequest.of(Verb.RAISE_FENCE, lease.shape(), key, keys, lease.token(), fence, 0),
             NOT_OWNER,
             order,
             i -> skip[i]);
@@ -317,11 +321,6 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
     return true;
   }
 
-  /** Sends the owner-checked release to every node that may hold the lease. */
-  private Ballot sendRelease(QuorumHeld held, NodeRequest release) {
-    return fanOut.send(release, NOT_OWNER, held.order, held.setBallot::refused);
-  }
-
   /**
    * Releases and waits, bounded, until a quorum of nodes no longer holds the key: from then on
    * another client can take it. Nodes that answer later, or never, are logged once they have
@@ -358,9 +357,9 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
 
   private Ballot giveBackAndCount(QuorumHeld held) {
     NodeRequest release = held.request(Verb.RELEASE, held.fencingToken());
-    Ballot votes = sendRelease(held, release);
-    String[] unsettledKeys = UnsettledReleases.keys(held.request.shape(), held.keys);
-    unsettled.put(held.key, unsettledKeys, votes); // from now on, a take of these keys follows it
+    Ballot votes = fanOut.send(release, NOT_OWNER, held.order, held.setBallot::refused);
+    Shape shape = held.request.shape();
+    follow(shape, held.key, held.keys, votes); // from now on, a take of these keys follows it
     try {
       votes.awaitDefinite(quorum, ticker.read() + nodeTimeoutNanos);
     } catch (InterruptedException e) {
@@ -368,12 +367,12 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
       Thread.currentThread().interrupt();
     }
     if (votes.allAnswered() && votes.definite() == votes.size()) {
-      unsettled.remove(held.key, unsettledKeys, votes); // answered everywhere: nothing to follow
+      unfollow(shape, held.key, held.keys, votes); // answered everywhere: nothing to follow
       logRelease(held.request.name(), votes); // the usual case: nothing to wait for or send again
     } else {
       votes.whenAllSettled(
           () -> {
-            unsettled.remove(held.key, unsettledKeys, votes);
+            unfollow(shape, held.key, held.keys, votes);
             logRelease(held.request.name(), votes);
             stragglers.keepUnconfirmed(votes, release);
           });
@@ -392,7 +391,9 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
   public void giveBackAll(List<QuorumHeld> held) {
     List<Ballot> releases = new ArrayList<>();
     for (QuorumHeld h : held) {
-      releases.add(sendRelease(h, h.request(Verb.RELEASE, h.fencingToken())));
+      releases.add(
+          fanOut.send(
+              h.request(Verb.RELEASE, h.fencingToken()), NOT_OWNER, h.order, h.setBallot::refused));
     }
     // A release may wait behind its lease's straggling SET, which may itself have waited (at most
     // a node timeout) behind the previous release of the key: three node timeouts, and a margin.
@@ -407,6 +408,30 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
             return null;
           });
       logRelease(held.get(i).request().name(), release);
+    }
+  }
+
+  /**
+   * Makes the next take of the lease's keys follow {@code release}: each of a set's keys; else only
+   * its first key, which for a read-write lock is its writer key, under which both sides look.
+   */
+  private void follow(Shape shape, String key, String[] keys, Ballot release) {
+    if (shape != Shape.ALL) {
+      unsettled.put(key, release);
+    } else {
+      for (String k : keys) {
+        unsettled.put(k, release);
+      }
+    }
+  }
+
+  private void unfollow(Shape shape, String key, String[] keys, Ballot release) {
+    if (shape != Shape.ALL) {
+      unsettled.remove(key, release);
+    } else {
+      for (String k : keys) {
+        unsettled.remove(k, release);
+      }
     }
   }
 

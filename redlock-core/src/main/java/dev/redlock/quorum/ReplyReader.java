@@ -73,7 +73,6 @@ final class ReplyReader {
     this.startedAt = new long[nodes];
   }
 
-  /** A request the sending thread wrote, for the awaiting thread to read. */
   void inFlight(int node, Exchange exchange, long started) {
     exchanges[node] = exchange;
     startedAt[node] = started;
@@ -263,7 +262,6 @@ final class ReplyReader {
     return best;
   }
 
-  /** How many slices {@code node} has been silent for in this round. */
   private int silentSlices(int node) {
     return silentSlices == null ? 0 : silentSlices[node];
   }

@@ -18,9 +18,6 @@ final class RequestOrder {
 
   private Preceding last; // guarded by this
 
-  /** An order whose first request follows nothing. */
-  RequestOrder() {}
-
   /**
    * An order whose first request follows every one of {@code before} (a multi-resource lease behind
    * the unsettled releases of each of its keys); an empty list is nothing to follow.

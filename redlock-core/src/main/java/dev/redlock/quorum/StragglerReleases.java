@@ -129,9 +129,7 @@ final class StragglerReleases {
       } catch (RejectedExecutionException e) {
         synchronized (this) {
           scheduled = false; // closing, or every I/O thread busy: try again later
-          if (!closed) {
-            scheduleLocked();
-          }
+          scheduleLocked();
         }
       }
     }
