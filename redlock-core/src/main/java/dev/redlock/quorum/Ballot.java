@@ -401,7 +401,8 @@ final class Ballot implements Tally, RequestOrder.Preceding {
 
   /**
    * Whether the node answered a definite "no": for the acquire script that means our token was not
-   * written there (held elsewhere, or quarantined).
+   * written there (held elsewhere, or quarantined). Releases skip such nodes: a new definite status
+   * must not mean "may hold our key" (REFUSED, SKIPPED and QUARANTINED do not).
    */
   boolean refused(int node) {
     lock.lock();
