@@ -129,15 +129,7 @@ class ScriptCallsTest {
       case RAISE_FENCE, RELEASE -> args.addAll(List.of("2", r.key(1), fence));
       case EXTEND -> args.addAll(List.of("1", r.key(1)));
     }
-    args.add(r.token());
-    args.add(Long.toString(r.argument()));
-    if (r.verb() != NodeRequest.Verb.EXTEND) {
-      args.add(KEYS.maxTtlMillisText());
-    }
-    if (r.verb() == NodeRequest.Verb.ACQUIRE) {
-      args.add(KEYS.guardFlag());
-    }
-    return args.toArray(new String[0]);
+    return withArgv(args, r);
   }
 
   private static void assertWrittenAsJedis(ScriptCalls calls, NodeRequest r, boolean withSource)
@@ -190,6 +182,11 @@ class ScriptCallsTest {
         }
       }
     }
+    return withArgv(args, r);
+  }
+
+  /** {@code args} (the script and its KEYS), then the ARGV every shape ends with. */
+  private static String[] withArgv(List<String> args, NodeRequest r) {
     args.add(r.token());
     args.add(Long.toString(r.argument()));
     if (r.verb() != NodeRequest.Verb.EXTEND) {
