@@ -113,9 +113,28 @@ public final class NodesHealth {
     } catch (RuntimeException e) {
       node.clear();
       node.put("reachable", false);
-      node.put("error", e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+      // The socket's own timeout is connectTimeout too: the same "no answer" as the deadline's,
+      // whichever of the two a frozen node meets first.
+      node.put(
+          "error",
+          timedOut(e)
+              ? noAnswer(admin.config().connectTimeout())
+              : e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
     }
     return node;
+  }
+
+  private static boolean timedOut(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof java.net.SocketTimeoutException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static String noAnswer(Duration connectTimeout) {
+    return "no answer within connectTimeout (" + connectTimeout + ")";
   }
 
   private Map<String, Object> answer(CompletableFuture<Map<String, Object>> asked, long deadline) {
@@ -124,7 +143,7 @@ public final class NodesHealth {
     } catch (TimeoutException e) {
       Map<String, Object> node = new LinkedHashMap<>();
       node.put("reachable", false);
-      node.put("error", "no answer within connectTimeout (" + config.connectTimeout() + ")");
+      node.put("error", noAnswer(config.connectTimeout()));
       return node;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
