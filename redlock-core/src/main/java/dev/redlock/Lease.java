@@ -100,13 +100,15 @@ public interface Lease extends AutoCloseable {
    * {@code ttl × renewalFraction}, on shared timer threads. Idempotent. A renewal that misses the
    * quorum is retried while validity is left; the lease is lost when no renewal can win in time,
    * when its validity runs out, or after {@code maxHold} from the grant. A lost lease stays lost.
+   * {@link Redlock#close()} stops renewing and waits for the holder to release it, at most to the
+   * end of its validity.
    *
    * @return this lease
    * @throws IllegalArgumentException if the ttl is too short to renew: {@code ttl ×
    *     renewalFraction} must be at least {@code nodeTimeout}, and {@code ttl × (1 −
    *     renewalFraction)} more than the drift allowance plus two {@code nodeTimeout}s
    * @throws LeaseLostException if the lease is no longer valid
-   * @throws IllegalStateException if the lease was released
+   * @throws IllegalStateException if the lease was released, or its Redlock is closed
    */
   Lease keepAlive();
 
@@ -131,9 +133,9 @@ public interface Lease extends AutoCloseable {
    * confirmed the lease.
    *
    * @param ttl the new time to live, counted from now
-   * @return true if the lease was extended; false if it could not be (lost, expired, or too few
-   *     nodes answered in time). If the calling thread is interrupted while waiting, the interrupt
-   *     flag is set again and this returns false.
+   * @return true if the lease was extended; false if it could not be (lost, expired, too few nodes
+   *     answered in time, or its Redlock is closed). If the calling thread is interrupted while
+   *     waiting, the interrupt flag is set again and this returns false.
    * @throws NullPointerException if {@code ttl} is null
    * @throws IllegalArgumentException if {@code ttl} is not positive, or not larger than the
    *     clock-drift allowance plus {@code nodeTimeout}

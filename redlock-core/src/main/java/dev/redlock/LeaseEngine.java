@@ -255,14 +255,17 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     // Every turn, so the attempts in flight have come to their verdict: a lease they won is in
     // held. Bounded by what an attempt may spend in its turn (a vote, a fence raise, a give-back
     // to every node); one that outlasts it gives back what it wins itself (see attempt).
-    int taken =
-        turns.takeAllForClose(
-            TimeUnit.MILLISECONDS.toNanos(
-                5 * settings.nodeTimeout().toMillis() + AsyncAttempts.CLOSE_MARGIN_MILLIS));
+    long bound =
+        TimeUnit.MILLISECONDS.toNanos(
+            5 * settings.nodeTimeout().toMillis() + AsyncAttempts.CLOSE_MARGIN_MILLIS);
+    int taken = turns.takeAllForClose(bound);
     List<ManagedLease<H>> left = new ArrayList<>();
+    List<ManagedLease<H>> keptAlive = new ArrayList<>();
     try {
       for (ManagedLease<H> lease : new ArrayList<>(held)) {
-        if (lease.beginRelease()) {
+        if (lease.stopRenewingForClose()) {
+          keptAlive.add(lease); // a holder may be working under it: never freed under its feet
+        } else if (lease.beginRelease()) {
           held.remove(lease);
           left.add(lease);
         }
@@ -276,9 +279,37 @@ final class LeaseEngine<H extends LeaseStore.Held> {
       releasing.add(lease.held());
     }
     store.giveBackAll(releasing);
+    awaitHolders(keptAlive, bound);
     store.close();
     watchdog.close();
     log.debug("closed; released {} lease(s) still held", releasing.size());
+  }
+
+  /**
+   * Waits until each kept-alive lease is given back by its holder or its validity runs out (lost,
+   * the task interrupted), renewal stopped: a job still running at shutdown keeps its lock to the
+   * end of its validity, never less. Through interrupts: the bound is the validity. A lost lease is
+   * not given back: its keys run out on the nodes, no sooner than the holder was told.
+   */
+  private void awaitHolders(List<ManagedLease<H>> keptAlive, long graceNanos) {
+    if (keptAlive.isEmpty()) {
+      return;
+    }
+    long longest = 0;
+    for (ManagedLease<H> lease : keptAlive) {
+      longest = Math.max(longest, lease.validUntil() - ticker.read());
+    }
+    log.info(
+        "closing: waiting up to {} ms for {} kept-alive lease(s) to be released by their holders;"
+            + " renewal stopped, and a lease not released by the end of its validity is lost",
+        Math.max(0, longest / 1_000_000),
+        keptAlive.size());
+    for (ManagedLease<H> lease : keptAlive) {
+      lease.awaitReleaseOrLoss(graceNanos);
+      if (lease.beginRelease()) { // lost: a late release() by its holder must not reach the store
+        held.remove(lease);
+      }
+    }
   }
 
   /**

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -44,6 +45,9 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   private List<Consumer<? super LeaseLostException>> lossCallbacks; // made by the first onLost
   private Thread taskThread; // the withLock thread to interrupt on loss, while its task runs
   private Thread interruptedForLoss; // the thread the loss interrupted, if any
+  private boolean lossTold; // the loss's callbacks run or are queued
+  private boolean givenBack; // release() has had the store's answer
+  private Thread runner; // the withLock thread, while its task runs
 
   ManagedLease(
       LeaseEngine<H> engine, H held, Target target, long ttlMillis, long start, long validUntil) {
@@ -117,6 +121,10 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
       checkNotReleased("; acquire a new one");
       if (!isValid()) {
         return false; // another owner may hold the lock by now
+      }
+      if (engine.isClosed()) {
+        extendLog.warn("not extending '{}': its Redlock is closed", resource());
+        return false; // close waits for this lease: never beyond the validity it found
       }
       long start = engine.ticker.read();
       Tally votes;
@@ -200,6 +208,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
       if (renewal != null) {
         return this;
       }
+      engine.ensureOpen(); // close stopped renewing: nothing may start it again
       if (!isValid()) {
         throw lose(LeaseLostException.Reason.EXPIRED, List.of());
       }
@@ -234,7 +243,14 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   @Override
   public void release() {
     if (beginRelease()) {
-      engine.release(this);
+      try {
+        engine.release(this);
+      } finally {
+        synchronized (this) {
+          givenBack = true; // close, waiting for the holder, may close the store now
+          notifyAll();
+        }
+      }
     }
   }
 
@@ -254,6 +270,70 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     lossCallbacks = null;
     validUntil = engine.ticker.read(); // invalid from now on, whatever the nodes answer
     return true;
+  }
+
+  /**
+   * At close: stops renewing. True if the lease was kept alive, so a holder may still work under
+   * it: close leaves it to that holder until released or its validity runs out. False if nobody
+   * keeps it alive (or it was lost): close gives it back.
+   */
+  synchronized boolean stopRenewingForClose() {
+    if (released || lost != null || renewal == null || runner == Thread.currentThread()) {
+      // (the last: close called by this lease's own task, which is done with it)
+      return false;
+    }
+    stopRenewing();
+    watchDeadline();
+    return true;
+  }
+
+  /**
+   * Waits until the holder has given the lease back or its loss has been told, and loses it if its
+   * validity runs out first: the withLock task is interrupted, as on any loss, before another
+   * client can win it. Told means queued for the callback threads, which close drains. A give-back
+   * or a loss under way gets {@code graceNanos} more (a listener may block it). Waits through
+   * interrupts, and sets the flag again after.
+   */
+  void awaitReleaseOrLoss(long graceNanos) {
+    boolean interrupted = false;
+    long graceUntil = 0;
+    boolean inGrace = false;
+    try {
+      while (true) {
+        synchronized (this) {
+          while (!givenBack && !lossTold) {
+            long now = engine.ticker.read();
+            long left;
+            if (released || lost != null) { // being given back or told on another thread
+              if (!inGrace) {
+                inGrace = true;
+                graceUntil = now + graceNanos;
+              }
+              left = graceUntil - now;
+              if (left <= 0) {
+                return;
+              }
+            } else if ((left = validUntil - now) <= 0) {
+              break;
+            }
+            try {
+              TimeUnit.NANOSECONDS.timedWait(this, left);
+            } catch (InterruptedException e) {
+              interrupted = true; // the flag is clear now: the next wait waits
+            }
+          }
+          if (givenBack || lossTold) {
+            return;
+          }
+        }
+        // Then waits again: a timer may have declared the loss first and be queueing its callbacks.
+        loseOnLibraryThread(LeaseLostException.Reason.EXPIRED, List.of());
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 
   private void stopRenewing() { // under this monitor
@@ -342,6 +422,10 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
         return loss; // nothing to signal: the holder gave it back
       }
       lost = loss;
+      if (!onLibraryThread) {
+        lossTold = true; // this thread tells it, whoever closes meanwhile
+        notifyAll();
+      }
       stopRenewing();
       callbacks = lossCallbacks == null ? List.of() : List.copyOf(lossCallbacks);
       lossCallbacks = null;
@@ -360,6 +444,10 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     if (onLibraryThread) {
       interruptTask(); // at once: callbacks that block must never keep a task running
       engine.watchdog.callback(tell);
+      synchronized (this) {
+        lossTold = true; // queued: close, waiting for this, drains the callback threads after
+        notifyAll();
+      }
     } else {
       // Callbacks first, so they have seen the loss before the task sees the interrupt; never
       // the calling thread itself: it learns of the loss by the exception (checkValid).
@@ -396,7 +484,10 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
               + " in time; nodes: "
               + outcomes;
       case EXPIRED ->
-          "lease on '" + resource() + "' lost: its validity ran out without a successful renewal";
+          "lease on '"
+              + resource()
+              + "' lost: its validity ran out without a successful renewal"
+              + (engine.isClosed() ? " (renewal stopped when the Redlock closed)" : "");
       case MAX_HOLD_REACHED ->
           "lease on '"
               + resource()
@@ -423,8 +514,9 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     boolean threw = false;
     try {
       keepAlive();
-      if (engine.settings.taskInterruption() == TaskInterruption.ON_LEASE_LOSS) {
-        synchronized (this) {
+      synchronized (this) {
+        runner = me;
+        if (engine.settings.taskInterruption() == TaskInterruption.ON_LEASE_LOSS) {
           taskThread = released || lost != null ? null : me;
         }
       }
@@ -439,6 +531,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     } finally {
       boolean ourInterrupt;
       synchronized (this) {
+        runner = null;
         taskThread = null; // from here on a loss must not interrupt this thread
         ourInterrupt = interruptedForLoss == me;
       }

@@ -39,8 +39,8 @@ import java.util.function.Function;
  * validity ({@code ttl - elapsed - drift}) is left, else it is rolled back on every node that may
  * hold the key (docs/design.md).
  *
- * <p>Thread-safe: create one per application and share it. {@link #close()} releases every lease
- * still held and stops the threads and connections.
+ * <p>Thread-safe: create one per application and share it. {@link #close()} releases what is held,
+ * waits for the holders of kept-alive leases, and stops the threads and connections.
  */
 public final class Redlock implements AutoCloseable {
   /** The most resources one lease may lock ({@link #tryAcquireAll}): one script runs over all. */
@@ -380,9 +380,14 @@ public final class Redlock implements AutoCloseable {
   }
 
   /**
-   * Releases every lease still held (waiting about {@code nodeTimeout} for the nodes), then closes
-   * the connections and threads, or the {@linkplain RedlockConfig.Builder#store store}. Idempotent;
-   * after it, acquiring throws {@link IllegalStateException}.
+   * Refuses new acquisitions, releases every lease nobody keeps alive (waiting about {@code
+   * nodeTimeout} for the nodes), then closes the connections and threads, or the {@linkplain
+   * RedlockConfig.Builder#store store}. A kept-alive lease (every {@code withLock}'s, and any after
+   * {@link Lease#keepAlive()}) is never freed under its holder: renewal stops, and close waits
+   * until the holder releases it or its validity runs out, when it is lost as on any loss (the task
+   * interrupted, {@code onLost} called). So close may take up to the longest such validity left; an
+   * extend after close is refused. Called from a {@code withLock} task, it gives that task's own
+   * lease back at once. Idempotent; after it, acquiring throws {@link IllegalStateException}.
    */
   @Override
   public void close() {

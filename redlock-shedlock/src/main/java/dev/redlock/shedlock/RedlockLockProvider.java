@@ -136,9 +136,9 @@ public final class RedlockLockProvider implements ExtensibleLockProvider, AutoCl
    * unlocked before its {@code lockAtLeastFor} had passed has been released at its time; both waits
    * are logged at INFO. Then it stops the release timer. So closing never frees a running job's
    * lock nor cuts {@code lockAtLeastFor} short, provided the provider is closed before its Redlock
-   * (Spring closes a {@code @Bean} before the beans it depends on): closing the Redlock releases
-   * every lease it holds at once. Interrupted, it stops waiting and leaves the rest held (the flag
-   * is set again). Idempotent.
+   * (Spring closes a {@code @Bean} before the beans it depends on): closing the Redlock releases at
+   * once every lease nobody keeps alive, as these. Interrupted, it stops waiting and leaves the
+   * rest held (the flag is set again). Idempotent.
    */
   @Override
   public void close() {

@@ -25,6 +25,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -674,6 +675,98 @@ public abstract class LeaseContract {
     assertThrows(IllegalStateException.class, () -> a.acquire(r, LONG_TTL, Duration.ZERO));
     assertThrows(
         IllegalStateException.class, () -> a.withLock(r, LONG_TTL, Duration.ZERO, lease -> 1));
+  }
+
+  /**
+   * {@code close()} never frees the lease of a task still running inside {@code withLock}, even
+   * called on an interrupted thread (whose flag it keeps): another client is refused until the task
+   * returns, and close returns after it.
+   */
+  @Test
+  void closeWaitsForATaskRunningInsideWithLock() throws Exception {
+    Redlock a = client();
+    String r = resource("close-task");
+    CountDownLatch started = new CountDownLatch(1);
+    CountDownLatch finish = new CountDownLatch(1);
+    CompletableFuture<Boolean> validToTheEnd = new CompletableFuture<>();
+    Thread job =
+        new Thread(
+            () -> {
+              try {
+                validToTheEnd.complete(
+                    a.withLock(
+                        r,
+                        LONG_TTL,
+                        NO_HANG,
+                        lease -> {
+                          started.countDown();
+                          finish.await(); // interrupted only by a loss, which fails the test
+                          return lease.isValid();
+                        }));
+              } catch (Exception e) {
+                validToTheEnd.completeExceptionally(e);
+              }
+            },
+            "job");
+    job.start();
+    assertTrue(started.await(NO_HANG.toMillis(), TimeUnit.MILLISECONDS));
+    CompletableFuture<Boolean> flagKept = new CompletableFuture<>();
+    Thread closing =
+        new Thread(
+            () -> {
+              Thread.currentThread().interrupt(); // as a pool's shutdownNow() leaves it
+              a.close();
+              flagKept.complete(Thread.currentThread().isInterrupted());
+            },
+            "closing");
+    closing.start();
+    await().atMost(NO_HANG).until(() -> a.toString().contains("closed"));
+    Redlock b = client();
+    long until = System.nanoTime() + TIMING.scaled(Duration.ofSeconds(1)).toNanos();
+    while (System.nanoTime() - until < 0) {
+      Optional<Lease> taken = b.tryAcquire(r, LONG_TTL);
+      taken.ifPresent(Lease::release);
+      assertFalse(taken.isPresent(), "another client won the lock of a running task");
+      assertTrue(closing.isAlive(), "close() returned while the task ran");
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+    }
+    finish.countDown();
+    assertTrue(validToTheEnd.get(NO_HANG.toMillis(), TimeUnit.MILLISECONDS), "valid to the end");
+    closing.join(NO_HANG.toMillis());
+    assertFalse(closing.isAlive(), "close() returned once the task had");
+    assertTrue(flagKept.getNow(false), "close() kept the caller's interrupt");
+    awaitNothingKept(r);
+    b.tryAcquire(r, LONG_TTL).orElseThrow(() -> new AssertionError("released after")).release();
+  }
+
+  /**
+   * {@code close()} stops renewing a kept-alive lease and leaves it to its holder: it is lost (and
+   * {@code onLost} told) when its validity runs out, and no other client wins it before then.
+   */
+  @Test
+  void closeLeavesAKeptAliveLeaseToItsHolderUntilItsValidityRunsOut() throws Exception {
+    Redlock a = client();
+    String r = resource("close-kept");
+    Lease lease = a.tryAcquire(r, shortTtl()).orElseThrow().keepAlive();
+    CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+    lease.onLost(lost::complete);
+    Thread closing = new Thread(a::close, "closing");
+    closing.start();
+    Redlock b = client();
+    long deadline = System.nanoTime() + NO_HANG.toNanos();
+    while (closing.isAlive()) {
+      assertTrue(System.nanoTime() - deadline < 0, "close() hangs");
+      Optional<Lease> taken = b.tryAcquire(r, shortTtl());
+      boolean stillValid = lease.isValid();
+      taken.ifPresent(Lease::release);
+      assertFalse(taken.isPresent() && stillValid, "another client won a lease still valid");
+      closing.join(20);
+    }
+    assertTrue(lost.isDone(), "told of the loss before close() returned; else released");
+    assertEquals(LeaseLostException.Reason.EXPIRED, lost.get().reason());
+    assertThrows(IllegalStateException.class, lease::keepAlive);
+    awaitNothingKept(r);
+    b.tryAcquire(r, shortTtl()).orElseThrow(() -> new AssertionError("free after")).release();
   }
 
   // ---- listeners and input -----------------------------------------------------------------

@@ -40,7 +40,8 @@ import org.springframework.scheduling.TaskScheduler;
  * Order@1b6d3586}), which would give each JVM a lock of its own. The registry keeps state only for
  * keys that a thread holds or waits for, so it needs no eviction ({@code ExpirableLockRegistry}).
  *
- * <p>Thread-safe. Closing is the {@code Redlock}'s: {@link Redlock#close()} releases every lease.
+ * <p>Thread-safe. {@link #close()} waits for the locks held; the {@code Redlock} is closed by its
+ * owner.
  */
 public final class RedlockLockRegistry
     implements RenewableLockRegistry<RedlockLock>, AutoCloseable {
@@ -186,10 +187,10 @@ public final class RedlockLockRegistry
    * Waits until every lock held when it is called has been unlocked or its lease has run out,
    * however it is renewed meanwhile; logged at INFO while it waits. Spring calls it for a registry
    * {@code @Bean} (its inferred destroy method) before it closes the {@code Redlock} the registry
-   * depends on, whose close releases every lease at once: so a thread still inside {@code
-   * executeLocked} or a locked handler when the application shuts down keeps its lock until it
-   * ends. Locks stay usable; the {@code Redlock} is not closed. Interrupted, it stops waiting (the
-   * flag is set again). Idempotent.
+   * depends on, whose close releases at once every lease nobody keeps alive: so a thread still
+   * inside {@code executeLocked} or a locked handler when the application shuts down keeps its lock
+   * until it ends. Locks stay usable; the {@code Redlock} is not closed. Interrupted, it stops
+   * waiting (the flag is set again). Idempotent.
    */
   @Override
   public void close() {
