@@ -105,8 +105,31 @@ final class Acquisitions<H extends LeaseStore.Held> {
     engine.arguments.renewable(ttl);
   }
 
-  <T, E extends Exception> T runRenewed(Lease lease, LeaseTask<T, E> task) throws E {
-    return ((ManagedLease<?>) lease).runRenewed(task);
+  /**
+   * withLock's part once the lease is won: renewed while {@code task} runs, released after; a loss
+   * interrupts the task (if so configured) and is attached to what it throws.
+   */
+  static <T, E extends Exception> T runRenewed(Lease won, LeaseTask<T, E> task) throws E {
+    ManagedLease<?> lease = (ManagedLease<?>) won;
+    Thread me = Thread.currentThread();
+    boolean threw = false;
+    try {
+      lease.keepAlive();
+      lease.taskStarts(me);
+      return task.run(lease);
+    } catch (Exception | Error e) {
+      threw = true;
+      LeaseLostException loss = lease.lossOrNull();
+      if (loss != null && loss != e) {
+        e.addSuppressed(loss);
+      }
+      throw e;
+    } finally {
+      if (lease.taskEnds(me) && threw) {
+        Thread.interrupted(); // the loss's, and what withLock throws carries the loss
+      }
+      lease.release();
+    }
   }
 
   CompletableFuture<Optional<Lease>> tryAcquireAsync(String resource, Duration ttl) {

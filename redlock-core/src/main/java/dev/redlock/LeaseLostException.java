@@ -63,4 +63,26 @@ public class LeaseLostException extends RedlockException {
   public List<NodeOutcome> nodeOutcomes() {
     return nodeOutcomes;
   }
+
+  /** The loss of {@code resource}'s lease, with the message that says why. */
+  static LeaseLostException of(
+      String resource,
+      Reason reason,
+      List<NodeOutcome> outcomes,
+      int quorum,
+      java.time.Duration maxHold,
+      boolean closed) {
+    String lease = "lease on '" + resource + "' lost";
+    String why =
+        switch (reason) {
+          case RENEWAL_FAILED ->
+              ": renewal did not reach a quorum of " + quorum + " in time; nodes: " + outcomes;
+          case EXPIRED ->
+              ": its validity ran out without a successful renewal"
+                  + (closed ? " (renewal stopped when the Redlock closed)" : "");
+          case MAX_HOLD_REACHED ->
+              " by policy: held for maxHold (" + maxHold + "); renewal stopped";
+        };
+    return new LeaseLostException(lease + why, resource, reason, outcomes);
+  }
 }

@@ -1,7 +1,6 @@
 package dev.redlock;
 
 import dev.redlock.spi.LeaseStore;
-import dev.redlock.spi.Tally;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,16 +12,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A {@link Lease}, whatever store holds it: held, then released or lost, both final. It applies the
- * votes on its extends, sent by itself, and on its renewals, sent by its {@link Renewal}. Its
- * monitor orders extend, renewal, loss and release, and is never held while waiting on I/O.
+ * A {@link Lease}, whatever store holds it: held, then released or lost, both final; its validity
+ * only moves forward ({@link #extended}), by the votes {@link Renewal} applies for its extends and
+ * renewals. Its monitor orders extend, renewal, loss, release and close, and is never held while
+ * waiting on I/O.
  *
  * @param <H> what the store keeps about this lease
  */
 final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   private static final Logger log = LoggerFactory.getLogger(ManagedLease.class);
-  // Extends log under the engine's name, with the grants (docs/operations.md, "Logs").
-  private static final Logger extendLog = LoggerFactory.getLogger(LeaseEngine.class);
 
   private final LeaseEngine<H> engine;
   private final H held;
@@ -113,86 +111,17 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
 
   @Override
   public boolean extend(Duration ttl) {
-    long millis = engine.arguments.ttl(ttl);
-    // Not the monitor: a slow extend must not delay a timer that signals a loss.
-    ReentrantLock serial = extendLock();
-    serial.lock();
-    try {
-      checkNotReleased("; acquire a new one");
-      if (!isValid()) {
-        return false; // another owner may hold the lock by now
-      }
-      if (engine.isClosed()) {
-        extendLog.warn("not extending '{}': its Redlock is closed", resource());
-        return false; // close waits for this lease: never beyond the validity it found
-      }
-      long start = engine.ticker.read();
-      Tally votes;
-      try {
-        votes = engine.store.renew(held, millis);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        extendLog.warn(
-            "extend of '{}' interrupted; the lease keeps its previous validity", resource());
-        return false;
-      }
-      if (applyVotes(votes, start, millis, false)) {
-        return true;
-      }
-      extendLog.warn(
-          "could not extend '{}': {} of {} nodes agreed (quorum {}); the lease keeps its previous"
-              + " validity; nodes: {}",
-          resource(),
-          votes.yes(),
-          engine.store.size(),
-          engine.store.quorum(),
-          votes.outcomes());
-      return false;
-    } finally {
-      serial.unlock();
-    }
+    return Renewal.extend(this, engine, engine.arguments.ttl(ttl));
   }
 
-  /**
-   * Applies the votes on an extend or renewal sent at {@code start}; true if they extended the
-   * lease. {@code onLibraryThread}: the event goes to the listeners on a callback thread, never the
-   * timer or I/O thread applying it.
-   */
-  boolean applyVotes(Tally votes, long start, long ttlMillis, boolean onLibraryThread) {
-    long until = Validity.validUntil(start, ttlMillis, engine.settings.clockDriftFactor());
-    int yes = votes.yes();
-    if (yes < engine.store.quorum()
-        || engine.ticker.read() - until >= 0
-        || !extended(start, until)) {
-      return false;
-    }
-    extendLog.debug("extended '{}' by {} ms on {} nodes", resource(), ttlMillis, yes);
-    long now = engine.ticker.read();
-    Runnable event =
-        () ->
-            engine.events.lease(
-                LockEvent.Kind.EXTENDED,
-                this,
-                Math.max(0, until - now),
-                now - start,
-                yes,
-                null,
-                votes::outcomes);
-    if (!onLibraryThread) {
-      event.run();
-    } else if (!engine.events.isEmpty()) {
-      engine.watchdog.callback(event);
-    }
-    return true;
-  }
-
-  private synchronized void checkNotReleased(String advice) {
+  synchronized void checkNotReleased(String advice) {
     if (released) {
       throw new IllegalStateException("lease on '" + resource() + "' was released" + advice);
     }
   }
 
-  private synchronized ReentrantLock extendLock() {
+  /** Serializes extends; not the monitor: a slow extend must not delay a loss's timer. */
+  synchronized ReentrantLock extendLock() {
     if (extendLock == null) {
       extendLock = new ReentrantLock();
     }
@@ -296,8 +225,6 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
    */
   void awaitReleaseOrLoss(long graceNanos) {
     boolean interrupted = false;
-    long graceUntil = 0;
-    boolean inGrace = false;
     try {
       while (true) {
         synchronized (this) {
@@ -305,12 +232,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
             long now = engine.ticker.read();
             long left;
             if (released || lost != null) { // being given back or told on another thread
-              if (!inGrace) {
-                inGrace = true;
-                graceUntil = now + graceNanos;
-              }
-              left = graceUntil - now;
-              if (left <= 0) {
+              if ((left = validUntil + graceNanos - now) <= 0) { // (release sets validUntil)
                 return;
               }
             } else if ((left = validUntil - now) <= 0) {
@@ -417,7 +339,14 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
         return lost;
       }
       wasRenewing = renewal != null;
-      loss = new LeaseLostException(describe(reason, outcomes), resource(), reason, outcomes);
+      loss =
+          LeaseLostException.of(
+              resource(),
+              reason,
+              outcomes,
+              engine.store.quorum(),
+              engine.settings.maxHold(),
+              engine.isClosed());
       if (released) {
         return loss; // nothing to signal: the holder gave it back
       }
@@ -474,29 +403,6 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     }
   }
 
-  private String describe(LeaseLostException.Reason reason, List<NodeOutcome> outcomes) {
-    return switch (reason) {
-      case RENEWAL_FAILED ->
-          "lease on '"
-              + resource()
-              + "' lost: renewal did not reach a quorum of "
-              + engine.store.quorum()
-              + " in time; nodes: "
-              + outcomes;
-      case EXPIRED ->
-          "lease on '"
-              + resource()
-              + "' lost: its validity ran out without a successful renewal"
-              + (engine.isClosed() ? " (renewal stopped when the Redlock closed)" : "");
-      case MAX_HOLD_REACHED ->
-          "lease on '"
-              + resource()
-              + "' lost by policy: held for maxHold ("
-              + engine.settings.maxHold()
-              + "); renewal stopped";
-    };
-  }
-
   private void notify(Consumer<? super LeaseLostException> callback, LeaseLostException loss) {
     try {
       callback.accept(loss);
@@ -506,40 +412,24 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   }
 
   /**
-   * withLock's part once the lease is won: renewed while {@code task} runs, released after; a loss
-   * interrupts the task (if so configured) and is attached to what it throws.
+   * withLock's task starts on this thread, renewed: a loss interrupts it if so configured. Throws
+   * the loss if the lease was lost since it was kept alive: the task never starts on a lost lease.
    */
-  <T, E extends Exception> T runRenewed(LeaseTask<T, E> task) throws E {
-    Thread me = Thread.currentThread();
-    boolean threw = false;
-    try {
-      keepAlive();
-      synchronized (this) {
-        runner = me;
-        if (engine.settings.taskInterruption() == TaskInterruption.ON_LEASE_LOSS) {
-          taskThread = released || lost != null ? null : me;
-        }
-      }
-      return task.run(this);
-    } catch (Exception | Error e) {
-      threw = true;
-      LeaseLostException loss = lost;
-      if (loss != null && loss != e) {
-        e.addSuppressed(loss);
-      }
-      throw e;
-    } finally {
-      boolean ourInterrupt;
-      synchronized (this) {
-        runner = null;
-        taskThread = null; // from here on a loss must not interrupt this thread
-        ourInterrupt = interruptedForLoss == me;
-      }
-      if (threw && ourInterrupt) {
-        Thread.interrupted(); // the loss's, and what withLock throws carries the loss
-      }
-      release();
+  synchronized void taskStarts(Thread me) {
+    if (lost != null) {
+      throw lost;
     }
+    runner = me;
+    if (engine.settings.taskInterruption() == TaskInterruption.ON_LEASE_LOSS) {
+      taskThread = released ? null : me;
+    }
+  }
+
+  /** withLock's task ended: a loss no longer interrupts it. True if a loss had interrupted it. */
+  synchronized boolean taskEnds(Thread me) {
+    runner = null;
+    taskThread = null;
+    return interruptedForLoss == me;
   }
 
   LeaseLostException lossOrNull() {

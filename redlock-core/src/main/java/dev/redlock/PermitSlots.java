@@ -120,7 +120,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
     engine.ensureOpen();
     long ttlMillis = engine.arguments.ttl(ttl);
     engine.arguments.renewable(ttl); // before acquiring: a permit we could not renew is not taken
-    return ((ManagedLease<?>) acquire(ttlMillis, maxWait)).runRenewed(task);
+    return Acquisitions.runRenewed(acquire(ttlMillis, maxWait), task);
   }
 
   /**

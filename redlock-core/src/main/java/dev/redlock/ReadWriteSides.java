@@ -68,7 +68,7 @@ final class ReadWriteSides<H extends LeaseStore.Held> implements ReadWriteLock {
     public <T, E extends Exception> T withLock(Duration ttl, Duration maxWait, LeaseTask<T, E> task)
         throws E, InterruptedException {
       locks.checkRenewable(task, ttl);
-      return locks.runRenewed(acquire(ttl, maxWait), task);
+      return Acquisitions.runRenewed(acquire(ttl, maxWait), task);
     }
 
     @Override

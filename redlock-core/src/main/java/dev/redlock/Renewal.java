@@ -4,20 +4,23 @@ import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;
 import java.util.List;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The renewal of one kept-alive lease, owned by it: when each renewal falls due, sending it to the
- * store, and what its outcome does (schedule the next, retry, or lose the lease), up to maxHold.
- * The lease only applies the votes to its validity. Lock order: the lease's monitor may be held
- * while calling {@link #start} or {@link #stop}; this object never calls the lease while holding
- * its own.
+ * store, and what its outcome does (schedule the next, retry, or lose the lease), up to maxHold;
+ * and an extend asked for by hand ({@link #extend}), whose votes count the same way. Lock order:
+ * the lease's monitor may be held while calling {@link #start} or {@link #stop}; this object never
+ * calls the lease while holding its own.
  *
  * @param <H> what the store keeps about the lease
  */
 final class Renewal<H extends LeaseStore.Held> {
   private static final Logger log = LoggerFactory.getLogger(Renewal.class);
+  // Extends log under the engine's name, with the grants (docs/operations.md, "Logs").
+  private static final Logger extendLog = LoggerFactory.getLogger(LeaseEngine.class);
 
   private final ManagedLease<H> lease;
   private final LeaseEngine<H> engine;
@@ -133,7 +136,7 @@ final class Renewal<H extends LeaseStore.Held> {
    * is lost when no try can be, or when so many nodes refused that none can win.
    */
   private void renewed(Tally votes, long start) {
-    if (lease.applyVotes(votes, start, lease.ttlMillis(), true)) {
+    if (applyVotes(lease, engine, votes, start, lease.ttlMillis(), true)) {
       long keptFrom = lease.renewedFrom(); // read before taking this monitor (lock order)
       schedule((keptFrom - start > 0 ? keptFrom : start) + intervalNanos);
       return;
@@ -160,5 +163,85 @@ final class Renewal<H extends LeaseStore.Held> {
         (retry - now) / 1_000_000,
         votes.outcomes());
     schedule(retry);
+  }
+
+  /** {@link Lease#extend} of {@code lease} to {@code millis}: asks the store, applies the votes. */
+  static <H extends LeaseStore.Held> boolean extend(
+      ManagedLease<H> lease, LeaseEngine<H> engine, long millis) {
+    ReentrantLock serial = lease.extendLock();
+    serial.lock();
+    try {
+      lease.checkNotReleased("; acquire a new one");
+      if (!lease.isValid()) {
+        return false; // another owner may hold the lock by now
+      }
+      if (engine.isClosed()) {
+        extendLog.warn("not extending '{}': its Redlock is closed", lease.resource());
+        return false; // close waits for this lease: never beyond the validity it found
+      }
+      long start = engine.ticker.read();
+      Tally votes;
+      try {
+        votes = engine.store.renew(lease.held(), millis);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        extendLog.warn(
+            "extend of '{}' interrupted; the lease keeps its previous validity", lease.resource());
+        return false;
+      }
+      if (applyVotes(lease, engine, votes, start, millis, false)) {
+        return true;
+      }
+      extendLog.warn(
+          "could not extend '{}': {} of {} nodes agreed (quorum {}); the lease keeps its previous"
+              + " validity; nodes: {}",
+          lease.resource(),
+          votes.yes(),
+          engine.store.size(),
+          engine.store.quorum(),
+          votes.outcomes());
+      return false;
+    } finally {
+      serial.unlock();
+    }
+  }
+
+  /**
+   * Applies the votes on an extend or renewal sent at {@code start}; true if they extended the
+   * lease. {@code onLibraryThread}: the event goes to the listeners on a callback thread, never the
+   * timer or I/O thread applying it.
+   */
+  static <H extends LeaseStore.Held> boolean applyVotes(
+      ManagedLease<H> lease,
+      LeaseEngine<H> engine,
+      Tally votes,
+      long start,
+      long ttlMillis,
+      boolean onLibraryThread) {
+    long until = Validity.validUntil(start, ttlMillis, engine.settings.clockDriftFactor());
+    int yes = votes.yes();
+    if (yes < engine.store.quorum()
+        || engine.ticker.read() - until >= 0
+        || !lease.extended(start, until)) {
+      return false;
+    }
+    extendLog.debug("extended '{}' by {} ms on {} nodes", lease.resource(), ttlMillis, yes);
+    long now = engine.ticker.read();
+    Runnable event =
+        () ->
+            engine.events.lease(
+                LockEvent.Kind.EXTENDED,
+                lease,
+                Math.max(0, until - now),
+                now - start,
+                yes,
+                null,
+                votes::outcomes);
+    if (!onLibraryThread) {
+      event.run();
+    } else if (!engine.events.isEmpty()) {
+      engine.watchdog.callback(event);
+    }
+    return true;
   }
 }
