@@ -83,9 +83,9 @@ final class HandOff {
       AtomicLong regrabs = new AtomicLong();
       AtomicInteger lastHolder = new AtomicInteger(-1);
       AtomicLongArray perClient = new AtomicLongArray(5);
-      long commandsBefore = LoadDriver.nodeCommands(uris);
-      LoadDriver.Cpu before = LoadDriver.Cpu.read(uris);
-      LoadDriver.runThreads(
+      long commandsBefore = Usage.nodeCommands(uris);
+      Usage.Cpu before = Usage.Cpu.read(uris);
+      ThroughputScenarios.runThreads(
           5,
           millis,
           thread -> {
@@ -128,9 +128,9 @@ final class HandOff {
           5,
           impl,
           sections.get() * 1000.0 / millis,
-          (LoadDriver.nodeCommands(uris) - commandsBefore) / (double) total,
+          (Usage.nodeCommands(uris) - commandsBefore) / (double) total,
           Double.NaN,
-          LoadDriver.Cpu.read(uris).minus(before).percentOf(millis),
+          Usage.Cpu.read(uris).minus(before).percentOf(millis),
           String.format(
               Locale.ROOT,
               "hand-off to another client: gap p50 %.1f ms, p99 %.1f ms (%d hand-offs);"

@@ -1,18 +1,12 @@
 package dev.redlock.bench;
 
-import dev.redlock.Lease;
-import dev.redlock.LockUnavailableException;
-import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
-import dev.redlock.Semaphore;
-import dev.redlock.testkit.CommandStats;
 import dev.redlock.testkit.NodeData;
 import dev.redlock.testkit.RedisNodes;
-import java.lang.management.ManagementFactory;
-import java.net.InetSocketAddress;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -20,11 +14,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.HdrHistogram.Histogram;
 import org.netcrusher.core.reactor.NioReactor;
 import org.netcrusher.core.throttle.DelayThrottler;
@@ -141,13 +132,19 @@ public final class LoadDriver {
     for (int n : new int[] {1, 3, 5}) {
       uncontended(uris.subList(0, n), n, NEW_RESOURCE, false);
     }
-    setOfTwo(uris.subList(0, 5));
-    readWrite(uris.subList(0, 5));
+    againstPlainLock(SET_OF_TWO, uris.subList(0, 5), List.of(Ours.SetOfTwo::new));
+    againstPlainLock(
+        READ_WRITE,
+        uris.subList(0, 5),
+        List.of(u -> new Ours.ReadWriteSide(u, false), u -> new Ours.ReadWriteSide(u, true)));
     slowNode(uris);
-    contended(uris.subList(0, 5));
-    HandOff.measure(uris.subList(0, 5), handOffMillis(), report);
-    manyKeys(uris.subList(0, 5));
-    semaphore(uris.subList(0, 5));
+    ThroughputScenarios throughput = new ThroughputScenarios(length, report);
+    throughput.contended(uris.subList(0, 5));
+    HandOff.measure(uris.subList(0, 5), throughput.handOffMillis(), report);
+    throughput.manyKeys(uris.subList(0, 5));
+    // The semaphore's rows last, uncontended then contended: the tables' row order is the run's.
+    againstPlainLock(PERMIT, uris.subList(0, 5), List.of(Ours.Permit::new));
+    throughput.semaphore(uris.subList(0, 5));
     Files.createDirectories(out);
     String table = report.markdown(machine);
     System.out.println(table);
@@ -161,37 +158,32 @@ public final class LoadDriver {
   }
 
   /**
-   * A set of two resources taken and given back as one (issue 17), against one resource and the
-   * floor with our scripts, N=5, the same resources every cycle.
+   * Issue 17's rows, N=5, the same resources every cycle: {@code variants} of this library (each
+   * made from the nodes' URIs) against its plain lock and the floor with our scripts.
    */
-  private void setOfTwo(List<String> uris) throws Exception {
-    List<HostAndPort> hosts =
-        uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
+  private void againstPlainLock(
+      String scenario, List<String> uris, List<Function<List<String>, LockUnderTest>> variants)
+      throws Exception {
     List<LockUnderTest> impls = new ArrayList<>();
-    impls.add(new RawFloors.PipelinedWithOurScripts(hosts));
+    impls.add(new RawFloors.PipelinedWithOurScripts(RawFloors.hosts(uris)));
     impls.add(new Ours(uris));
-    impls.add(new Ours.SetOfTwo(uris));
-    measureInterleaved(SET_OF_TWO, uris, impls, true);
+    for (Function<List<String>, LockUnderTest> variant : variants) {
+      impls.add(variant.apply(uris));
+    }
+    measureInterleaved(scenario, uris, impls, true);
   }
 
+  /** A set of two resources taken and given back as one. */
   static final String SET_OF_TWO = "uncontended, same resources, one or a set of two";
 
-  /**
-   * A read-write lock's read side and write side taken and given back (issue 17), against a plain
-   * lock and the floor with our scripts, N=5, the same lock every cycle.
-   */
-  private void readWrite(List<String> uris) throws Exception {
-    List<HostAndPort> hosts =
-        uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
-    List<LockUnderTest> impls = new ArrayList<>();
-    impls.add(new RawFloors.PipelinedWithOurScripts(hosts));
-    impls.add(new Ours(uris));
-    impls.add(new Ours.ReadWriteSide(uris, false));
-    impls.add(new Ours.ReadWriteSide(uris, true));
-    measureInterleaved(READ_WRITE, uris, impls, true);
-  }
-
+  /** A read-write lock's read side and write side taken and given back. */
   static final String READ_WRITE = "uncontended, same lock, plain or read-write";
+
+  /**
+   * A permit of a semaphore of 2 taken and given back (issue 17 item 2); {@link
+   * ThroughputScenarios#semaphore} has its contended row.
+   */
+  static final String PERMIT = "uncontended, same resource, one lock or a semaphore's permit";
 
   /** The uncontended scenarios' names, as the report and the chart print them. */
   static final String SAME_RESOURCE = "uncontended, same resource";
@@ -205,8 +197,7 @@ public final class LoadDriver {
    */
   private void uncontended(List<String> uris, int n, String scenario, boolean sameResource)
       throws Exception {
-    List<HostAndPort> hosts =
-        uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
+    List<HostAndPort> hosts = RawFloors.hosts(uris);
     List<LockUnderTest> impls = new ArrayList<>();
     impls.add(new RawFloors.Sequential(hosts));
     if (n > 1) {
@@ -249,7 +240,7 @@ public final class LoadDriver {
     List<Jedis> cpuReaders = new ArrayList<>();
     try {
       for (String uri : uris) {
-        cpuReaders.add(new Jedis(HostAndPort.from(uri.substring("redis://".length()))));
+        cpuReaders.add(new Jedis(RawFloors.host(uri)));
       }
       for (int round = 0; round <= rounds; round++) { // round 0 warms up and is discarded
         // The warm-up round is longer: the first scenario of a run would otherwise be measured
@@ -263,8 +254,8 @@ public final class LoadDriver {
           if (round == 0) {
             warmUpOnce(impl, n, which, sameResource);
           }
-          double nodeCpuBefore = nodeCpuSeconds(cpuReaders);
-          double clientCpuBefore = Cpu.processSeconds();
+          double nodeCpuBefore = Usage.nodeCpuSeconds(cpuReaders);
+          double clientCpuBefore = Usage.Cpu.processSeconds();
           if (impl instanceof NodeRedlockUnderTest node) { // times its own cycles, in its process
             long[] nanos = node.batch(sameKey(n, which), cycles);
             for (int i = 0; round > 0 && i < nanos.length; i++) {
@@ -272,11 +263,15 @@ public final class LoadDriver {
             }
             if (round > 0) { // its client is another process: the nodes' side only
               addCpu(
-                  cpu, impl.name(), nodeCpuSeconds(cpuReaders) - nodeCpuBefore, Double.NaN, batch);
+                  cpu,
+                  impl.name(),
+                  Usage.nodeCpuSeconds(cpuReaders) - nodeCpuBefore,
+                  Double.NaN,
+                  batch);
             }
             continue;
           }
-          long bytesBefore = allocatedBytes();
+          long bytesBefore = Usage.allocatedBytes();
           for (int i = 0; i < cycles; i++) {
             String key =
                 sameResource ? sameKey(n, which) : "bench:new:" + n + ":" + round + ":" + i;
@@ -288,13 +283,13 @@ public final class LoadDriver {
           }
           if (round > 0) {
             long[] a = allocation.computeIfAbsent(impl.name(), k -> new long[2]);
-            a[0] += allocatedBytes() - bytesBefore;
+            a[0] += Usage.allocatedBytes() - bytesBefore;
             a[1] += batch;
             addCpu(
                 cpu,
                 impl.name(),
-                nodeCpuSeconds(cpuReaders) - nodeCpuBefore,
-                Cpu.processSeconds() - clientCpuBefore,
+                Usage.nodeCpuSeconds(cpuReaders) - nodeCpuBefore,
+                Usage.Cpu.processSeconds() - clientCpuBefore,
                 batch);
           }
         }
@@ -307,11 +302,16 @@ public final class LoadDriver {
           String name = node.name() + ", own loop";
           Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
           histograms.put(name, h);
-          double nodeCpuBefore = nodeCpuSeconds(cpuReaders);
+          double nodeCpuBefore = Usage.nodeCpuSeconds(cpuReaders);
           for (long nanos : node.batch(sameKey(n, which), rounds * batch)) {
             h.recordValue(nanos);
           }
-          addCpu(cpu, name, nodeCpuSeconds(cpuReaders) - nodeCpuBefore, Double.NaN, rounds * batch);
+          addCpu(
+              cpu,
+              name,
+              Usage.nodeCpuSeconds(cpuReaders) - nodeCpuBefore,
+              Double.NaN,
+              rounds * batch);
         }
       }
     } finally {
@@ -346,14 +346,6 @@ public final class LoadDriver {
     c[0] += nodeSeconds;
     c[1] += clientSeconds;
     c[2] += cycles;
-  }
-
-  private static double nodeCpuSeconds(List<Jedis> nodes) {
-    double seconds = 0;
-    for (Jedis node : nodes) {
-      seconds += Cpu.cpuSeconds(node);
-    }
-    return seconds;
   }
 
   /** The key implementation {@code which} takes again and again in a same-resource scenario. */
@@ -403,26 +395,25 @@ public final class LoadDriver {
 
   /** One of five nodes behind a proxy that adds 20 ms: the quorum should not wait for it. */
   private void slowNode(List<String> nodes) throws Exception {
-    HostAndPort fifth = HostAndPort.from(nodes.get(4).substring("redis://".length()));
+    HostAndPort fifth = RawFloors.host(nodes.get(4));
     try (NioReactor reactor = new NioReactor();
         TcpCrusher proxy =
             TcpCrusherBuilder.builder()
                 .withReactor(reactor)
-                .withBindAddress(new InetSocketAddress("127.0.0.1", 0).getHostString(), freePort())
+                .withBindAddress("127.0.0.1", freePort())
                 .withConnectAddress(fifth.getHost(), fifth.getPort())
                 .withIncomingThrottlerFactory(
                     address -> new DelayThrottler(20, TimeUnit.MILLISECONDS))
                 .buildAndOpen()) {
       List<String> uris = new ArrayList<>(nodes.subList(0, 4));
       uris.add("redis://127.0.0.1:" + proxy.getBindAddress().getPort());
-      List<HostAndPort> hosts =
-          uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
       List<LockUnderTest> impls =
           List.of(
-              new RawFloors.Pipelined(hosts), new Ours(uris), new RedissonRedLockUnderTest(uris));
-      boolean wasQuick = quick;
+              new RawFloors.Pipelined(RawFloors.hosts(uris)),
+              new Ours(uris),
+              new RedissonRedLockUnderTest(uris));
       measureInterleavedSmall(
-          "one node +20 ms", 5, impls, wasQuick ? 1 : 4, length == Length.SMOKE ? 5 : 25);
+          "one node +20 ms", 5, impls, quick ? 1 : 4, length == Length.SMOKE ? 5 : 25);
     }
   }
 
@@ -451,519 +442,8 @@ public final class LoadDriver {
     System.out.println(scenario + " done");
   }
 
-  /**
-   * 8 threads, one key, N=5: critical sections per second, node commands per critical section, and
-   * how waiting went: the commands a critical section costs with nobody waiting (measured alone on
-   * the same key first), so the rest is what waiting cost, the critical sections of the busiest and
-   * idlest thread, each client's share, and the waits that ran out.
-   */
-  private void contended(List<String> uris) throws Exception {
-    long millis =
-        switch (length) {
-          case FULL -> 10_000;
-          case QUICK -> 3000;
-          case SMOKE -> 500;
-        };
-    int alone =
-        switch (length) {
-          case FULL, QUICK -> 500;
-          case SMOKE -> 20;
-        };
-    // Ours: 8 threads over 2 Redlock instances, acquire with a 50 ms wait.
-    RedlockConfig config =
-        RedlockConfig.builder()
-            .nodes(uris)
-            .retryDelay(Duration.ofMillis(2))
-            .retryJitter(Duration.ofMillis(3))
-            .build();
-    try (Redlock a = Redlock.create(config);
-        Redlock b = Redlock.create(config)) {
-      double aloneCommands =
-          commandsAlone(
-              uris,
-              alone,
-              () ->
-                  a.acquire("bench:contended", Duration.ofSeconds(1), Duration.ofMillis(50))
-                      .release());
-      contendedRow(
-          uris,
-          CONTENDED,
-          millis,
-          "redlock (this library)",
-          aloneCommands,
-          oneKey(a, b, "bench:contended", Duration.ofMillis(50)));
-    }
-    // Ours with the default retryDelay (200 ms + up to 100 ms of jitter), as most users run it:
-    // what each of the two clients gets when the other's threads could hand the lock among
-    // themselves (the share of the even threads is client a's).
-    RedlockConfig defaults = RedlockConfig.builder().nodes(uris).build();
-    try (Redlock a = Redlock.create(defaults);
-        Redlock b = Redlock.create(defaults)) {
-      double aloneCommands =
-          commandsAlone(
-              uris,
-              alone,
-              () ->
-                  a.acquire(
-                          "bench:contended-defaults", Duration.ofSeconds(1), Duration.ofSeconds(2))
-                      .release());
-      contendedRow(
-          uris,
-          CONTENDED_DEFAULTS,
-          millis,
-          "redlock (this library)",
-          aloneCommands,
-          oneKey(a, b, "bench:contended-defaults", Duration.ofSeconds(2)));
-    }
-    // Ours, sets: 8 threads over 2 instances, each taking two of three resources (overlapping).
-    try (Redlock a = Redlock.create(config);
-        Redlock b = Redlock.create(config)) {
-      List<java.util.Set<String>> sets =
-          List.of(
-              java.util.Set.of("bench:sets:0", "bench:sets:1"),
-              java.util.Set.of("bench:sets:1", "bench:sets:2"),
-              java.util.Set.of("bench:sets:2", "bench:sets:0"));
-      double aloneCommands =
-          commandsAlone(
-              uris,
-              alone,
-              () ->
-                  a.acquireAll(sets.get(0), Duration.ofSeconds(1), Duration.ofMillis(50))
-                      .release());
-      contendedRow(
-          uris,
-          "contended, 8 threads, sets of two of three keys",
-          millis,
-          "redlock, sets of two of three resources",
-          aloneCommands,
-          thread -> {
-            Redlock redlock = thread % 2 == 0 ? a : b;
-            try (Lease lease =
-                redlock.acquireAll(
-                    sets.get(thread % 3), Duration.ofSeconds(1), Duration.ofMillis(50))) {
-              return lease.isValid() ? 1 : 0;
-            } catch (LockUnavailableException e) {
-              return -1;
-            }
-          });
-    }
-    // Ours, a read-write lock: 8 threads over 2 instances, each cycle a writer one time in eight
-    // (thread 0's every other cycle, say), else a reader; readers share, so most cycles overlap.
-    try (Redlock a = Redlock.create(config);
-        Redlock b = Redlock.create(config)) {
-      dev.redlock.ReadWriteLock rwA = a.readWriteLock("bench:rw");
-      dev.redlock.ReadWriteLock rwB = b.readWriteLock("bench:rw");
-      double aloneCommands =
-          commandsAlone(
-              uris,
-              alone,
-              () -> rwA.readLock().acquire(Duration.ofSeconds(1), Duration.ofMillis(50)).release());
-      java.util.concurrent.atomic.AtomicLongArray cycles =
-          new java.util.concurrent.atomic.AtomicLongArray(8);
-      contendedRow(
-          uris,
-          "contended, 8 threads, one read-write lock, 1 in 8 cycles a writer",
-          millis,
-          "redlock, read-write lock (mostly readers)",
-          aloneCommands,
-          thread -> {
-            dev.redlock.ReadWriteLock rw = thread % 2 == 0 ? rwA : rwB;
-            boolean writes = cycles.incrementAndGet(thread) % 8 == 0;
-            try (Lease lease =
-                (writes ? rw.writeLock() : rw.readLock())
-                    .acquire(Duration.ofSeconds(1), Duration.ofMillis(50))) {
-              return lease.isValid() ? 1 : 0;
-            } catch (LockUnavailableException e) {
-              return -1;
-            }
-          });
-    }
-    // Redisson: 8 threads, tryLock with a 50 ms wait and a 1 s lease.
-    RedissonRedLockUnderTest redisson = new RedissonRedLockUnderTest(uris);
-    try {
-      double aloneCommands =
-          commandsAlone(
-              uris,
-              alone,
-              () -> {
-                org.redisson.api.RLock lock = redisson.lock("bench:contended-redisson");
-                if (lock.tryLock(50, 1000, TimeUnit.MILLISECONDS)) {
-                  lock.unlock();
-                }
-              });
-      contendedRow(
-          uris,
-          CONTENDED,
-          millis,
-          "Redisson 3.52 RedissonRedLock",
-          aloneCommands,
-          thread -> {
-            org.redisson.api.RLock lock = redisson.lock("bench:contended-redisson");
-            if (lock.tryLock(50, 1000, TimeUnit.MILLISECONDS)) {
-              lock.unlock();
-              return 1;
-            }
-            return -1;
-          });
-    } finally {
-      redisson.close();
-    }
-    System.out.println("contended done");
-  }
-
-  /** Long enough at 20 hand-offs a second for a p99 of a few hundred. */
-  private long handOffMillis() {
-    return switch (length) {
-      case FULL -> 30_000;
-      case QUICK -> 10_000;
-      case SMOKE -> 500;
-    };
-  }
-
-  static final String CONTENDED = "contended, 8 threads, one key";
-  static final String CONTENDED_DEFAULTS =
-      "contended, 8 threads, one key, default retryDelay, 2 s wait";
-
-  /** Threads 0, 2, 4, 6 on client {@code a}, the others on {@code b}: 1 a critical section. */
-  private static Step oneKey(Redlock a, Redlock b, String resource, Duration maxWait) {
-    return thread -> {
-      Redlock redlock = thread % 2 == 0 ? a : b;
-      try (Lease lease = redlock.acquire(resource, Duration.ofSeconds(1), maxWait)) {
-        return lease.isValid() ? 1 : 0;
-      } catch (LockUnavailableException e) {
-        return -1;
-      }
-    };
-  }
-
-  static final String PERMIT = "uncontended, same resource, one lock or a semaphore's permit";
-
-  static final String CONTENDED_PERMITS = "contended, 8 threads, a semaphore of 2 permits";
-
-  /**
-   * Issue 17 item 2's rows, N=5: a permit of a semaphore of 2 taken and given back, against the
-   * mutex and the floor with our scripts; then 8 threads over 2 instances sharing a semaphore of 2
-   * permits, each acquire waiting at most 50 ms.
-   */
-  private void semaphore(List<String> uris) throws Exception {
-    List<HostAndPort> hosts =
-        uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
-    List<LockUnderTest> impls = new ArrayList<>();
-    impls.add(new RawFloors.PipelinedWithOurScripts(hosts));
-    impls.add(new Ours(uris));
-    impls.add(new Ours.Permit(uris));
-    measureInterleaved(PERMIT, uris, impls, true);
-    long millis =
-        switch (length) {
-          case FULL -> 10_000;
-          case QUICK -> 3000;
-          case SMOKE -> 500;
-        };
-    int alone =
-        switch (length) {
-          case FULL, QUICK -> 500;
-          case SMOKE -> 20;
-        };
-    RedlockConfig config =
-        RedlockConfig.builder()
-            .nodes(uris)
-            .retryDelay(Duration.ofMillis(2))
-            .retryJitter(Duration.ofMillis(3))
-            .build();
-    try (Redlock a = Redlock.create(config);
-        Redlock b = Redlock.create(config)) {
-      Semaphore ofA = a.semaphore("bench:permits", 2);
-      Semaphore ofB = b.semaphore("bench:permits", 2);
-      double aloneCommands =
-          commandsAlone(
-              uris,
-              alone,
-              () -> ofA.acquire(Duration.ofSeconds(1), Duration.ofMillis(50)).release());
-      contendedRow(
-          uris,
-          CONTENDED_PERMITS,
-          millis,
-          "redlock, a semaphore of 2 permits",
-          aloneCommands,
-          thread -> {
-            Semaphore semaphore = thread % 2 == 0 ? ofA : ofB;
-            try (Lease permit = semaphore.acquire(Duration.ofSeconds(1), Duration.ofMillis(50))) {
-              return permit.isValid() ? 1 : 0;
-            } catch (LockUnavailableException e) {
-              return -1;
-            }
-          });
-    }
-    System.out.println("semaphore done");
-  }
-
-  /**
-   * A critical section with nobody waiting: node commands per cycle, one thread, {@code n} times.
-   */
-  private static double commandsAlone(List<String> uris, int n, Cycle cycle) throws Exception {
-    cycle.run(); // the first one connects
-    long before = nodeCommands(uris);
-    for (int i = 0; i < n; i++) {
-      cycle.run();
-    }
-    return (nodeCommands(uris) - before) / (double) n;
-  }
-
-  /**
-   * One contended row: {@code step} returns 1 for a critical section, -1 for a wait that ran out.
-   */
-  private void contendedRow(
-      List<String> uris, String scenario, long millis, String impl, double aloneCommands, Step step)
-      throws Exception {
-    int threads = 8;
-    long[] sections = new long[threads]; // each slot written by its own thread only
-    long[] timedOut = new long[threads];
-    long commandsBefore = nodeCommands(uris);
-    long callsBefore = scriptCalls(uris);
-    Cpu before = Cpu.read(uris);
-    runThreads(
-        threads,
-        millis,
-        thread -> {
-          long r = step.run(thread);
-          if (r > 0) {
-            sections[thread]++;
-          } else if (r < 0) {
-            timedOut[thread]++;
-          }
-          return 0;
-        });
-    long total = java.util.Arrays.stream(sections).sum();
-    long evenThreads = 0;
-    for (int t = 0; t < threads; t += 2) {
-      evenThreads += sections[t];
-    }
-    double perSection = (nodeCommands(uris) - commandsBefore) / (double) Math.max(1, total);
-    String waiting =
-        String.format(
-            Locale.ROOT,
-            "alone %.1f commands, so waiting %.1f; per thread %,d–%,d; even threads %.0f%%; %,d waits ran out",
-            aloneCommands,
-            perSection - aloneCommands,
-            java.util.Arrays.stream(sections).min().orElse(0),
-            java.util.Arrays.stream(sections).max().orElse(0),
-            100.0 * evenThreads / Math.max(1, total),
-            java.util.Arrays.stream(timedOut).sum());
-    report.throughput(
-        scenario,
-        5,
-        impl,
-        total * 1000.0 / millis,
-        perSection,
-        (scriptCalls(uris) - callsBefore) / (double) Math.max(1, total),
-        Cpu.read(uris).minus(before).percentOf(millis),
-        waiting);
-  }
-
-  /** One acquire + release, with nobody else waiting. */
-  @FunctionalInterface
-  private interface Cycle {
-    void run() throws Exception;
-  }
-
-  /**
-   * 1, 8, 64 and 256 threads on distinct keys, N=5: throughput as threads grow against a floor
-   * ({@link RawFloors.SharedConnections}: our scripts from as many threads over as many connections
-   * per node as the library opens), failures, and the CPU the nodes and this process used
-   * meanwhile, so the bound is visible.
-   */
-  private void manyKeys(List<String> uris) throws Exception {
-    long millis =
-        switch (length) {
-          case FULL -> 8000;
-          case QUICK -> 3000;
-          case SMOKE -> 500;
-        };
-    List<HostAndPort> hosts =
-        uris.stream().map(u -> HostAndPort.from(u.substring("redis://".length()))).toList();
-    try (Redlock redlock = Redlock.create(RedlockConfig.builder().nodes(uris).build());
-        RawFloors.SharedConnections floor =
-            new RawFloors.SharedConnections(
-                hosts, RedlockConfig.DEFAULT_MAX_CONNECTIONS_PER_NODE)) {
-      for (int threads : new int[] {1, 8, 64, 256}) {
-        distinctKeys(
-            uris,
-            threads,
-            millis,
-            floor.name(),
-            key -> {
-              floor.cycle(key);
-              return true;
-            });
-        distinctKeys(
-            uris,
-            threads,
-            millis,
-            "redlock (this library)",
-            key -> {
-              try {
-                redlock.tryAcquire(key, Duration.ofSeconds(30)).orElseThrow().release();
-                return true;
-              } catch (LockUnavailableException e) {
-                return false;
-              }
-            });
-      }
-    }
-  }
-
-  /** One distinct-keys row: {@code cycle} takes and gives back a new key, false if not won. */
-  private void distinctKeys(
-      List<String> uris,
-      int threads,
-      long millis,
-      String impl,
-      java.util.function.Predicate<String> cycle)
-      throws Exception {
-    AtomicLong next = new AtomicLong();
-    AtomicLong failed = new AtomicLong();
-    Cpu before = Cpu.read(uris);
-    long ops =
-        runThreads(
-            threads,
-            millis,
-            thread -> {
-              if (cycle.test("bench:many:" + thread + ":" + next.incrementAndGet())) {
-                return 1;
-              }
-              failed.incrementAndGet();
-              return 0;
-            });
-    Cpu used = Cpu.read(uris).minus(before);
-    report.throughput(
-        "distinct keys, " + threads + " threads",
-        5,
-        impl,
-        ops * 1000.0 / millis,
-        Double.NaN,
-        Double.NaN,
-        used.percentOf(millis),
-        failed.get() + " failed");
-    System.out.println(
-        "many keys, " + threads + " threads, " + impl + ": " + ops + " ok, " + failed + " failed");
-  }
-
-  @FunctionalInterface
-  interface Step {
-    int run(int thread) throws Exception;
-  }
-
-  static long runThreads(int threads, long millis, Step step) throws Exception {
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-    try {
-      List<Future<Long>> results = new ArrayList<>();
-      for (int t = 0; t < threads; t++) {
-        int thread = t;
-        results.add(
-            pool.submit(
-                () -> {
-                  long done = 0;
-                  while (System.nanoTime() < deadline) {
-                    done += step.run(thread);
-                  }
-                  return done;
-                }));
-      }
-      long total = 0;
-      for (Future<Long> f : results) {
-        total += f.get();
-      }
-      return total;
-    } finally {
-      pool.shutdownNow();
-    }
-  }
-
-  /** CPU seconds used so far by the nodes (INFO cpu, user + sys, summed) and by this process. */
-  record Cpu(double nodeSeconds, double clientSeconds) {
-    static Cpu read(List<String> uris) {
-      double nodes = 0;
-      for (String uri : uris) {
-        HostAndPort host = HostAndPort.from(uri.substring("redis://".length()));
-        try (Jedis jedis = new Jedis(host)) {
-          nodes += cpuSeconds(jedis);
-        }
-      }
-      return new Cpu(nodes, processSeconds());
-    }
-
-    /** The CPU time one node has used so far: INFO cpu's user + sys, to the microsecond. */
-    static double cpuSeconds(Jedis node) {
-      double seconds = 0;
-      for (String line : node.info("cpu").split("\r?\n")) {
-        if (line.startsWith("used_cpu_sys:") || line.startsWith("used_cpu_user:")) {
-          seconds += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
-        }
-      }
-      return seconds;
-    }
-
-    /** The CPU time this process has used so far, every thread of it (HotSpot, to the ns). */
-    static double processSeconds() {
-      com.sun.management.OperatingSystemMXBean os =
-          (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-      return os.getProcessCpuTime() / 1e9;
-    }
-
-    Cpu minus(Cpu earlier) {
-      return new Cpu(nodeSeconds - earlier.nodeSeconds, clientSeconds - earlier.clientSeconds);
-    }
-
-    /** "nodes 140%, client 55%": percent of one core over {@code millis} of wall time. */
-    String percentOf(long millis) {
-      double wall = millis / 1000.0;
-      return String.format(
-          Locale.ROOT,
-          "nodes %.0f%%, client %.0f%%",
-          100 * nodeSeconds / wall,
-          100 * clientSeconds / wall);
-    }
-  }
-
-  /**
-   * Commands the nodes executed so far, not counting INFO itself. Redis counts the commands a
-   * script runs too: an acquire on one node is its EVALSHA and the 4 calls inside.
-   */
-  static long nodeCommands(List<String> uris) {
-    return calls(uris, command -> !command.equals("info"));
-  }
-
-  /** Scripts the nodes were asked to run (EVALSHA, EVAL): requests, as a client sends them. */
-  private static long scriptCalls(List<String> uris) {
-    return calls(uris, command -> command.equals("evalsha") || command.equals("eval"));
-  }
-
-  private static long calls(List<String> uris, java.util.function.Predicate<String> counted) {
-    long total = 0;
-    for (String uri : uris) {
-      HostAndPort host = HostAndPort.from(uri.substring("redis://".length()));
-      total += CommandStats.calls(host.getHost(), host.getPort(), counted);
-    }
-    return total;
-  }
-
-  /** Bytes allocated by every live thread of this JVM so far (HotSpot). */
-  private static long allocatedBytes() {
-    com.sun.management.ThreadMXBean threads =
-        (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-    long total = 0;
-    for (long bytes : threads.getThreadAllocatedBytes(threads.getAllThreadIds())) {
-      if (bytes > 0) {
-        total += bytes;
-      }
-    }
-    return total;
-  }
-
-  private static int freePort() throws java.io.IOException {
-    try (java.net.ServerSocket s =
-        new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       return s.getLocalPort();
     }
   }

@@ -22,6 +22,15 @@ import redis.clients.jedis.Protocol;
 final class RawFloors {
   private RawFloors() {}
 
+  /** A node's address, from its {@code redis://host:port} URI. */
+  static HostAndPort host(String uri) {
+    return HostAndPort.from(uri.substring("redis://".length()));
+  }
+
+  static List<HostAndPort> hosts(List<String> uris) {
+    return uris.stream().map(RawFloors::host).toList();
+  }
+
   static final JedisClientConfig CLIENT =
       DefaultJedisClientConfig.builder()
           .socketTimeoutMillis(2000)
