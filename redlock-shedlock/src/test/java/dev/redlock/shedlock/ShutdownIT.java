@@ -42,14 +42,7 @@ class ShutdownIT {
     public void payout() {
       RUNNING.set(true);
       STARTED.countDown();
-      long until = System.nanoTime() + JOB.toNanos();
-      while (System.nanoTime() - until < 0) {
-        try {
-          TimeUnit.NANOSECONDS.sleep(until - System.nanoTime());
-        } catch (InterruptedException e) {
-          // the scheduler's shutdown interrupts: the batch goes on
-        }
-      }
+      Timing.sleepThroughInterrupts(JOB); // the scheduler's shutdown interrupts
       RUNNING.set(false);
     }
   }

@@ -45,14 +45,7 @@ class ShutdownIT {
     public void payout() {
       RUNNING.set(true);
       STARTED.countDown();
-      long until = System.nanoTime() + JOB.toNanos();
-      while (System.nanoTime() - until < 0) {
-        try {
-          TimeUnit.NANOSECONDS.sleep(until - System.nanoTime());
-        } catch (InterruptedException e) {
-          // a loss would interrupt: the batch goes on
-        }
-      }
+      Timing.sleepThroughInterrupts(JOB); // a loss would interrupt
       RUNNING.set(false);
     }
 

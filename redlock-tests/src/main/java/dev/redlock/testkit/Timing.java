@@ -89,6 +89,25 @@ public final class Timing {
     return scaled(NO_HANG);
   }
 
+  /**
+   * Sleeps for {@code duration} whatever interrupts come, as a job that finishes its batch does
+   * (half a payout is worse than a late one); the interrupt flag is set again after.
+   */
+  public static void sleepThroughInterrupts(Duration duration) {
+    boolean interrupted = false;
+    long until = System.nanoTime() + duration.toNanos();
+    while (System.nanoTime() - until < 0) {
+      try {
+        java.util.concurrent.TimeUnit.NANOSECONDS.sleep(until - System.nanoTime());
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   @Override
   public String toString() {
     return PROPERTY + "=" + factor;
