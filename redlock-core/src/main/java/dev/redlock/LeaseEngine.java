@@ -245,7 +245,10 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     return "this Redlock is closed";
   }
 
-  /** Releases every lease still held (bounded), then closes the store and the timers. */
+  /**
+   * Releases the leases nobody keeps alive, waits (bounded) for the holders of the others, then
+   * closes the store and the timers.
+   */
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;
