@@ -6,7 +6,6 @@
 @SuppressWarnings("module") // dev.redlock.admin is built after this module
 module dev.redlock {
   requires transitive redis.clients.jedis; // FencedWrites takes a Jedis client
-  requires org.apache.commons.pool2;
   requires org.slf4j;
 
   exports dev.redlock;
