@@ -27,11 +27,11 @@ import redis.clients.jedis.Jedis;
  * One real {@code redis-server} process on 127.0.0.1, in its own temporary directory, with the
  * faults a lock must survive: kill (SIGKILL), pause (SIGSTOP) and resume (SIGCONT), restart on the
  * same port with or without persistence — and the faults that bring a node back with <em>older</em>
- * data or an older clock (issue 12): a restart from a snapshot taken earlier ({@link #snapshot()},
- * {@link #restartFrom(Snapshot)}), a backup restored onto it ({@link #restoreBackup(Snapshot)}), an
- * AOF that lost its last writes ({@link #markAof()}, {@link #restartLosingAofTail(AofMark)}), a
- * clock stepped at boot ({@link #restart(Persistence, Duration)}). It only ever signals the process
- * it started, by PID.
+ * data or an older clock: a restart from a snapshot taken earlier ({@link #snapshot()}, {@link
+ * #restartFrom(Snapshot)}), a backup restored onto it ({@link #restoreBackup(Snapshot)}), an AOF
+ * that lost its last writes ({@link #markAof()}, {@link #restartLosingAofTail(AofMark)}), a clock
+ * stepped at boot ({@link #restart(Persistence, Duration)}). It only ever signals the process it
+ * started, by PID.
  *
  * <pre>{@code
  * Snapshot before = node.snapshot();     // SAVE, dump.rdb copied aside
