@@ -54,7 +54,7 @@ public final class CleanupWorker implements AutoCloseable {
   private void runOnce() {
     try (Connection c = dataSource.getConnection()) {
       long n =
-          JdbcLeaseStore.inTransaction(
+          Transaction.run(
               c,
               () -> {
                 try (PreparedStatement s = c.prepareStatement(dialect.cleanup(table))) {

@@ -247,4 +247,9 @@ enum Dialect {
     }
     return statements;
   }
+
+  /** A LIKE pattern for every value starting with {@code prefix} (escape character '!'). */
+  static String likePrefix(String prefix) {
+    return prefix.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%";
+  }
 }

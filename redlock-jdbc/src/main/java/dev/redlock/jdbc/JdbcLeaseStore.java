@@ -11,14 +11,6 @@ import java.sql.SQLException;
 import java.sql.SQLTimeoutException;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,16 +25,13 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
   private static final Logger log = LoggerFactory.getLogger(JdbcLeaseStore.class);
   private static final String HELD = "held by another owner";
   private static final String NOT_OWNER = "not the owner: expired or taken";
+  private static final String DEADLOCK_VICTIM =
+      " (the database chose this take as a deadlock's victim: rolled back)";
 
-  /** Threads that may wait on the DataSource at once; more requests queue behind them. */
-  private static final int CONNECTORS = 16;
-
-  private final DataSource dataSource;
+  private final Connections connections;
   private final Table table;
   private final Dialect dialect;
-  private final Duration timeout;
   private final int timeoutSeconds;
-  private final ThreadPoolExecutor connector;
   private final String name;
 
   /**
@@ -63,25 +52,11 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
   }
 
   JdbcLeaseStore(DataSource dataSource, Table table, Dialect dialect, Duration timeout) {
-    this.dataSource = dataSource;
     this.table = table;
     this.dialect = dialect;
-    this.timeout = timeout;
     this.timeoutSeconds = (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
     this.name = dialect.name().toLowerCase(java.util.Locale.ROOT) + ":" + table.name();
-    this.connector =
-        new ThreadPoolExecutor(
-            CONNECTORS,
-            CONNECTORS,
-            30,
-            TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(),
-            task -> {
-              Thread t = new Thread(task, "redlock-jdbc-connect-" + name);
-              t.setDaemon(true);
-              return t;
-            });
-    connector.allowCoreThreadTimeOut(true);
+    this.connections = new Connections(dataSource, timeout, name);
   }
 
   @Override
@@ -154,54 +129,55 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     };
   }
 
-  /** What a take's transaction does on its connection: our token, or 0 (refused). */
-  private interface Take {
-    long run(Connection c) throws SQLException;
-  }
-
   /**
-   * One transaction, whatever the shape: a resource's row ({@link #take(Connection, String, String,
-   * long)}); every row of a set, all or none ({@link #takeAll(Connection, List, String, long)}); a
-   * reader's own row ({@link #takeRead(Connection, String, String, String, long)}) or the writer's
-   * ({@link #takeWrite(Connection, String, String, String, long, long)}) of a read-write lock. A
-   * deadlock the database reports (it rolled the transaction back) is contention with another
-   * attempt on overlapping rows: a refusal, not an outage.
+   * One transaction, whatever the shape: a resource's row ({@link #take}), every row of a set, all
+   * or none ({@link #takeAll}), or a read-write side's row ({@link #takeRead}, {@link #takeWrite}).
+   * A deadlock the database reports is contention with another take: a refusal, not an outage.
    */
   @Override
   public Vote<Row> take(LeaseRequest request, long start) throws InterruptedException {
     String token = request.token();
     long ttlMillis = request.ttlMillis();
     List<String> rows = rows(request);
-    Take work =
-        switch (request.shape()) {
-          case ONE -> c -> take(c, rows.get(0), token, ttlMillis);
-          case ALL -> c -> takeAll(c, rows, token, ttlMillis);
-          case READ -> c -> takeRead(c, request.name(), rows.get(0), token, ttlMillis);
-          case WRITE ->
-              c ->
-                  takeWrite(
-                      c, request.name(), rows.get(0), token, ttlMillis, request.intentMillis());
-        };
     long began = System.nanoTime();
-    try (Connection c = borrow()) {
-      long fence = inTransaction(c, () -> work.run(c));
-      Duration took = Duration.ofNanos(System.nanoTime() - began);
+    try (Connection c = connections.borrow()) {
+      long fence =
+          Transaction.run(
+              c,
+              () ->
+                  switch (request.shape()) {
+                    case ONE -> take(c, rows.get(0), token, ttlMillis);
+                    case ALL -> takeAll(c, rows, token, ttlMillis);
+                    case READ -> takeRead(c, request.name(), rows.get(0), token, ttlMillis);
+                    case WRITE ->
+                        takeWrite(
+                            c,
+                            request.name(),
+                            rows.get(0),
+                            token,
+                            ttlMillis,
+                            request.intentMillis());
+                  });
       if (fence > 0) {
-        NodeOutcome ok = new NodeOutcome(name, NodeOutcome.Status.OK, "", took);
-        return new Vote<>(new Row(request, fence, ok, rows), 1, new SingleAnswer(true, ok, null));
+        SingleAnswer ok = answer(NodeOutcome.Status.OK, "", began, null);
+        return new Vote<>(new Row(request, fence, ok.outcome(), rows), 1, ok);
       }
-      NodeOutcome no = new NodeOutcome(name, NodeOutcome.Status.REFUSED, HELD, took);
-      return new Vote<>(null, 0, new SingleAnswer(false, no, null));
-    } catch (UnknownCommit e) {
+      return new Vote<>(null, 0, answer(NodeOutcome.Status.REFUSED, HELD, began, null));
+    } catch (Transaction.UnknownCommit e) {
       if (e.result > 0) { // we had won: the rows may be committed, ours, and unknown to the engine
-        owed(() -> forget(rows, token, ttlMillis, e));
+        Connections.owed(() -> forget(rows, token, ttlMillis, e));
       }
-      return new Vote<>(null, 0, new SingleAnswer(false, failure(e, began), e));
+      return new Vote<>(null, 0, failure(e, began));
     } catch (SQLException e) {
-      if (lostToAnotherTransaction(e)) {
-        return new Vote<>(null, 0, lostDeadlock(e, began));
-      }
-      return new Vote<>(null, 0, new SingleAnswer(false, failure(e, began), e));
+      // InnoDB (MariaDB) can report a deadlock between upserts of new rows in one index gap,
+      // whatever order each transaction takes its rows in (gap locks), and picks a victim at once:
+      // contention with another take, a refusal.
+      return new Vote<>(
+          null,
+          0,
+          Transaction.deadlockVictim(e)
+              ? answer(NodeOutcome.Status.REFUSED, HELD + DEADLOCK_VICTIM, began, e)
+              : failure(e, began));
     }
   }
 
@@ -234,7 +210,7 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     }
     String readers = READ_WRITE + "r:" + name + "#";
     long fence =
-        anyLive(c, dialect.lockReaders(table), likePrefix(readers))
+        anyLive(c, dialect.lockReaders(table), Dialect.likePrefix(readers))
             ? 0
             : take(c, writer, token, ttlMillis);
     try (PreparedStatement s =
@@ -293,38 +269,6 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     return live;
   }
 
-  /** A LIKE pattern for every value starting with {@code prefix} (escape character '!'). */
-  static String likePrefix(String prefix) {
-    return prefix.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%";
-  }
-
-  /**
-   * A take the database rolled back for a deadlock with another take: a refusal. InnoDB (MariaDB)
-   * can report one between upserts of new rows that fall in one index gap, whatever order each
-   * transaction takes its rows in (gap locks); it picks a victim at once, so nothing hangs.
-   */
-  private SingleAnswer lostDeadlock(SQLException e, long began) {
-    Duration took = Duration.ofNanos(System.nanoTime() - began);
-    NodeOutcome no =
-        new NodeOutcome(
-            name,
-            NodeOutcome.Status.REFUSED,
-            HELD + " (the database chose this take as a deadlock's victim: rolled back)",
-            took);
-    return new SingleAnswer(false, no, e);
-  }
-
-  /**
-   * A deadlock the database broke by rolling this transaction back: PostgreSQL's 40P01, or
-   * MariaDB's error 1213 (SQLSTATE 40001). Not the rest of class 40: a serialization failure on
-   * PostgreSQL means the pool runs a stricter isolation than this store's statements expect, and
-   * 40003 (completion unknown) is an outage; both are reported as failures, never as "held".
-   */
-  private static boolean lostToAnotherTransaction(SQLException e) {
-    String state = e.getSQLState();
-    return "40P01".equals(state) || ("40001".equals(state) && e.getErrorCode() == 1213);
-  }
-
   /**
    * Several rows, all or none: each taken as one is, in sorted order (the order every transaction
    * of this store locks rows in, so two attempts on overlapping sets cannot wait for each other in
@@ -372,11 +316,12 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
    * delete yet is not proof: the commit may still be queued or running on the server, and land
    * after this delete looked (its rows are invisible until then).
    */
-  private void forget(List<String> rows, String token, long ttlMillis, UnknownCommit lost) {
+  private void forget(
+      List<String> rows, String token, long ttlMillis, Transaction.UnknownCommit lost) {
     String what = rows.size() == 1 ? "'" + rows.get(0) + "'" : rows.toString();
     long deleted;
-    try (Connection c = borrowUninterrupted()) {
-      deleted = inTransaction(c, () -> deleteAll(c, rows, token));
+    try (Connection c = connections.borrowUninterrupted()) {
+      deleted = Transaction.run(c, () -> deleteAll(c, rows, token));
     } catch (SQLException e) {
       log.warn(
           "acquire of {} counts as failed: {}; {} ({} ms) ends, as deleting {} failed too: {}",
@@ -474,12 +419,12 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
   @Override
   public Tally renew(Row row, long ttlMillis) throws InterruptedException {
     long began = System.nanoTime();
-    try (Connection c = borrow()) {
+    try (Connection c = connections.borrow()) {
       // Every row of the lease in one transaction, in sorted order: all extended, or none (a row
       // that is no longer ours rolls the others back, and the renewal is refused).
       List<String> resources = row.rows();
       long updated =
-          inTransaction(
+          Transaction.run(
               c,
               () -> {
                 try (PreparedStatement s = c.prepareStatement(dialect.extend(table))) {
@@ -496,13 +441,11 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
                   return 1;
                 }
               });
-      Duration took = Duration.ofNanos(System.nanoTime() - began);
       return updated == 1
-          ? new SingleAnswer(true, new NodeOutcome(name, NodeOutcome.Status.OK, "", took), null)
-          : new SingleAnswer(
-              false, new NodeOutcome(name, NodeOutcome.Status.REFUSED, NOT_OWNER, took), null);
+          ? answer(NodeOutcome.Status.OK, "", began, null)
+          : answer(NodeOutcome.Status.REFUSED, NOT_OWNER, began, null);
     } catch (SQLException e) {
-      return new SingleAnswer(false, failure(e, began), e);
+      return failure(e, began);
     }
   }
 
@@ -512,10 +455,10 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
    */
   @Override
   public void giveBack(Row row) {
-    owed(
+    Connections.owed(
         () -> {
-          try (Connection c = borrowUninterrupted()) {
-            inTransaction(c, () -> deleteAll(c, row.rows(), row.request().token()));
+          try (Connection c = connections.borrowUninterrupted()) {
+            Transaction.run(c, () -> deleteAll(c, row.rows(), row.request().token()));
           } catch (SQLException e) {
             // The row expires on its own; nobody else's row can be touched (owner-checked).
             log.warn(
@@ -531,187 +474,23 @@ final class JdbcLeaseStore implements LeaseStore<JdbcLeaseStore.Row> {
     rows.forEach(this::giveBack);
   }
 
-  /**
-   * A connection from the DataSource within the timeout, like a statement: a pool that is exhausted
-   * or cannot connect fails the operation then, not after its own wait (HikariCP's is 30 s by
-   * default). The wait runs on a thread of ours; when it gives up, the thread is interrupted, and a
-   * connection that still comes is closed at once.
-   *
-   * @throws SQLTimeoutException when none came within the timeout
-   */
-  private Connection borrow() throws SQLException, InterruptedException {
-    return borrow(true);
-  }
-
-  /**
-   * @param interruptible false: an interrupt does not end the wait (bounded all the same), and the
-   *     flag is set again afterwards
-   */
-  private Connection borrow(boolean interruptible) throws SQLException, InterruptedException {
-    CompletableFuture<Connection> borrowed = new CompletableFuture<>();
-    Future<?> waiting;
-    try {
-      waiting = connector.submit(() -> lend(borrowed));
-    } catch (RejectedExecutionException e) {
-      throw new SQLException("the lock service is closed", e);
-    }
-    long deadline = System.nanoTime() + timeout.toNanos();
-    boolean interrupted = false;
-    try {
-      while (true) {
-        try {
-          return borrowed.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-          if (interruptible) {
-            throw e;
-          }
-          interrupted = true; // a release is still owed: go on waiting, within the timeout
-        }
-      }
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof SQLException sql) {
-        throw sql;
-      }
-      if (e.getCause() instanceof RuntimeException unchecked) {
-        throw unchecked;
-      }
-      throw (Error) e.getCause(); // lend passes on nothing else
-    } catch (TimeoutException e) {
-      giveUp(borrowed, waiting);
-      throw new SQLTimeoutException(
-          "no connection from the DataSource within nodeTimeout ("
-              + timeout.toMillis()
-              + " ms): the pool is exhausted or cannot reach the database");
-    } catch (InterruptedException e) {
-      giveUp(borrowed, waiting);
-      throw e;
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
-  }
-
-  /**
-   * {@link #borrow} for what is owed whatever the caller's interrupt (a release, deleting a row a
-   * lost commit may have left): an interrupt, from before or while waiting, neither stops nor
-   * shortens it, and stays set. Call with the flag cleared ({@link #owed}).
-   */
-  private Connection borrowUninterrupted() throws SQLException {
-    try {
-      return borrow(false);
-    } catch (InterruptedException e) {
-      throw new AssertionError("borrow(false) does not throw InterruptedException", e);
-    }
-  }
-
-  /**
-   * Runs {@code work} with the interrupt flag cleared (JDBC drivers may react to it), then sets it
-   * again if it was set.
-   */
-  private static void owed(Runnable work) {
-    boolean interrupted = Thread.interrupted();
-    try {
-      work.run();
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
-  }
-
-  /** On a thread of ours: a connection for {@code borrowed}, closed if nobody wants it anymore. */
-  private void lend(CompletableFuture<Connection> borrowed) {
-    if (borrowed.isDone()) {
-      return; // given up while queued
-    }
-    try {
-      Connection c = dataSource.getConnection();
-      if (!borrowed.complete(c)) {
-        c.close(); // came after the caller gave up
-      }
-    } catch (SQLException | RuntimeException | Error e) {
-      borrowed.completeExceptionally(e);
-    }
-  }
-
-  private static void giveUp(CompletableFuture<Connection> borrowed, Future<?> waiting) {
-    if (borrowed.cancel(false)) {
-      waiting.cancel(true); // a pool that waits interruptibly (HikariCP does) stops waiting
-    } else if (!borrowed.isCompletedExceptionally()) {
-      try {
-        borrowed.join().close(); // it came just as we gave up
-      } catch (SQLException e) {
-        log.debug("could not close a connection nobody wants: {}", e.toString());
-      }
-    }
-  }
-
   /** The pool is the caller's; the threads waiting on it are ours, and stop. */
   @Override
   public void close() {
-    connector.shutdownNow();
+    connections.close();
   }
 
-  private NodeOutcome failure(SQLException e, long began) {
+  /** The database's answer, timed from {@code began}: a yes if {@code status} is OK. */
+  private SingleAnswer answer(NodeOutcome.Status status, String detail, long began, Throwable e) {
     Duration took = Duration.ofNanos(System.nanoTime() - began);
+    return new SingleAnswer(
+        status == NodeOutcome.Status.OK, new NodeOutcome(name, status, detail, took), e);
+  }
+
+  private SingleAnswer failure(SQLException e, long began) {
     NodeOutcome.Status status =
         e instanceof SQLTimeoutException ? NodeOutcome.Status.TIMED_OUT : NodeOutcome.Status.FAILED;
-    return new NodeOutcome(
-        name, status, e.getClass().getSimpleName() + ": " + e.getMessage(), took);
-  }
-
-  /** One statement group, committed (or rolled back), with the connection's settings restored. */
-  interface Work {
-    long run() throws SQLException;
-  }
-
-  /**
-   * A commit that failed or whose answer never came (the link broke after it was sent): it may have
-   * taken effect or not. {@code result} is what the work had returned.
-   */
-  static final class UnknownCommit extends SQLException {
-    private static final long serialVersionUID = 1L;
-    final long result;
-
-    UnknownCommit(long result, SQLException cause) {
-      super("its commit failed or went unanswered (" + cause + ")", cause.getSQLState(), cause);
-      this.result = result;
-    }
-  }
-
-  static long inTransaction(Connection c, Work work) throws SQLException {
-    boolean autoCommit = c.getAutoCommit();
-    if (autoCommit) {
-      c.setAutoCommit(false);
-    }
-    try {
-      long result = work.run();
-      try {
-        c.commit();
-      } catch (SQLException e) {
-        throw new UnknownCommit(result, e);
-      }
-      return result;
-    } catch (SQLException | RuntimeException e) {
-      try {
-        c.rollback();
-      } catch (SQLException rollback) {
-        e.addSuppressed(rollback);
-      }
-      throw e;
-    } finally {
-      if (autoCommit) {
-        try {
-          c.setAutoCommit(true);
-        } catch (SQLException e) {
-          // Only a broken connection refuses, and the outcome is decided: it must not be replaced
-          // (an acquisition committed, then reported failed, would leave a row nobody owns).
-          log.debug(
-              "could not restore autocommit; the pool drops a broken connection: {}", e.toString());
-        }
-      }
-    }
+    return answer(status, e.getClass().getSimpleName() + ": " + e.getMessage(), began, e);
   }
 
   @Override
