@@ -18,9 +18,9 @@ import java.util.stream.Collectors;
 
 /**
  * The {@code redlock.*} properties, one row per key: its name, how its text is read and which
- * builder method it sets. The one list {@link RedlockConfig#fromProperties} reads, whose keys its
- * javadoc and {@code docs/configuration.md} name; a test compares the three, so none can drift from
- * the others. The builder methods check the values read, so a rule is never checked here too.
+ * builder method it sets. The javadoc of {@link RedlockConfig#fromProperties} and {@code
+ * docs/configuration.md} name the same keys (a test compares the three). The builder methods check
+ * the values read, so a rule is never checked here too.
  */
 final class ConfigProperties {
   static final String PREFIX = "redlock.";
@@ -119,11 +119,7 @@ final class ConfigProperties {
     return ROWS.stream().filter(Row::shared).map(Row::key).toList();
   }
 
-  /**
-   * Applies the {@code redlock.*} properties to {@code builder}, which {@code hasNodes} or {@code
-   * hasStore} already: {@code redlock.nodes} is required unless it has either; with a store, a key
-   * of the Redis nodes alone is an error.
-   */
+  /** {@link Builder#properties}, on a builder that {@code hasNodes} or {@code hasStore} already. */
   static Builder apply(Properties properties, Builder builder, boolean hasNodes, boolean hasStore) {
     Objects.requireNonNull(properties, "properties must not be null");
     for (String key : properties.stringPropertyNames()) {

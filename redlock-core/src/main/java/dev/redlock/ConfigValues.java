@@ -18,15 +18,6 @@ import javax.net.ssl.SSLSocketFactory;
  * ({@link #check}, {@link #between}), those that span settings by {@link #checked()}.
  */
 final class ConfigValues implements Cloneable {
-  /**
-   * Attempts in flight per processor: more than the processors can move along within the timeout
-   * only queue, and their replies come too late to count.
-   */
-  static final int ATTEMPTS_IN_FLIGHT_PER_PROCESSOR = 8;
-
-  /** Enough for the nodes to bound throughput; a round waits behind at most 63 others. */
-  static final int ATTEMPTS_IN_FLIGHT_CEILING = 64;
-
   List<NodeUri> nodes = new ArrayList<>();
   int quorum; // 0: the default majority, computed by checked()
   String keyPrefix = RedlockConfig.DEFAULT_KEY_PREFIX;
@@ -40,20 +31,23 @@ final class ConfigValues implements Cloneable {
   Duration retryDelay = Duration.ofMillis(200);
   Duration retryJitter = Duration.ofMillis(100);
   int maxAttemptsInFlight = defaultMaxAttemptsInFlight();
-  double renewalFraction = 1.0 / 3; // two renewals may fail to arrive before the lease runs out
+  double renewalFraction = 1.0 / 3;
   Duration maxHold = Duration.ofHours(1); // long for batch jobs, short of a hung working day
   TaskInterruption taskInterruption = TaskInterruption.ON_LEASE_LOSS;
   Duration maxTtl = RedlockConfig.DEFAULT_MAX_TTL;
   List<RedlockListener> listeners = new ArrayList<>();
 
-  /** 8 per processor the JVM may use, at most 64. */
   static int defaultMaxAttemptsInFlight() {
     return defaultMaxAttemptsInFlight(Runtime.getRuntime().availableProcessors());
   }
 
+  /**
+   * 8 per processor: more than the processors move along within the timeout only queue, and their
+   * replies come too late to count. At most 64: enough for the nodes to bound throughput, and a
+   * round waits behind at most 63 others.
+   */
   static int defaultMaxAttemptsInFlight(int processors) {
-    return Math.min(
-        ATTEMPTS_IN_FLIGHT_CEILING, ATTEMPTS_IN_FLIGHT_PER_PROCESSOR * Math.max(1, processors));
+    return Math.min(64, 8 * Math.max(1, processors));
   }
 
   /** {@code value}, if {@code holds}; else an error naming {@code name}, the rule and the value. */

@@ -1,5 +1,6 @@
 package dev.redlock;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 
@@ -17,10 +18,7 @@ public class LeaseLostException extends RedlockException {
   public enum Reason {
     /** A renewal reached no quorum in time: the nodes no longer (provably) hold the lease. */
     RENEWAL_FAILED,
-    /**
-     * The validity ran out without a successful renewal (none was asked for, or none came back in
-     * time).
-     */
+    /** The validity ran out without a successful renewal (none asked for, or none back in time). */
     EXPIRED,
     /** Renewal stopped by policy: the lease was held for {@code maxHold}. */
     MAX_HOLD_REACHED
@@ -70,7 +68,7 @@ public class LeaseLostException extends RedlockException {
       Reason reason,
       List<NodeOutcome> outcomes,
       int quorum,
-      java.time.Duration maxHold,
+      Duration maxHold,
       boolean closed) {
     String lease = "lease on '" + resource + "' lost";
     String why =

@@ -5,8 +5,7 @@ import java.util.Objects;
 
 /**
  * The lock could not be acquired: it is held elsewhere, or a quorum of nodes could not be reached
- * in time. The message and {@link #nodeOutcomes()} say which node answered what in the last
- * attempt.
+ * in time. The message and {@link #nodeOutcomes()} say what each node answered in the last attempt.
  *
  * <p>{@link #reason()} separates "busy" from "broken": {@link Reason#HELD_ELSEWHERE} is normal
  * contention; the other reasons mean the nodes, the network or the client are in trouble.

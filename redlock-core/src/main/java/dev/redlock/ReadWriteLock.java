@@ -79,8 +79,7 @@ public interface ReadWriteLock {
      * @param <E> what the task may throw
      * @return what the task returned
      * @throws E what the task threw, unchanged
-     * @throws LockUnavailableException if the lock was not won within {@code maxWait}; the task did
-     *     not run
+     * @throws LockUnavailableException if not won within {@code maxWait}; the task did not run
      * @throws InterruptedException if interrupted while waiting to acquire; the task did not run
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException for a bad ttl, a ttl too short to renew, or a negative

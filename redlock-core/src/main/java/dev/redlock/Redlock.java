@@ -164,8 +164,7 @@ public final class Redlock implements AutoCloseable {
    * @param ttl how long the store keeps the lock if it is never released
    * @param maxWait how long to keep trying; zero means one attempt
    * @return the future lease
-   * @throws IllegalArgumentException for a blank resource, a bad ttl or a negative maxWait (at
-   *     once)
+   * @throws IllegalArgumentException for a blank resource, a bad ttl or a negative maxWait, at once
    * @throws NullPointerException if an argument is null
    * @throws IllegalStateException if this Redlock is closed
    */
@@ -253,8 +252,7 @@ public final class Redlock implements AutoCloseable {
    * @param ttl how long the nodes keep the lock if it is never released
    * @param maxWait how long to keep trying; zero means one attempt
    * @return the lease
-   * @throws LockUnavailableException if the lock was not won in time, with the last attempt's
-   *     account
+   * @throws LockUnavailableException if not won in time, with the last attempt's account
    * @throws InterruptedException if the thread was interrupted while waiting; nothing is held
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException for a blank resource, a bad ttl (see {@link #tryAcquire}), or
@@ -279,8 +277,7 @@ public final class Redlock implements AutoCloseable {
    * @param task the work; may throw a checked exception
    * @return what the task returned
    * @throws E what the task threw, unchanged
-   * @throws LockUnavailableException if the lock was not won within {@code maxWait}; the task did
-   *     not run
+   * @throws LockUnavailableException if not won within {@code maxWait}; the task did not run
    * @throws InterruptedException if interrupted while waiting to acquire; the task did not run
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException for a blank resource, a bad ttl or maxWait, or a ttl too short
@@ -317,9 +314,8 @@ public final class Redlock implements AutoCloseable {
   }
 
   /**
-   * Locks every one of {@code resources} at once ({@link #tryAcquireAll}), retrying after {@code
-   * retryDelay} plus a random jitter until it is won or {@code maxWait} is spent, as {@link
-   * #acquire}.
+   * Locks every one of {@code resources} at once ({@link #tryAcquireAll}), retrying as {@link
+   * #acquire} until it is won or {@code maxWait} is spent.
    *
    * @param resources the names to lock, 1 to {@link #MAX_RESOURCES} of them
    * @param ttl how long the nodes keep every key if the lease is never released
@@ -347,8 +343,7 @@ public final class Redlock implements AutoCloseable {
    * @param task the work; may throw a checked exception
    * @return what the task returned
    * @throws E what the task threw, unchanged
-   * @throws LockUnavailableException if the set was not won within {@code maxWait}; the task did
-   *     not run
+   * @throws LockUnavailableException if not won within {@code maxWait}; the task did not run
    * @throws InterruptedException if interrupted while waiting to acquire; the task did not run
    * @throws NullPointerException as {@link #acquireAll}, or if {@code task} is null
    * @throws IllegalArgumentException as {@link #acquireAll}, or for a ttl too short to renew

@@ -84,8 +84,7 @@ public interface Semaphore {
    *
    * @return what the task returned
    * @throws E what the task threw, unchanged
-   * @throws LockUnavailableException if no permit was won within {@code maxWait}; the task did not
-   *     run
+   * @throws LockUnavailableException if no permit was won in time; the task did not run
    * @throws InterruptedException if interrupted while waiting to acquire; the task did not run
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException for a bad ttl or maxWait, or a ttl too short to renew (see

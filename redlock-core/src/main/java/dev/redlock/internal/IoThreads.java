@@ -1,6 +1,5 @@
 package dev.redlock.internal;
 
-import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
@@ -31,17 +30,12 @@ public final class IoThreads {
     };
   }
 
-  /** Up to {@code maxThreads} I/O threads, idle ones ending after 30 s. */
+  /**
+   * Up to {@code maxThreads} I/O threads, idle ones ending after 30 s. No queue: a task finds a
+   * free thread or gets a new one up to the bound; past it, it is rejected, never made to wait.
+   */
   public static ExecutorService create(int maxThreads) {
-    ThreadFactory factory = daemonThreads(NAME_PREFIX);
-    // A hand-off queue: a request either finds a free thread or gets a new one up to the bound;
-    // past it, it is rejected and counts as a failed vote instead of waiting in a queue.
     return new ThreadPoolExecutor(
-        0,
-        maxThreads,
-        Duration.ofSeconds(30).toNanos(),
-        TimeUnit.NANOSECONDS,
-        new SynchronousQueue<>(),
-        factory);
+        0, maxThreads, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), daemonThreads(NAME_PREFIX));
   }
 }

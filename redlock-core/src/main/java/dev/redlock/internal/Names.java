@@ -23,11 +23,7 @@ public final class Names {
    *     store refuses (too long for a table's key, the nodes' reserved marks)
    */
   public static String[] permitResources(String name, int permits, Consumer<String> checkResource) {
-    Objects.requireNonNull(name, "name must not be null");
-    if (name.isBlank()) {
-      throw new IllegalArgumentException("name must not be blank, was '" + name + "'");
-    }
-    if (name.contains(PERMIT_MARK)) {
+    if (requireNotBlank(name).contains(PERMIT_MARK)) {
       throw new IllegalArgumentException(
           "name must not contain '"
               + PERMIT_MARK
@@ -64,14 +60,18 @@ public final class Names {
    * @throws IllegalArgumentException if {@code name} is blank or the store refuses it
    */
   public static void checkReadWriteName(String name, Consumer<String> checkResource) {
-    Objects.requireNonNull(name, "name must not be null");
-    if (name.isBlank()) {
-      throw new IllegalArgumentException("name must not be blank, was '" + name + "'");
-    }
+    requireNotBlank(name);
     try {
       checkResource.accept(name);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("name: " + e.getMessage(), e);
     }
+  }
+
+  private static String requireNotBlank(String name) {
+    if (Objects.requireNonNull(name, "name must not be null").isBlank()) {
+      throw new IllegalArgumentException("name must not be blank, was '" + name + "'");
+    }
+    return name;
   }
 }

@@ -3,6 +3,7 @@ package dev.redlock.internal;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 
 /**
  * A short, one-way name for an owner token: the first 8 hex characters of its SHA-256. Logs, events
@@ -16,12 +17,7 @@ public final class TokenHash {
     try {
       byte[] digest =
           MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.US_ASCII));
-      StringBuilder hex = new StringBuilder(8);
-      for (int i = 0; i < 4; i++) {
-        hex.append(Character.forDigit((digest[i] >> 4) & 0xf, 16))
-            .append(Character.forDigit(digest[i] & 0xf, 16));
-      }
-      return hex.toString();
+      return HexFormat.of().formatHex(digest, 0, 4);
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is required of every JVM", e);
     }

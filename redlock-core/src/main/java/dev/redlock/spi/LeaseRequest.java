@@ -42,13 +42,9 @@ public record LeaseRequest(
     resources = List.copyOf(resources);
     Objects.requireNonNull(token, "token must not be null");
     if (shape == Shape.ALL ? resources.size() < 2 : resources.size() != 1) {
+      String count = shape == Shape.ALL ? "2 or more" : "1";
       throw new IllegalArgumentException(
-          "resources of a "
-              + shape
-              + " request must be "
-              + (shape == Shape.ALL ? "2 or more" : "1")
-              + ", were "
-              + resources.size());
+          "resources of a " + shape + " request must be " + count + ", were " + resources.size());
     }
     if (ttlMillis <= 0) {
       throw new IllegalArgumentException("ttlMillis must be positive, was " + ttlMillis);
@@ -65,15 +61,8 @@ public record LeaseRequest(
   /** Shows the shape, name and times; never the owner token, which must not reach a log. */
   @Override
   public String toString() {
-    return "LeaseRequest{"
-        + shape
-        + " "
-        + name()
-        + ", ttl "
-        + ttlMillis
-        + " ms"
-        + (intentMillis > 0 ? ", intent " + intentMillis + " ms" : "")
-        + "}";
+    String intent = intentMillis > 0 ? ", intent " + intentMillis + " ms" : "";
+    return "LeaseRequest{" + shape + " " + name() + ", ttl " + ttlMillis + " ms" + intent + "}";
   }
 
   /** What logs and messages call the lease: its resource or lock name, or the set as text. */
