@@ -26,6 +26,7 @@ import org.slf4j.LoggerFactory;
  */
 final class LeaseEngine<H extends LeaseStore.Held> {
   private static final Logger log = LoggerFactory.getLogger(LeaseEngine.class);
+  static final String CLOSED = "this Redlock is closed";
 
   // What the leases, acquisitions and semaphores of this engine share:
   final RedlockConfig settings;
@@ -126,7 +127,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
       }
     }
     if (closedWhileWinning) {
-      throw new IllegalStateException(closedMessage() + " while the attempt was won (given back)");
+      throw new IllegalStateException(CLOSED + " while the attempt was won (given back)");
     }
     if (lease != null) {
       events.lease(
@@ -223,12 +224,10 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     }
   }
 
-  /** The longest retry pause: the delay and all of its jitter. */
   long longestPauseNanos() {
     return settings.retryDelay().toNanos() + settings.retryJitter().toNanos();
   }
 
-  /** The pause before trying again: {@code retryDelay} plus random jitter. */
   long pauseNanos() {
     long jitter = settings.retryJitter().toNanos();
     return settings.retryDelay().toNanos()
@@ -237,12 +236,8 @@ final class LeaseEngine<H extends LeaseStore.Held> {
 
   void ensureOpen() {
     if (closed.get()) {
-      throw new IllegalStateException(closedMessage());
+      throw new IllegalStateException(CLOSED);
     }
-  }
-
-  String closedMessage() {
-    return "this Redlock is closed";
   }
 
   /**

@@ -73,7 +73,6 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     return target.resources();
   }
 
-  /** What this lease holds: one resource, a set, or a side of a read-write lock. */
   Target target() {
     return target;
   }
@@ -265,12 +264,10 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     }
   }
 
-  /** Until when, on the engine's clock, the lease is valid as things stand. */
   long validUntil() {
     return validUntil;
   }
 
-  /** The start of the extend (or acquisition) that gave the validity kept. */
   synchronized long renewedFrom() {
     return renewedFrom;
   }
