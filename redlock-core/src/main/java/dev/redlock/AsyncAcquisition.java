@@ -24,7 +24,6 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
   private final Function<Lease, T> won;
   private final T heldElsewhere;
 
-  /** What the caller holds. */
   final CompletableFuture<T> result = new CompletableFuture<>();
 
   // Guarded by this: the thread running an attempt (to interrupt), the retry scheduled.
@@ -75,7 +74,6 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
     return result;
   }
 
-  /** Hands the next attempt to an async attempt thread. */
   private void submit() {
     if (result.isDone()) {
       return;

@@ -51,8 +51,7 @@ final class AsyncAttempts {
       acquisition.result.completeExceptionally(
           new RedlockException(
               QUEUE
-                  + " asynchronous acquisitions are pending already on this Redlock: not"
-                  + " started"));
+                  + " asynchronous acquisitions are pending already on this Redlock: not started"));
       return;
     }
     pending.add(acquisition);

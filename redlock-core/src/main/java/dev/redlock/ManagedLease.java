@@ -201,9 +201,8 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   }
 
   /**
-   * At close: stops renewing. True if the lease was kept alive, so a holder may still work under
-   * it: close leaves it to that holder until released or its validity runs out. False if nobody
-   * keeps it alive (or it was lost): close gives it back.
+   * At close: stops renewing. True if kept alive: a holder may still work under it, so close waits
+   * for it. False if nobody keeps it alive (or it was lost): close gives it back.
    */
   synchronized boolean stopRenewingForClose() {
     if (released || lost != null || renewal == null || runner == Thread.currentThread()) {
