@@ -39,11 +39,7 @@ final class Acquisitions<H extends LeaseStore.Held> {
       attempt = engine.attempt(target, ttlMillis, WriterIntent.NONE, false, 0);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new RedlockException(
-          "interrupted while acquiring "
-              + target.describe()
-              + "; nothing is held (what was sent is rolled back)",
-          e);
+      throw Attempt.interrupted(target.describe(), e);
     }
     if (attempt.lease != null) {
       return Optional.of(attempt.lease);

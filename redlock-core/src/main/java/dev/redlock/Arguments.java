@@ -95,9 +95,14 @@ final class Arguments {
     if (maxWait.isNegative()) {
       throw new IllegalArgumentException("maxWait must be >= 0, was " + maxWait);
     }
+    return saturatedNanos(maxWait);
+  }
+
+  /** {@code duration} in nanoseconds, or {@link Long#MAX_VALUE} past what a long holds. */
+  static long saturatedNanos(Duration duration) {
     try {
-      return maxWait.toNanos();
-    } catch (ArithmeticException e) {
+      return duration.toNanos();
+    } catch (ArithmeticException tooLong) {
       return Long.MAX_VALUE;
     }
   }

@@ -24,7 +24,6 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
   private final Function<Lease, T> won;
   private final T heldElsewhere;
 
-  /** What the caller holds. */
   final CompletableFuture<T> result = new CompletableFuture<>();
 
   // Guarded by this: the thread running an attempt (to interrupt), the retry scheduled.
@@ -75,7 +74,6 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
     return result;
   }
 
-  /** Hands the next attempt to an async attempt thread. */
   private void submit() {
     if (result.isDone()) {
       return;
@@ -85,7 +83,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
     } catch (RejectedExecutionException e) {
       fail(
           engine.isClosed()
-              ? new IllegalStateException(engine.closedMessage(), e)
+              ? new IllegalStateException(LeaseEngine.CLOSED, e)
               : new RedlockException(
                   "no room in the asynchronous attempt queue; '" + resource + "' was not tried",
                   e));
@@ -103,12 +101,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
     try {
       attempt = tries.attempt();
     } catch (InterruptedException e) {
-      fail(
-          new RedlockException(
-              "interrupted while acquiring '"
-                  + resource
-                  + "'; nothing is held (what was sent is rolled back)",
-              e));
+      fail(Attempt.interrupted("'" + resource + "'", e));
       return;
     } catch (Throwable e) { // a store may throw anything; the future must still complete
       fail(e);
@@ -132,7 +125,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
     }
     if (once) {
       if (attempt.reason == Reason.HELD_ELSEWHERE) {
-        complete(() -> result.complete(heldElsewhere));
+        engine.watchdog.completion(() -> result.complete(heldElsewhere));
       } else {
         fail(attempt.failure(resource, 1, 0)); // as tryAcquire: the attempt's own account
       }
@@ -157,7 +150,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
       }
     }
     if (closed) {
-      fail(new IllegalStateException(engine.closedMessage()));
+      fail(new IllegalStateException(LeaseEngine.CLOSED));
     }
   }
 
@@ -167,7 +160,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
       releaseUnclaimed(lease); // here, on the attempt thread: close() waits for these
       return;
     }
-    complete(
+    engine.watchdog.completion(
         () -> {
           if (!result.complete(won.apply(lease))) {
             releaseUnclaimed(lease); // completed (cancelled, closed) as it won
@@ -186,11 +179,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
   }
 
   private void fail(Throwable error) {
-    complete(() -> result.completeExceptionally(error));
-  }
-
-  private void complete(Runnable completion) {
-    engine.watchdog.completion(completion);
+    engine.watchdog.completion(() -> result.completeExceptionally(error));
   }
 
   /** No retry, and an attempt in flight is interrupted (it rolls back). */
@@ -206,7 +195,7 @@ final class AsyncAcquisition<H extends LeaseStore.Held, T> {
 
   /** The service closes: what is still pending fails, and stops. */
   void closed() {
-    result.completeExceptionally(new IllegalStateException(engine.closedMessage()));
+    result.completeExceptionally(new IllegalStateException(LeaseEngine.CLOSED));
     stop();
   }
 }

@@ -1,6 +1,5 @@
 package dev.redlock;
 
-import dev.redlock.internal.IoThreads;
 import java.util.ArrayList;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -27,20 +26,11 @@ final class AsyncAttempts {
 
   private final BooleanSupplier closed;
   private final Set<AsyncAcquisition<?, ?>> pending = ConcurrentHashMap.newKeySet();
-  private final ThreadPoolExecutor pool; // its threads start on first use, end when idle
+  private final ThreadPoolExecutor pool;
 
-  /** {@code closed} tells whether the service is closed. */
   AsyncAttempts(BooleanSupplier closed) {
     this.closed = closed;
-    this.pool =
-        new ThreadPoolExecutor(
-            THREADS,
-            THREADS,
-            30,
-            TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(QUEUE),
-            IoThreads.daemonThreads(THREAD_PREFIX));
-    pool.allowCoreThreadTimeOut(true);
+    this.pool = Watchdog.pool(THREADS, THREAD_PREFIX, new LinkedBlockingQueue<>(QUEUE));
   }
 
   Executor threads() {
@@ -61,8 +51,7 @@ final class AsyncAttempts {
       acquisition.result.completeExceptionally(
           new RedlockException(
               QUEUE
-                  + " asynchronous acquisitions are pending already on this Redlock: not"
-                  + " started"));
+                  + " asynchronous acquisitions are pending already on this Redlock: not started"));
       return;
     }
     pending.add(acquisition);

@@ -32,6 +32,13 @@ final class Attempt<H extends LeaseStore.Held> {
     this.quorum = store.quorum();
   }
 
+  /** The failure of an interrupted attempt on {@code what}, which rolled back. */
+  static RedlockException interrupted(String what, InterruptedException e) {
+    return new RedlockException(
+        "interrupted while acquiring " + what + "; nothing is held (what was sent is rolled back)",
+        e);
+  }
+
   /** Yes votes that came after the decision (rolled back): said, so the account adds up. */
   private String lateYes() {
     int late = vote.tally().yes() - vote.yes();

@@ -25,7 +25,6 @@ final class AttemptTurns {
     this.turns = new Semaphore(size, true);
   }
 
-  /** Whether this thread holds a turn already (an attempt nested in its own). */
   boolean heldHere() {
     return held.get() != null;
   }
@@ -44,7 +43,6 @@ final class AttemptTurns {
     return true;
   }
 
-  /** Gives this thread's turn back. */
   void end() {
     held.set(null); // not remove(): the thread's entry stays, so the next set allocates none
     turns.release();
@@ -66,7 +64,6 @@ final class AttemptTurns {
     return taken ? all : 0;
   }
 
-  /** Gives back what {@link #takeAllForClose} took. */
   void giveBack(int taken) {
     turns.release(taken);
   }

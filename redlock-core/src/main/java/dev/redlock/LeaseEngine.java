@@ -26,6 +26,7 @@ import org.slf4j.LoggerFactory;
  */
 final class LeaseEngine<H extends LeaseStore.Held> {
   private static final Logger log = LoggerFactory.getLogger(LeaseEngine.class);
+  static final String CLOSED = "this Redlock is closed";
 
   // What the leases, acquisitions and semaphores of this engine share:
   final RedlockConfig settings;
@@ -126,7 +127,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
       }
     }
     if (closedWhileWinning) {
-      throw new IllegalStateException(closedMessage() + " while the attempt was won (given back)");
+      throw new IllegalStateException(CLOSED + " while the attempt was won (given back)");
     }
     if (lease != null) {
       events.lease(
@@ -150,11 +151,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
       return new Attempt<>(lease, null, vote, now - start, validUntil - now, store);
     }
     if (taken != null) { // given back above: free again, so the first in line may ask
-      if (target.isSide()) {
-        wakeSides(target.name(), target.shape());
-      } else {
-        releasedHere(target.line(), 0, false);
-      }
+      releasedHere(target, 0, false);
     }
     Reason reason = whyLost(vote, now - validUntil >= 0);
     if (log.isDebugEnabled()) {
@@ -201,34 +198,20 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     Target target = lease.target();
     if (target.isSide()) {
       store.giveBack(lease.held());
-      wakeSides(target.name(), target.shape()); // after the store answered, as below
+      releasedHere(target, 0, false); // after the store answered, as below
       return;
     }
     // Before the store is asked: the nodes' word on this release may come before its answer.
     waiters.releasing(target.line(), lease.fencingToken());
     boolean othersWait = store.giveBackToWaiters(lease.held());
     // After the store answered: the woken thread's take follows this release on every node.
-    releasedHere(target.line(), lease.fencingToken(), othersWait);
+    releasedHere(target, lease.fencingToken(), othersWait);
   }
 
-  /**
-   * Wakes the first waiting for a side of the read-write lock {@code name}, a lease of {@code side}
-   * just given back: the writers, and after a write lease the readers too (readers never wait for a
-   * read lease).
-   */
-  private void wakeSides(String name, Shape side) {
-    waiters.released(Target.side(name, Shape.WRITE).line(), 0, false);
-    if (side == Shape.WRITE) {
-      waiters.released(Target.side(name, Shape.READ).line(), 0, false);
-    }
-  }
-
-  /** The longest retry pause: the delay and all of its jitter. */
   long longestPauseNanos() {
     return settings.retryDelay().toNanos() + settings.retryJitter().toNanos();
   }
 
-  /** The pause before trying again: {@code retryDelay} plus random jitter. */
   long pauseNanos() {
     long jitter = settings.retryJitter().toNanos();
     return settings.retryDelay().toNanos()
@@ -237,12 +220,8 @@ final class LeaseEngine<H extends LeaseStore.Held> {
 
   void ensureOpen() {
     if (closed.get()) {
-      throw new IllegalStateException(closedMessage());
+      throw new IllegalStateException(CLOSED);
     }
-  }
-
-  String closedMessage() {
-    return "this Redlock is closed";
   }
 
   /**
@@ -289,10 +268,9 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   }
 
   /**
-   * Waits until each kept-alive lease is given back by its holder or its validity runs out (lost,
-   * the task interrupted), renewal stopped: a job still running at shutdown keeps its lock to the
-   * end of its validity, never less. Through interrupts: the bound is the validity. A lost lease is
-   * not given back: its keys run out on the nodes, no sooner than the holder was told.
+   * Waits for each kept-alive lease ({@link ManagedLease#awaitReleaseOrLoss}): a job still running
+   * at shutdown keeps its lock to the end of its validity, never less. A lost lease is not given
+   * back: its keys run out on the nodes, no sooner than the holder was told.
    */
   private void awaitHolders(List<ManagedLease<H>> keptAlive, long graceNanos) {
     if (keptAlive.isEmpty()) {
@@ -316,11 +294,21 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   }
 
   /**
-   * This service gave back what {@code waitingFor} keys, the lease of {@code fencingToken} (0 if
-   * none was handed out): the first in its line may ask at once, and, for a semaphore's permit, the
-   * first waiting for that semaphore (looked for only while some line exists).
+   * This service gave back a lease of {@code target}, of {@code fencingToken} (0 if none was handed
+   * out): the first in its line may ask at once, and, for a semaphore's permit, the first waiting
+   * for that semaphore (looked for only while some line exists). For a side of a read-write lock:
+   * the first writer, and after a write lease the first reader too (readers never wait for a read
+   * lease).
    */
-  private void releasedHere(Object waitingFor, long fencingToken, boolean othersWait) {
+  private void releasedHere(Target target, long fencingToken, boolean othersWait) {
+    if (target.isSide()) {
+      waiters.released(Target.side(target.name(), Shape.WRITE).line(), 0, false);
+      if (target.shape() == Shape.WRITE) {
+        waiters.released(Target.side(target.name(), Shape.READ).line(), 0, false);
+      }
+      return;
+    }
+    Object waitingFor = target.line();
     waiters.released(waitingFor, fencingToken, othersWait);
     if (waitingFor instanceof String resource
         && waiters.lineCount() > 0

@@ -27,7 +27,6 @@ final class Listeners {
     return listeners.isEmpty();
   }
 
-  /** An event about an attempt (no lease). */
   void attempt(
       LockEvent.Kind kind,
       String resource,
@@ -51,7 +50,6 @@ final class Listeners {
     }
   }
 
-  /** An event about a lease. */
   void lease(
       LockEvent.Kind kind,
       ManagedLease<?> lease,

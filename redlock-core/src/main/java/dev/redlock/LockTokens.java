@@ -19,7 +19,6 @@ final class LockTokens {
   private int used = drawn.length; // bytes of `drawn` handed out already: none drawn yet
   private final byte[] hex = new byte[2 * TOKEN_BYTES];
 
-  /** A new, unpredictable token. Thread-safe. */
   public synchronized String next() {
     if (used == drawn.length) {
       random.nextBytes(drawn);

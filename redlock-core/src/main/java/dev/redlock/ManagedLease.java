@@ -73,7 +73,6 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     return target.resources();
   }
 
-  /** What this lease holds: one resource, a set, or a side of a read-write lock. */
   Target target() {
     return target;
   }
@@ -202,9 +201,8 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   }
 
   /**
-   * At close: stops renewing. True if the lease was kept alive, so a holder may still work under
-   * it: close leaves it to that holder until released or its validity runs out. False if nobody
-   * keeps it alive (or it was lost): close gives it back.
+   * At close: stops renewing. True if kept alive: a holder may still work under it, so close waits
+   * for it. False if nobody keeps it alive (or it was lost): close gives it back.
    */
   synchronized boolean stopRenewingForClose() {
     if (released || lost != null || renewal == null || runner == Thread.currentThread()) {
@@ -265,12 +263,10 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     }
   }
 
-  /** Until when, on the engine's clock, the lease is valid as things stand. */
   long validUntil() {
     return validUntil;
   }
 
-  /** The start of the extend (or acquisition) that gave the validity kept. */
   synchronized long renewedFrom() {
     return renewedFrom;
   }

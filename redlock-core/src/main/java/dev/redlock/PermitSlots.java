@@ -92,11 +92,7 @@ final class PermitSlots<H extends LeaseStore.Held> implements Semaphore {
       round = round(ttlMillis, false, 0, false);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new RedlockException(
-          "interrupted while acquiring a permit of '"
-              + name
-              + "'; nothing is held (what was sent is rolled back)",
-          e);
+      throw Attempt.interrupted("a permit of '" + name + "'", e);
     }
     if (round.attempt.lease != null) {
       return Optional.of(round.attempt.lease);

@@ -35,7 +35,7 @@ final class Renewal<H extends LeaseStore.Held> {
     this.engine = engine;
     this.intervalNanos = intervalNanos;
     // Saturated: a maxHold of centuries (the config has no upper bound) means none.
-    long maxHoldNanos = saturatedNanos(engine.settings.maxHold());
+    long maxHoldNanos = Arguments.saturatedNanos(engine.settings.maxHold());
     this.maxHoldUntil =
         grantedAt + maxHoldNanos < grantedAt ? Long.MAX_VALUE : grantedAt + maxHoldNanos;
   }
@@ -58,14 +58,6 @@ final class Renewal<H extends LeaseStore.Held> {
     }
   }
 
-  private static long saturatedNanos(java.time.Duration d) {
-    try {
-      return d.toNanos();
-    } catch (ArithmeticException tooLong) {
-      return Long.MAX_VALUE;
-    }
-  }
-
   /** Stops renewing: the lease was released or lost. Final. */
   synchronized void stop() {
     stopped = true;
@@ -77,7 +69,6 @@ final class Renewal<H extends LeaseStore.Held> {
     }
   }
 
-  /** Schedules the next renewal at {@code at}, unless stopped. */
   private synchronized void schedule(long at) {
     if (!stopped) {
       next = engine.watchdog.at(at, this::due);

@@ -27,7 +27,6 @@ record Target(Shape shape, List<String> resources, String name) {
     return new Target(side, List.of(name), name);
   }
 
-  /** Whether this is a side of a read-write lock. */
   boolean isSide() {
     return shape == Shape.READ || shape == Shape.WRITE;
   }

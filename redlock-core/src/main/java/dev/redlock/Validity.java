@@ -14,23 +14,17 @@ final class Validity {
 
   private Validity() {}
 
-  /** The drift allowance for a ttl: {@code ttl × factor + 2 ms}, in nanoseconds. */
   public static long driftNanos(long ttlMillis, double factor) {
     return (long) Math.ceil(ttlMillis * 1_000_000d * factor) + FIXED_DRIFT_NANOS;
   }
 
-  /** The instant, on the monotonic clock, at which a lease taken from {@code startNanos} ends. */
   public static long validUntil(long startNanos, long ttlMillis, double factor) {
     return startNanos + ttlMillis * 1_000_000L - driftNanos(ttlMillis, factor);
   }
 
   /**
-   * Checks a ttl: a whole, positive number of milliseconds, larger than the drift allowance plus
-   * one node timeout, or no attempt could leave validity.
-   *
-   * @return the ttl in milliseconds
-   * @throws NullPointerException if {@code ttl} is null
-   * @throws IllegalArgumentException naming the rule
+   * Checks a ttl, returned in milliseconds: a whole, positive number of them, larger than the drift
+   * allowance plus one node timeout, or no attempt could leave validity.
    */
   public static long checkTtl(Duration ttl, Duration nodeTimeout, double factor) {
     Objects.requireNonNull(ttl, "ttl must not be null");

@@ -86,7 +86,7 @@ final class Waiters {
         if (line != null) {
           awaitTurn(line, unbounded, giveUpAt, engine);
         }
-        long releasesSeen = releases();
+        long releasesSeen = releases.get();
         Lease lease = attempts.next();
         if (lease != null) {
           won = true;
@@ -157,22 +157,11 @@ final class Waiters {
   /** One resource's waiting threads, first in line first; guarded by its monitor. */
   static final class Line {
     private final ArrayDeque<Thread> threads = new ArrayDeque<>(4);
-
-    /** A release here since the first in line last asked: it asks again without a pause. */
-    private boolean released;
-
-    /** Left by its last thread and out of the map: joiners make a new one. */
-    private boolean gone;
-
-    /** Whether the store was asked for this resource's release notices (to undo once). */
-    private boolean watched;
-
-    /** The fencing token of this service's latest release here: its own notices are not news. */
-    private long releasedHere;
-
-    /** The release being noticed, and a bit per node that told of it. */
-    private long noticeToken;
-
+    private boolean released; // since the first last asked: it asks again without a pause
+    private boolean gone; // left by its last thread and out of the map: joiners make a new one
+    private boolean watched; // the store was asked for release notices (to undo once)
+    private long releasedHere; // fencing token of this service's latest release: not news
+    private long noticeToken; // the release being noticed, and a bit per node that told of it
     private final BitSet noticedBy = new BitSet();
 
     synchronized boolean isFirst(Thread thread) {
@@ -189,10 +178,6 @@ final class Waiters {
 
   /** Releases by this service so far, of anything: see {@link #releasedSince}. */
   private final AtomicLong releases = new AtomicLong();
-
-  long releases() {
-    return releases.get();
-  }
 
   /**
    * After joining: a release by this service since {@code seen} (read before the refused attempt)
@@ -256,9 +241,7 @@ final class Waiters {
         next = line.threads.peekFirst();
       }
     }
-    if (next != null) {
-      LockSupport.unpark(next);
-    }
+    LockSupport.unpark(next); // null: no effect
   }
 
   /**
@@ -294,9 +277,7 @@ final class Waiters {
       line.released = true;
       first = line.threads.peekFirst();
     }
-    if (first != null) {
-      LockSupport.unpark(first);
-    }
+    LockSupport.unpark(first);
   }
 
   /**
@@ -338,9 +319,7 @@ final class Waiters {
       line.released = true;
       first = line.threads.peekFirst();
     }
-    if (first != null) {
-      LockSupport.unpark(first);
-    }
+    LockSupport.unpark(first);
   }
 
   /** Wakes every waiting thread (the service is closing: their next attempt fails at once). */

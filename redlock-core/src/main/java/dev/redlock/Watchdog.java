@@ -3,6 +3,7 @@ package dev.redlock;
 import dev.redlock.internal.IoThreads;
 import dev.redlock.internal.Ticker;
 import dev.redlock.quorum.Timers;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -20,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * only wait renew on two renewal threads.
  */
 final class Watchdog implements Timers {
-  static final String NAME_PREFIX = "redlock-watchdog-";
+  private static final String NAME_PREFIX = "redlock-watchdog-";
 
   private static final Logger log = LoggerFactory.getLogger(Watchdog.class);
 
@@ -41,25 +42,18 @@ final class Watchdog implements Timers {
     this.timer = new ScheduledThreadPoolExecutor(2, IoThreads.daemonThreads(NAME_PREFIX));
     timer.setRemoveOnCancelPolicy(true); // a released lease leaves nothing behind in the queue
     timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-    // Unbounded queue: a renewal refused for want of a thread would lose a healthy lease.
-    this.renewals =
+    // Unbounded queues: a renewal refused for want of a thread would lose a healthy lease.
+    this.renewals = pool(2, "redlock-renewal-", new LinkedBlockingQueue<>());
+    this.callbacks = pool(CALLBACK_THREADS, CALLBACK_PREFIX, new LinkedBlockingQueue<>());
+  }
+
+  /** {@code threads} threads that start on first use and end when idle. */
+  static ThreadPoolExecutor pool(int threads, String prefix, BlockingQueue<Runnable> queue) {
+    ThreadPoolExecutor pool =
         new ThreadPoolExecutor(
-            2,
-            2,
-            30,
-            TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(),
-            IoThreads.daemonThreads("redlock-renewal-"));
-    renewals.allowCoreThreadTimeOut(true);
-    this.callbacks =
-        new ThreadPoolExecutor(
-            CALLBACK_THREADS,
-            CALLBACK_THREADS,
-            30,
-            TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(),
-            IoThreads.daemonThreads(CALLBACK_PREFIX));
-    callbacks.allowCoreThreadTimeOut(true);
+            threads, threads, 30, TimeUnit.SECONDS, queue, IoThreads.daemonThreads(prefix));
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
   }
 
   /** Runs user code (a loss's callbacks, an event) on a callback thread; after close, drops it. */
