@@ -93,10 +93,7 @@ final class JedisNode implements LockNode {
     return uri.toString();
   }
 
-  /**
-   * Makes every connection not made yet now, each bounded by the connect timeout rather than the
-   * node timeout: a connection made on demand, by a request, gets only the node timeout.
-   */
+  /** Connects with the connect timeout; a connection made on demand gets the node timeout. */
   @Override
   public void open() {
     for (Channel channel : channels) {
@@ -104,10 +101,6 @@ final class JedisNode implements LockNode {
     }
   }
 
-  /**
-   * Whether every connection is open and its node's life known: else a request may have to connect
-   * (and wait on the node) first.
-   */
   @Override
   public boolean hasIdleConnection() {
     for (Channel channel : channels) {
@@ -119,7 +112,6 @@ final class JedisNode implements LockNode {
     return true;
   }
 
-  /** Requests written whose reply has not been read yet, over every connection. */
   @Override
   public int requestsInFlight() {
     int inFlight = 0;
@@ -146,9 +138,9 @@ final class JedisNode implements LockNode {
   }
 
   /**
-   * {@code connection}, unless {@code request} is an acquisition and the connection cannot vote:
-   * its life is unknown, or it reaches another process than the newest one read. Such a connection
-   * is retired (the next one reads the node again) and the request refused.
+   * {@code connection}, unless {@code request} is an acquisition and the connection cannot vote
+   * (its life unknown, or another process than the newest read): then it is retired and the request
+   * refused.
    */
   private SharedConnection forAcquire(NodeRequest request, SharedConnection connection) {
     if (request.verb() == NodeRequest.Verb.ACQUIRE
@@ -164,10 +156,8 @@ final class JedisNode implements LockNode {
   }
 
   /**
-   * Pipelines {@code requests}: each connection's share goes out in one write, then the replies are
-   * read in order. An error reply fails its own request only; a {@code NOSCRIPT} is answered by
-   * sending the request again with its source; a broken connection fails the requests on it.
-   * Acquisitions, which need the per-connection life check of {@link #begin}, run one by one.
+   * Pipelines {@code requests}: each connection's share in one write, then the replies in order.
+   * Acquisitions, which need {@link #begin}'s per-connection life check, run one by one.
    */
   @Override
   public void runAll(List<NodeRequest> requests, long timeoutNanos, Replies replies) {
@@ -328,9 +318,8 @@ final class JedisNode implements LockNode {
   }
 
   /**
-   * The Jedis connection that connects and authenticates, and reads in one round trip what the
-   * restart guard needs to know about the process; then its socket belongs to a {@link
-   * SharedConnection}.
+   * The Jedis connection that connects, authenticates and reads the node's life in one round trip;
+   * then its socket belongs to a {@link SharedConnection}.
    */
   static final class HandshakeConnection extends Connection {
     NodeLife life = NodeLife.unknown("not read yet");
@@ -362,10 +351,7 @@ final class JedisNode implements LockNode {
     }
   }
 
-  /**
-   * Remembers the socket it made (and under TLS the TCP socket it runs on), so the node can hand it
-   * on, or close it while it connects.
-   */
+  /** Remembers the socket it made (and the TCP one under TLS), to hand on or close mid-connect. */
   static final class CapturingSocketFactory implements JedisSocketFactory {
     private final DefaultJedisSocketFactory delegate;
     private final Channel channel; // null: nobody to tell (the release notices, tests)
@@ -389,7 +375,6 @@ final class JedisNode implements LockNode {
       return made;
     }
 
-    /** Under TLS, the TCP socket of the socket made; else null. */
     Socket tcp() {
       return TcpUnderTls.socket(under);
     }
@@ -422,9 +407,7 @@ final class JedisNode implements LockNode {
     for (Channel channel : channels) {
       Socket opening = channel.opening;
       if (opening != null) {
-        // A connection still being made (its AUTH, SELECT and life read) ends now; under TLS its
-        // TCP socket is closed, so nothing is written to a node that may not read.
-        IOUtils.closeQuietly(opening);
+        IOUtils.closeQuietly(opening); // mid-handshake; under TLS the TCP socket: writes nothing
       }
     }
     for (SharedConnection c : made) {
