@@ -3,7 +3,6 @@ package dev.redlock.node;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -13,9 +12,7 @@ import redis.clients.jedis.DefaultJedisSocketFactory;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.JedisSocketFactory;
-import redis.clients.jedis.Protocol;
 import redis.clients.jedis.exceptions.JedisConnectionException;
-import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.util.IOUtils;
 
 /**
@@ -143,14 +140,14 @@ final class JedisNode implements LockNode {
    * refused.
    */
   private SharedConnection forAcquire(NodeRequest request, SharedConnection connection) {
+    NodeLife life = connection.life;
     if (request.verb() == NodeRequest.Verb.ACQUIRE
-        && (connection.life.unknown() != null || !connection.life.isOf(latestRunId))) {
-      String why =
-          connection.life.unknown() != null
-              ? connection.life.unknown()
-              : "its connections reach more than one process (run_id changed)";
+        && (life.unknown() != null || !life.isOf(latestRunId))) {
       connection.retire();
-      throw new NodeLifeUnknownException(why);
+      throw new NodeLifeUnknownException(
+          life.unknown() != null
+              ? life.unknown()
+              : "its connections reach more than one process (run_id changed)");
     }
     return connection;
   }
@@ -183,12 +180,11 @@ final class JedisNode implements LockNode {
         SharedConnection connection = current(channels[c], false);
         List<SharedRequest> batch = new ArrayList<>(mine.size());
         for (int i : mine) {
-          batch.add(connection.request(requests.get(i)));
+          SharedRequest r = connection.request(requests.get(i));
+          batch.add(r);
+          sent[i] = r; // read only if sendAll did not throw
         }
         connection.sendAll(batch);
-        for (int k = 0; k < mine.size(); k++) {
-          sent[mine.get(k)] = batch.get(k);
-        }
       } catch (RuntimeException e) {
         for (int i : mine) {
           errors[i] = e; // not sent: no connection, or the write failed
@@ -328,26 +324,8 @@ final class JedisNode implements LockNode {
       super(sockets, config);
     }
 
-    /** A transport failure breaks the connection (thrown); a refused command is an answer. */
     void readLife() {
-      for (String[] command : NodeLife.COMMANDS) {
-        sendCommand(
-            Protocol.Command.valueOf(command[0]), Arrays.copyOfRange(command, 1, command.length));
-      }
-      flush();
-      Object[] replies = new Object[NodeLife.COMMANDS.length];
-      for (int i = 0; i < replies.length; i++) {
-        replies[i] = replyOrError();
-      }
-      life = NodeLife.of(replies);
-    }
-
-    private Object replyOrError() {
-      try {
-        return getOne();
-      } catch (JedisDataException e) {
-        return e; // an error reply (NOPERM, unknown command): the stream is still in step
-      }
+      life = NodeLife.read(this);
     }
   }
 
