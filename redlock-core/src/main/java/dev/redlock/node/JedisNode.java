@@ -16,19 +16,16 @@ import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.util.IOUtils;
 
 /**
- * A {@link LockNode} over a few connections that every caller shares ({@link SharedConnection}):
- * requests are pipelined, replies dispatched in order, no pool to borrow from. A request's
- * connection is chosen by its key, so one key's requests to a node keep their order on the wire.
- * Jedis makes each connection (TCP, TLS, credentials, database, client name); the node's life is
- * read on it; from then on its socket carries our requests, written and read with Jedis's {@code
- * Protocol}.
+ * A {@link LockNode} over a few connections every caller shares ({@link SharedConnection}):
+ * requests pipelined, replies dispatched in order, no pool. A request's key picks its connection,
+ * so one key's requests to a node keep their order on the wire. Jedis makes each connection (TCP,
+ * TLS, credentials, database, client name); then the node's life is read on it and its socket
+ * carries our requests.
  */
 final class JedisNode implements LockNode {
-  /** The name our connections carry in {@code CLIENT LIST}, so operators can tell them apart. */
-  static final String CLIENT_NAME = "redlock";
-
-  /** The name of the connection that is told of releases ({@link ReleaseNotices}). */
-  static final String NOTICES_CLIENT_NAME = "redlock-notices";
+  // The names our connections carry in CLIENT LIST, so operators can tell them apart.
+  private static final String CLIENT_NAME = "redlock";
+  private static final String NOTICES_CLIENT_NAME = "redlock-notices"; // ReleaseNotices
 
   private final NodeUri uri;
   private final NodeKeys keys;
@@ -304,7 +301,7 @@ final class JedisNode implements LockNode {
           this::retireIdleConnections);
     } catch (java.io.IOException | RuntimeException e) {
       if (connection != null) {
-        TcpUnderTls.closeFirst(sockets.tcp()); // a TLS close neither writes nor drains a read
+        TcpUnderTls.closeFirst(sockets.tcp());
         connection.disconnect();
       }
       throw e instanceof RuntimeException r ? r : new JedisConnectionException(e);

@@ -25,10 +25,9 @@ import redis.clients.jedis.util.RedisOutputStream;
  */
 final class SharedConnection {
   /**
-   * The most requests in flight on one connection before a new one is refused (a pipelined batch
-   * may go past it by its own size): small enough that what a node that stopped reading (frozen)
-   * was sent fits in the sockets' buffers, so a write does not block the caller; a silent node's
-   * connection breaks after a node timeout anyway.
+   * The most requests in flight before a new one is refused (a batch may pass it by its own size):
+   * few enough that what a frozen node was sent fits in the sockets' buffers, so a write does not
+   * block the caller; a silent node's connection breaks after a node timeout anyway.
    */
   static final int MAX_IN_FLIGHT = 256;
 
@@ -263,7 +262,7 @@ final class SharedConnection {
     if (broken == null) {
       broken = why;
     }
-    TcpUnderTls.closeFirst(tcp); // a TLS close writes nothing, even to a full queue
+    TcpUnderTls.closeFirst(tcp);
     try {
       owner.close();
     } catch (Exception e) {
