@@ -15,48 +15,39 @@ public interface Exchange {
     void failed(RuntimeException error);
   }
 
-  /**
-   * Whether the reply has (at least partly) arrived, so {@link #finish} would not wait for the
-   * node.
-   */
+  /** Whether the reply has (at least partly) arrived, so {@link #finish} would not wait for it. */
   boolean ready();
 
   /**
-   * Waits at most about {@code timeoutNanos} (at least a millisecond) for the reply to start
-   * arriving, without reading it, so the waiting thread can turn to other nodes if this one is
-   * silent.
-   *
-   * @return true if the reply has arrived (or the connection failed: {@link #finish} will say);
-   *     false if the time passed first
+   * Waits at most about {@code timeoutNanos} (at least 1 ms) for the reply to start arriving,
+   * without reading it, so the thread can turn to other nodes if this one is silent. True if it
+   * arrived (or the connection failed: {@link #finish} will say).
    */
   default boolean awaitReady(long timeoutNanos) {
     return true; // exchanges that cannot wait without reading: finish() waits instead
   }
 
   /**
-   * Whether another thread is reading this request's connection now, so that waiting here would
-   * only wait for that thread: the caller may better wait for any of its requests at once ({@link
-   * #wakeOnProgress}). False for exchanges on a connection of their own.
+   * Whether another thread is reading this request's connection now: the caller may better wait for
+   * any of its requests at once ({@link #wakeOnProgress}).
    */
   default boolean readByAnother() {
     return false;
   }
 
   /**
-   * Reads what has already arrived on this request's connection, without waiting for the node, if
-   * no other thread is reading it now; true if this request is then answered, so that {@link
-   * #finish} returns at once. For a caller that finds its deadline passed: a reply that came while
-   * it could not run (a collection, a throttled or loaded machine) is in the socket, possibly
-   * behind other callers' replies that nobody has read yet. This default reads nothing.
+   * Reads what has already arrived on this request's connection, without waiting, if no other
+   * thread is reading it; true if this request is then answered. For a caller past its deadline: a
+   * reply that came while it could not run (a GC, a loaded machine) may sit in the socket behind
+   * replies nobody has read yet.
    */
   default boolean readIfArrived() {
     return ready();
   }
 
   /**
-   * Has {@code thread} unparked ({@link java.util.concurrent.locks.LockSupport#unpark}) when this
-   * request's reply is in, or when its connection has nobody reading it; null stops that. Exchanges
-   * that cannot do this ignore it (then {@link #readByAnother} is false).
+   * Has {@code thread} unparked when this request's reply is in, or when its connection has nobody
+   * reading it; null stops that. Ignored where {@link #readByAnother} is always false.
    */
   default void wakeOnProgress(Thread thread) {}
 
@@ -69,9 +60,9 @@ public interface Exchange {
   long finish(long timeoutNanos);
 
   /**
-   * Has the reply read without the calling thread waiting for it: {@code outcome} is told once, on
-   * some thread, within about {@code timeoutNanos}. This default has {@code io} run {@link #finish}
-   * (the calling thread, if {@code io} refuses).
+   * Has the reply read without the calling thread waiting: {@code outcome} is told once, on some
+   * thread, within about {@code timeoutNanos}. This default has {@code io} (or, if it refuses, this
+   * thread) run {@link #finish}.
    */
   default void finishLater(long timeoutNanos, Executor io, Outcome outcome) {
     Runnable read =

@@ -3,7 +3,6 @@ package dev.redlock.node;
 import java.time.Duration;
 import java.util.List;
 import redis.clients.jedis.Jedis;
-import redis.clients.jedis.Protocol;
 
 /**
  * What the restart guard's next acquire on a node would decide, asked without writing anything: the
@@ -33,19 +32,7 @@ public final class GuardProbe {
    * @throws RuntimeException what Jedis throws if the node cannot be reached or refuses EVAL
    */
   public static View of(Jedis jedis, NodeKeys keys, int database) {
-    Object[] replies = new Object[NodeLife.COMMANDS.length];
-    for (int i = 0; i < replies.length; i++) {
-      String[] command = NodeLife.COMMANDS[i];
-      try {
-        replies[i] =
-            jedis.sendCommand(
-                Protocol.Command.valueOf(command[0]),
-                java.util.Arrays.copyOfRange(command, 1, command.length));
-      } catch (redis.clients.jedis.exceptions.JedisDataException e) {
-        replies[i] = e;
-      }
-    }
-    NodeLife life = NodeLife.of(replies);
+    NodeLife life = NodeLife.read(jedis.getConnection());
     if (life.unknown() != null) {
       return new View(Duration.ZERO, "unknown", null, life.unknown());
     }

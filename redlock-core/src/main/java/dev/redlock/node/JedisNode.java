@@ -3,7 +3,6 @@ package dev.redlock.node;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -13,25 +12,20 @@ import redis.clients.jedis.DefaultJedisSocketFactory;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.JedisSocketFactory;
-import redis.clients.jedis.Protocol;
 import redis.clients.jedis.exceptions.JedisConnectionException;
-import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.util.IOUtils;
 
 /**
- * A {@link LockNode} over a few connections that every caller shares ({@link SharedConnection}):
- * requests are pipelined, replies dispatched in order, no pool to borrow from. A request's
- * connection is chosen by its key, so one key's requests to a node keep their order on the wire.
- * Jedis makes each connection (TCP, TLS, credentials, database, client name); the node's life is
- * read on it; from then on its socket carries our requests, written and read with Jedis's {@code
- * Protocol}.
+ * A {@link LockNode} over a few connections every caller shares ({@link SharedConnection}):
+ * requests pipelined, replies dispatched in order, no pool. A request's key picks its connection,
+ * so one key's requests to a node keep their order on the wire. Jedis makes each connection (TCP,
+ * TLS, credentials, database, client name); then the node's life is read on it and its socket
+ * carries our requests.
  */
 final class JedisNode implements LockNode {
-  /** The name our connections carry in {@code CLIENT LIST}, so operators can tell them apart. */
-  static final String CLIENT_NAME = "redlock";
-
-  /** The name of the connection that is told of releases ({@link ReleaseNotices}). */
-  static final String NOTICES_CLIENT_NAME = "redlock-notices";
+  // The names our connections carry in CLIENT LIST, so operators can tell them apart.
+  private static final String CLIENT_NAME = "redlock";
+  private static final String NOTICES_CLIENT_NAME = "redlock-notices"; // ReleaseNotices
 
   private final NodeUri uri;
   private final NodeKeys keys;
@@ -93,10 +87,7 @@ final class JedisNode implements LockNode {
     return uri.toString();
   }
 
-  /**
-   * Makes every connection not made yet now, each bounded by the connect timeout rather than the
-   * node timeout: a connection made on demand, by a request, gets only the node timeout.
-   */
+  /** Connects with the connect timeout; a connection made on demand gets the node timeout. */
   @Override
   public void open() {
     for (Channel channel : channels) {
@@ -104,10 +95,6 @@ final class JedisNode implements LockNode {
     }
   }
 
-  /**
-   * Whether every connection is open and its node's life known: else a request may have to connect
-   * (and wait on the node) first.
-   */
   @Override
   public boolean hasIdleConnection() {
     for (Channel channel : channels) {
@@ -119,7 +106,6 @@ final class JedisNode implements LockNode {
     return true;
   }
 
-  /** Requests written whose reply has not been read yet, over every connection. */
   @Override
   public int requestsInFlight() {
     int inFlight = 0;
@@ -146,28 +132,26 @@ final class JedisNode implements LockNode {
   }
 
   /**
-   * {@code connection}, unless {@code request} is an acquisition and the connection cannot vote:
-   * its life is unknown, or it reaches another process than the newest one read. Such a connection
-   * is retired (the next one reads the node again) and the request refused.
+   * {@code connection}, unless {@code request} is an acquisition and the connection cannot vote
+   * (its life unknown, or another process than the newest read): then it is retired and the request
+   * refused.
    */
   private SharedConnection forAcquire(NodeRequest request, SharedConnection connection) {
+    NodeLife life = connection.life;
     if (request.verb() == NodeRequest.Verb.ACQUIRE
-        && (connection.life.unknown() != null || !connection.life.isOf(latestRunId))) {
-      String why =
-          connection.life.unknown() != null
-              ? connection.life.unknown()
-              : "its connections reach more than one process (run_id changed)";
+        && (life.unknown() != null || !life.isOf(latestRunId))) {
       connection.retire();
-      throw new NodeLifeUnknownException(why);
+      throw new NodeLifeUnknownException(
+          life.unknown() != null
+              ? life.unknown()
+              : "its connections reach more than one process (run_id changed)");
     }
     return connection;
   }
 
   /**
-   * Pipelines {@code requests}: each connection's share goes out in one write, then the replies are
-   * read in order. An error reply fails its own request only; a {@code NOSCRIPT} is answered by
-   * sending the request again with its source; a broken connection fails the requests on it.
-   * Acquisitions, which need the per-connection life check of {@link #begin}, run one by one.
+   * Pipelines {@code requests}: each connection's share in one write, then the replies in order.
+   * Acquisitions, which need {@link #begin}'s per-connection life check, run one by one.
    */
   @Override
   public void runAll(List<NodeRequest> requests, long timeoutNanos, Replies replies) {
@@ -193,12 +177,11 @@ final class JedisNode implements LockNode {
         SharedConnection connection = current(channels[c], false);
         List<SharedRequest> batch = new ArrayList<>(mine.size());
         for (int i : mine) {
-          batch.add(connection.request(requests.get(i)));
+          SharedRequest r = connection.request(requests.get(i));
+          batch.add(r);
+          sent[i] = r; // read only if sendAll did not throw
         }
         connection.sendAll(batch);
-        for (int k = 0; k < mine.size(); k++) {
-          sent[mine.get(k)] = batch.get(k);
-        }
       } catch (RuntimeException e) {
         for (int i : mine) {
           errors[i] = e; // not sent: no connection, or the write failed
@@ -318,7 +301,7 @@ final class JedisNode implements LockNode {
           this::retireIdleConnections);
     } catch (java.io.IOException | RuntimeException e) {
       if (connection != null) {
-        TcpUnderTls.closeFirst(sockets.tcp()); // a TLS close neither writes nor drains a read
+        TcpUnderTls.closeFirst(sockets.tcp());
         connection.disconnect();
       }
       throw e instanceof RuntimeException r ? r : new JedisConnectionException(e);
@@ -328,9 +311,8 @@ final class JedisNode implements LockNode {
   }
 
   /**
-   * The Jedis connection that connects and authenticates, and reads in one round trip what the
-   * restart guard needs to know about the process; then its socket belongs to a {@link
-   * SharedConnection}.
+   * The Jedis connection that connects, authenticates and reads the node's life in one round trip;
+   * then its socket belongs to a {@link SharedConnection}.
    */
   static final class HandshakeConnection extends Connection {
     NodeLife life = NodeLife.unknown("not read yet");
@@ -339,33 +321,12 @@ final class JedisNode implements LockNode {
       super(sockets, config);
     }
 
-    /** A transport failure breaks the connection (thrown); a refused command is an answer. */
     void readLife() {
-      for (String[] command : NodeLife.COMMANDS) {
-        sendCommand(
-            Protocol.Command.valueOf(command[0]), Arrays.copyOfRange(command, 1, command.length));
-      }
-      flush();
-      Object[] replies = new Object[NodeLife.COMMANDS.length];
-      for (int i = 0; i < replies.length; i++) {
-        replies[i] = replyOrError();
-      }
-      life = NodeLife.of(replies);
-    }
-
-    private Object replyOrError() {
-      try {
-        return getOne();
-      } catch (JedisDataException e) {
-        return e; // an error reply (NOPERM, unknown command): the stream is still in step
-      }
+      life = NodeLife.read(this);
     }
   }
 
-  /**
-   * Remembers the socket it made (and under TLS the TCP socket it runs on), so the node can hand it
-   * on, or close it while it connects.
-   */
+  /** Remembers the socket it made (and the TCP one under TLS), to hand on or close mid-connect. */
   static final class CapturingSocketFactory implements JedisSocketFactory {
     private final DefaultJedisSocketFactory delegate;
     private final Channel channel; // null: nobody to tell (the release notices, tests)
@@ -389,7 +350,6 @@ final class JedisNode implements LockNode {
       return made;
     }
 
-    /** Under TLS, the TCP socket of the socket made; else null. */
     Socket tcp() {
       return TcpUnderTls.socket(under);
     }
@@ -422,9 +382,7 @@ final class JedisNode implements LockNode {
     for (Channel channel : channels) {
       Socket opening = channel.opening;
       if (opening != null) {
-        // A connection still being made (its AUTH, SELECT and life read) ends now; under TLS its
-        // TCP socket is closed, so nothing is written to a node that may not read.
-        IOUtils.closeQuietly(opening);
+        IOUtils.closeQuietly(opening); // mid-handshake; under TLS the TCP socket: writes nothing
       }
     }
     for (SharedConnection c : made) {

@@ -11,11 +11,10 @@ import java.util.List;
 public interface LockNode extends AutoCloseable {
 
   /**
-   * A node reached over {@code connections} connections that every caller shares, requests
-   * pipelined: each request given {@code timeout} to connect (if it must) and be answered, {@link
-   * #open} given {@code connectTimeout}; {@code keys} names the nodes' own keys and the arguments
-   * every script takes; {@code tls} makes the sockets of a {@code rediss://} node (null: the JVM's
-   * default); {@code drains} runs the reading of replies nobody waits for. Opens no connection yet.
+   * A node over {@code connections} shared, pipelined connections: a request gets {@code timeout}
+   * to connect (if it must) and be answered, {@link #open} gets {@code connectTimeout}; {@code tls}
+   * makes a {@code rediss://} node's sockets (null: the JVM's default); {@code drains} reads the
+   * replies nobody waits for. Opens no connection yet.
    */
   static LockNode connect(
       NodeUri uri,
@@ -29,28 +28,22 @@ public interface LockNode extends AutoCloseable {
   }
 
   /**
-   * Opens a connection now, if none is idle, so that the first request finds one: blocks up to the
-   * connect timeout (which may exceed the node timeout: a cold JVM, a TLS handshake).
-   *
-   * @throws RuntimeException if the node cannot be reached or answered too late
+   * Opens the connections now, so the first request finds one: blocks up to the connect timeout
+   * (which may exceed the node timeout: a cold JVM, a TLS handshake). Throws if the node cannot be
+   * reached in time.
    */
   default void open() {}
 
   /** The node's URI without credentials, for logs and accounts. */
   String name();
 
-  /**
-   * Writes {@code request} to the node and returns without waiting for the reply.
-   *
-   * @throws RuntimeException if the request could not be written (no connection, pool exhausted)
-   */
+  /** Writes {@code request} and returns without waiting for the reply; throws if not written. */
   Exchange begin(NodeRequest request);
 
   /**
-   * Whether the node's connections are open now. When one is not (first contact, or a failure broke
-   * it), writing may mean connecting first, and a connect plus handshake waits on the node — a
-   * frozen node accepts the TCP connection and never answers the handshake: such requests are sent
-   * from an I/O thread, never the caller's.
+   * Whether the node's connections are open now. If not, writing may mean connecting first, which
+   * waits on the node (a frozen node accepts TCP and never answers the handshake): such requests
+   * are sent from an I/O thread, never the caller's.
    */
   default boolean hasIdleConnection() {
     return true;
@@ -69,9 +62,8 @@ public interface LockNode extends AutoCloseable {
   }
 
   /**
-   * Runs {@code requests} and reports every one's outcome to {@code replies} exactly once, waiting
-   * at most about {@code timeoutNanos} in all. A node that can pipeline writes them all before it
-   * reads any reply, on one connection; this default runs them one after another.
+   * Runs {@code requests} and reports each one's outcome to {@code replies} exactly once, waiting
+   * at most about {@code timeoutNanos} in all. This default runs them one after another.
    */
   default void runAll(List<NodeRequest> requests, long timeoutNanos, Replies replies) {
     for (int i = 0; i < requests.size(); i++) {
@@ -90,16 +82,15 @@ public interface LockNode extends AutoCloseable {
   @FunctionalInterface
   interface Notices {
     /**
-     * The lock of {@code resource} was released on this node by the lease with {@code
-     * fencingToken}. Runs on the node's notice thread: must not block. A hint, never a grant.
+     * The lease with {@code fencingToken} released {@code resource}'s lock on this node. Runs on
+     * the node's notice thread: must not block. A hint, never a grant.
      */
     void released(String resource, long fencingToken);
   }
 
   /**
-   * Asks the node to tell {@code to} when {@code resource}'s lock is released there, until {@link
-   * #unwatchReleases} as many times. Returns at once; notices may be late, lost, or never come (a
-   * node that cannot tell them): waiters poll as well. This default tells nothing.
+   * Asks the node to tell {@code to} of releases of {@code resource}'s lock, until as many {@link
+   * #unwatchReleases}. Returns at once; notices may be late, lost or never come: waiters poll too.
    */
   default void watchReleases(String resource, Notices to) {}
 

@@ -26,13 +26,10 @@ public record NodeKeys(
     long maxTtlMillis,
     boolean guard,
     boolean trustDurable) {
-  /** The reserved first character of names that are not resources. */
-  public static final char RESERVED = '@';
-
-  /** What a lock key's fencing counter's name adds to it. */
+  private static final char RESERVED = '@';
   private static final String FENCE = RESERVED + "fence";
-
-  /** Where a read-write lock's keys live: no resource may contain it ({@link #checkResource}). */
+  private static final String LIFE = RESERVED + "life";
+  private static final String WITNESS = RESERVED + "witness";
   private static final String READ_WRITE = RESERVED + "rw:";
 
   public static NodeKeys of(String keyPrefix, long maxTtlMillis, boolean guard) {
@@ -42,19 +39,12 @@ public record NodeKeys(
   public static NodeKeys of(
       String keyPrefix, long maxTtlMillis, boolean guard, boolean trustDurable) {
     return new NodeKeys(
-        keyPrefix,
-        keyPrefix + RESERVED + "life",
-        keyPrefix + RESERVED + "witness",
-        maxTtlMillis,
-        guard,
-        trustDurable);
+        keyPrefix, keyPrefix + LIFE, keyPrefix + WITNESS, maxTtlMillis, guard, trustDurable);
   }
 
   /**
-   * Refuses a key prefix that could make one prefix's lock key another's reserved key: it must not
-   * contain {@code @}, so that the first {@code @} of a reserved key ends its prefix.
-   *
-   * @throws IllegalArgumentException naming the rule
+   * Refuses a key prefix that contains {@code @}, so that the first {@code @} of a reserved key
+   * ends its prefix and no prefix's lock key is another's reserved key.
    */
   public static String checkKeyPrefix(String keyPrefix) {
     if (keyPrefix.indexOf(RESERVED) >= 0) {
@@ -65,21 +55,17 @@ public record NodeKeys(
   }
 
   /**
-   * Refuses a resource whose key could be another key the lock keeps, of this prefix or of any
-   * other: it must not start with {@code @}, contain {@code @rw:} (a read-write lock's keys), or
-   * end with {@code @fence} (a fencing counter), {@code @life} or {@code @witness} (the restart
-   * guard's). (No prefix contains {@code @}, so a guard key's first {@code @} ends its prefix; a
-   * lock key can equal a key of the lock's own only if its resource holds that key's tail.) Other
-   * {@code @}s, as in {@code user@example.com}, are fine.
-   *
-   * @throws IllegalArgumentException naming the rule
+   * Refuses a resource whose lock key could be another key the lock keeps, under any prefix: one
+   * that starts with {@code @}, contains {@code @rw:} or ends with {@code @fence}, {@code @life} or
+   * {@code @witness}. (No prefix contains {@code @}, so a lock key can equal such a key only if its
+   * resource holds that key's tail.) Other {@code @}s, as in {@code user@example.com}, are fine.
    */
   public static void checkResource(String resource) {
     if (resource.charAt(0) == RESERVED
         || resource.contains(READ_WRITE)
         || resource.endsWith(FENCE)
-        || resource.endsWith(RESERVED + "life")
-        || resource.endsWith(RESERVED + "witness")) {
+        || resource.endsWith(LIFE)
+        || resource.endsWith(WITNESS)) {
       throw new IllegalArgumentException(
           "resource must not start with '@', contain '@rw:', or end with '@fence', '@life' or"
               + " '@witness' (the nodes' own keys), was '"
@@ -89,11 +75,9 @@ public record NodeKeys(
   }
 
   /**
-   * The keys of the read-write lock {@code name} under {@code keyPrefix}: its writer key, its
-   * readers (a sorted set of owner token to expiry), its writer intent mark, in that order. They
-   * sit under {@code keyPrefix + "@rw:"}, which no lock key reaches ({@link #checkResource}), so a
-   * plain lock of the same name can never hold, refuse or delete them. The lock's one fencing
-   * counter, shared by both sides, is the writer key's ({@link #fenceKeyOfLock}).
+   * The read-write lock {@code name}'s writer key, readers (a sorted set of owner token to expiry)
+   * and writer intent mark. Under {@code keyPrefix + "@rw:"}, which no lock key reaches, so a plain
+   * lock of the same name never touches them. Its one fencing counter is the writer key's.
    */
   public static String[] readWriteKeys(String keyPrefix, String name) {
     String base = keyPrefix + READ_WRITE;
@@ -105,10 +89,7 @@ public record NodeKeys(
     return fenceKeyOfLock(keyPrefix + resource);
   }
 
-  /**
-   * The fencing counter of the resource whose lock key is {@code lockKey}: named after the lock key
-   * alone, so every spelling of one lock key has one counter.
-   */
+  /** The fencing counter of {@code lockKey}: one per lock key, however it is spelled. */
   public static String fenceKeyOfLock(String lockKey) {
     return lockKey + FENCE;
   }

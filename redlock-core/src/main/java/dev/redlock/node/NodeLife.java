@@ -1,7 +1,11 @@
 package dev.redlock.node;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.Protocol;
+import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.util.SafeEncoder;
 
 /**
@@ -27,8 +31,8 @@ record NodeLife(
     return new NodeLife(null, false, false, -1, why);
   }
 
-  /** The commands whose replies {@link #of} reads, in order (one pipelined round trip). */
-  static final String[][] COMMANDS = {
+  /** The commands whose replies {@link #of} reads, in order. */
+  private static final String[][] COMMANDS = {
     {"INFO", "server"},
     {"INFO", "persistence"},
     {"INFO", "replication"},
@@ -37,12 +41,32 @@ record NodeLife(
   };
 
   /**
+   * Reads the life over {@code c} in one round trip. A transport failure breaks the connection
+   * (thrown); a refused command is an answer.
+   */
+  static NodeLife read(Connection c) {
+    for (String[] command : COMMANDS) {
+      c.sendCommand(
+          Protocol.Command.valueOf(command[0]), Arrays.copyOfRange(command, 1, command.length));
+    }
+    Object[] replies = new Object[COMMANDS.length];
+    for (int i = 0; i < replies.length; i++) {
+      try {
+        replies[i] = c.getOne();
+      } catch (JedisDataException e) {
+        replies[i] = e; // an error reply (NOPERM, unknown command): the stream is still in step
+      }
+    }
+    return of(replies);
+  }
+
+  /**
    * Reads the replies to {@link #COMMANDS}, each either the reply or the error it raised. INFO
    * refused by the ACL: the node cannot vote. Any other error reply (BUSY, LOADING): unknown for
    * now, and the connection is dropped so that the next one reads again. CONFIG refused by the ACL:
    * not durable.
    */
-  static NodeLife of(Object... replies) {
+  private static NodeLife of(Object... replies) {
     for (int i = 0; i < replies.length; i++) {
       if (replies[i] instanceof RuntimeException e && !(i >= 3 && refused(e))) {
         return unknown(

@@ -5,18 +5,10 @@ import dev.redlock.spi.LeaseRequest.Shape;
 import java.util.Objects;
 
 /**
- * One request to one node, as data: the algorithm says what to ask, the node decides how to send it
- * ({@link ScriptCalls}). Replies are numbers: see {@link Verb}. A request goes to every node: its
- * arguments are encoded once, by the first node that sends it.
- *
- * <p>A request is about one lock key, or about several at once (a multi-resource lease, {@link
- * #ofKeys}): then each verb runs one script over every key, all or nothing per node, and {@link
- * #key()} is the first of them (the one that picks the connection).
- *
- * <p>A request of a read-write lock's lease ({@link #ofReadWrite}) carries the lock's three keys
- * (writer key, readers, writer intent mark) and its {@link Shape}: each verb then runs the script
- * of that side (read_*.lua; a writer's acquire write_acquire.lua, its other verbs the one-key
- * scripts on the writer key).
+ * One request to every node, as data: the algorithm says what to ask, the node how to send it
+ * ({@link ScriptCalls}); replies are numbers ({@link Verb}). It is about one lock key, several at
+ * once ({@link #ofKeys}: one script over every key, all or nothing per node), or a read-write
+ * lock's three keys ({@link #ofReadWrite}); {@link #key()}, the first, picks the connection.
  */
 public final class NodeRequest {
   private final Verb verb;
@@ -27,18 +19,10 @@ public final class NodeRequest {
   private final String token;
   private final long argument;
 
-  /**
-   * Its arguments as {@link ScriptCalls} encodes them for one set of keys, kept for the other nodes
-   * it goes to (a race only encodes them twice).
-   */
+  /** Its arguments as encoded for one {@link NodeKeys}, kept for the other nodes it goes to. */
   volatile ScriptCalls.Encoded encoded;
 
-  /**
-   * @param verb what to ask
-   * @param key the lock key
-   * @param token the owner token of the acquisition
-   * @param argument the ttl in ms (acquire, extend) or the fencing token to reach (raise); else 0
-   */
+  /** {@code argument}: the ttl in ms (acquire, extend), the fence to reach (raise), else 0. */
   public NodeRequest(Verb verb, String key, String token, long argument) {
     this(verb, Objects.requireNonNull(key, "key"), null, Shape.ONE, token, argument, 0);
   }
@@ -60,11 +44,7 @@ public final class NodeRequest {
     this.argument = argument;
   }
 
-  /**
-   * The request of {@code verb} about {@code key} alone, about every one of {@code keys}, or about
-   * a read-write lock's {@code keys} on one side, as {@code shape} says; {@code intentMillis} for a
-   * writer's acquire, else 0.
-   */
+  /** The request of {@code shape}: one key, {@link #ofKeys} or {@link #ofReadWrite}. */
   public static NodeRequest of(
       Verb verb,
       Shape shape,
@@ -81,11 +61,8 @@ public final class NodeRequest {
   }
 
   /**
-   * A request about every one of {@code keys} at once (at least two, distinct, in the order the
-   * caller fixed: sorted), run by the verb's all-keys script. The array is the caller's and must
-   * not change: it is shared by every request of one lease, not copied.
-   *
-   * @throws IllegalArgumentException for fewer than two keys
+   * A request about every one of {@code keys} at once (two or more, distinct, sorted by the
+   * caller). The array is shared by every request of one lease, not copied: it must not change.
    */
   public static NodeRequest ofKeys(Verb verb, String[] keys, String token, long argument) {
     if (keys.length < 2) {
@@ -95,13 +72,10 @@ public final class NodeRequest {
   }
 
   /**
-   * A request of one side of a read-write lock ({@code shape} {@link Shape#READ} or {@link
-   * Shape#WRITE}) about the lock's {@code keys}: its writer key (which picks the connection), its
-   * readers and its writer intent mark, in that order. The array is shared, not copied. {@code
+   * A request of one side ({@link Shape#READ} or {@link Shape#WRITE}) of the read-write lock whose
+   * {@code keys} are {@link NodeKeys#readWriteKeys}; the array is shared, not copied. {@code
    * intentMillis}: for a writer's acquire, how long a refusal keeps new readers out (the writer
    * will ask again within it; 0 for a writer that will not); else 0.
-   *
-   * @throws IllegalArgumentException for another shape or not three keys
    */
   public static NodeRequest ofReadWrite(
       Verb verb, Shape shape, String[] keys, String token, long argument, long intentMillis) {
@@ -115,10 +89,6 @@ public final class NodeRequest {
     return new NodeRequest(verb, keys[0], keys, shape, token, argument, intentMillis);
   }
 
-  /**
-   * For a writer's acquire of a read-write lock, how long (ms) a refusal keeps new readers out; 0
-   * otherwise.
-   */
   public long intentMillis() {
     return intentMillis;
   }
@@ -128,23 +98,16 @@ public final class NodeRequest {
     return shape == Shape.ALL;
   }
 
-  /** What kind of lease this request is about. */
   public Shape shape() {
     return shape;
   }
 
-  /**
-   * How many lock keys this request is about: several for {@link #ofKeys}, else one (a read-write
-   * request is about one lock, whose keys {@link #key(int)} gives).
-   */
+  /** How many locks this request is about: several for {@link #ofKeys}, else one. */
   public int keyCount() {
     return shape == Shape.ALL ? keys.length : 1;
   }
 
-  /**
-   * The {@code i}-th lock key (0 is {@link #key()}); of a read-write request, 0 is the writer key,
-   * 1 the readers, 2 the writer intent mark.
-   */
+  /** The {@code i}-th key (0 is {@link #key()}); of a read-write request, as given. */
   public String key(int i) {
     return keys == null ? key : keys[i];
   }
@@ -198,7 +161,7 @@ public final class NodeRequest {
   /** What a request asks, and what its reply means. */
   public enum Verb {
     /**
-     * Restart guard + SET NX PX + fencing counter: counter (> 0), 0 if held, negative if
+     * Restart guard + SET NX PX + fencing counter: the token (> 0), 0 if held, negative if
      * quarantined.
      */
     ACQUIRE,

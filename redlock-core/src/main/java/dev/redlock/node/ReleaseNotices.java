@@ -22,34 +22,29 @@ import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
 
 /**
- * One node's release notices: a subscriber connection on which the node tells us that a lock key we
- * watch was released ({@code release.lua} publishes the released lease's fencing token on the lock
- * key's channel). Waiters use a notice to ask again at once instead of after their retry pause; a
- * notice is only a hint, never a grant, so a lost, late or forged one costs an attempt or a pause,
- * nothing else.
+ * One node's release notices: a subscriber connection on which {@code release.lua} publishes a
+ * released lease's fencing token on the lock key's channel, so waiters ask again at once instead of
+ * after their pause. Only a hint, never a grant: a lost, late or forged one costs an attempt or a
+ * pause, nothing else.
  *
- * <p>Two threads of its own per node, made when the first resource is watched: a reader ({@code
- * redlock-io-notices-<node>}) that connects and reads notices, and a writer ({@code
- * redlock-io-notices-w-<node>}) that writes SUBSCRIBE and UNSUBSCRIBE and a PING every {@link
- * #PING_NANOS}. No caller ever writes or waits on a lock that a write holds: {@link #watch}, {@link
- * #unwatch} and {@link #isSubscribed} only change or read shared state, so a frozen node (whose
- * socket stops taking bytes) holds up nobody but the writer. A write stuck for {@link
- * #STUCK_NANOS}, or a connection that answered no PING for as long, is cut, and the reader connects
- * again after {@link #RECONNECT_PAUSE_NANOS} while anything is watched; meanwhile waiters poll, as
- * they do without notices. Both threads end with {@link #close}, or when the connection ends with
- * nothing watched.
+ * <p>Two threads per node, made at the first watch: a reader ({@code redlock-io-notices-<node>})
+ * that connects and reads, and a writer ({@code redlock-io-notices-w-<node>}) that writes
+ * SUBSCRIBE, UNSUBSCRIBE and a PING every {@link #PING_NANOS}. Callers only change or read shared
+ * state, never write or wait on a write, so a frozen node (its socket taking no bytes) holds up
+ * only the writer. A write stuck, or a PING unanswered, for {@link #STUCK_NANOS} cuts the
+ * connection; the reader connects again after {@link #RECONNECT_PAUSE_NANOS} while anything is
+ * watched (waiters poll meanwhile). Both threads end with {@link #close}, or when the connection
+ * ends with nothing watched.
  */
 final class ReleaseNotices {
   private static final Logger log = LoggerFactory.getLogger(ReleaseNotices.class);
 
-  /** How long a broken subscriber connection rests before it is made again. */
-  static final long RECONNECT_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
+  private static final long RECONNECT_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   /** How often the writer PINGs a quiet connection, so a half-open one is found out. */
-  static final long PING_NANOS = TimeUnit.SECONDS.toNanos(5);
+  private static final long PING_NANOS = TimeUnit.SECONDS.toNanos(5);
 
-  /** A write, or a PING's answer, this late means the node or the path is gone: cut it. */
-  static final long STUCK_NANOS = 2 * PING_NANOS;
+  private static final long STUCK_NANOS = 2 * PING_NANOS;
 
   private final String name;
   private final HostAndPort address;
@@ -82,7 +77,6 @@ final class ReleaseNotices {
     this.keyPrefix = keyPrefix;
   }
 
-  /** Starts telling {@code to} of releases of {@code resource}'s lock on this node. */
   void watch(String resource, LockNode.Notices to) {
     listener = to;
     wanted.merge(resource, 1, Integer::sum);
@@ -100,7 +94,6 @@ final class ReleaseNotices {
     }
   }
 
-  /** Stops watching {@code resource} (once per {@link #watch}). */
   void unwatch(String resource) {
     wanted.computeIfPresent(resource, (r, lines) -> lines == 1 ? null : lines - 1);
     changed();
@@ -112,21 +105,13 @@ final class ReleaseNotices {
     return c != null && c.subscribed.contains(resource);
   }
 
-  /** Ends the connection and both threads; watching afterwards does nothing. Idempotent. */
+  /** Ends the connection and both threads; watching afterwards does nothing. */
   void close() {
     closed = true;
     cut(connection); // the reader's blocked read ends, and a blocked write
-    Thread r;
-    Thread w;
     synchronized (this) {
-      r = reader;
-      w = writer;
-    }
-    if (r != null) {
-      LockSupport.unpark(r); // resting before a reconnect
-    }
-    if (w != null) {
-      LockSupport.unpark(w);
+      LockSupport.unpark(reader); // resting before a reconnect
+      LockSupport.unpark(writer);
     }
   }
 
@@ -137,13 +122,9 @@ final class ReleaseNotices {
     if (since != 0 && System.nanoTime() - since > STUCK_NANOS) {
       cut(connection);
     }
-    Thread w = writer;
-    if (w != null) {
-      LockSupport.unpark(w);
-    }
+    LockSupport.unpark(writer);
   }
 
-  /** Closes the socket at once, without flushing what a frozen node would never take. */
   private static void cut(SubscriberConnection c) {
     if (c != null) {
       c.cut();
@@ -189,7 +170,7 @@ final class ReleaseNotices {
     }
   }
 
-  /** Subscribes to what is wanted and not subscribed, and the other way round; one write. */
+  /** Subscribes to what is wanted and not subscribed, and the other way round, in one write. */
   private void writeChanges(SubscriberConnection c) {
     List<String> subscribe = new ArrayList<>();
     List<String> unsubscribe = new ArrayList<>();
@@ -264,10 +245,7 @@ final class ReleaseNotices {
       synchronized (this) {
         if (closed || wanted.isEmpty()) {
           reader = null; // a later watch starts another pair
-          Thread w = writer;
-          if (w != null) {
-            LockSupport.unpark(w);
-          }
+          LockSupport.unpark(writer);
           return;
         }
       }
@@ -327,23 +305,18 @@ final class ReleaseNotices {
         e.getMessage());
   }
 
-  /**
-   * A Jedis connection that writes without reading and reads without writing, and that stays cut
-   * once cut.
-   */
+  /** A Jedis connection that writes without reading, reads without writing, and stays cut. */
   static final class SubscriberConnection extends Connection {
     private final boolean made; // false only while Jedis's constructor connects
 
     /**
-     * What this connection was sent SUBSCRIBE for: the writer's, read by anyone. One per
-     * connection, so that a writer late with a change for the connection before cannot mark
-     * resources as subscribed on this one.
+     * What this connection was sent SUBSCRIBE for (the writer's, read by anyone). Per connection,
+     * so a writer late with a change for the one before cannot mark resources subscribed here.
      */
     final Set<String> subscribed = ConcurrentHashMap.newKeySet();
 
     private final Socket tcp; // under TLS, the TCP socket it runs on (closed first by cut())
 
-    /** Connects, AUTH, SELECT and the client name, as {@code config} says. */
     static SubscriberConnection open(HostAndPort address, JedisClientConfig config) {
       return new SubscriberConnection(
           new JedisNode.CapturingSocketFactory(address, config, null), config);
@@ -356,15 +329,11 @@ final class ReleaseNotices {
       made = true;
     }
 
-    /** Under TLS, the TCP socket the TLS socket runs on; else null. */
     Socket tcp() {
       return tcp;
     }
 
-    /**
-     * Closes the socket at once, from any thread; never writes (under TLS, see {@link
-     * TcpUnderTls#closeFirst}).
-     */
+    /** Closes the socket at once, from any thread, writing nothing ({@link TcpUnderTls}). */
     void cut() {
       TcpUnderTls.closeFirst(tcp);
       try {
@@ -375,12 +344,11 @@ final class ReleaseNotices {
     }
 
     /**
-     * Jedis makes a new socket on the next write to a connection whose socket was closed. Not this
-     * one: a write that came just after {@link #cut} (by {@code close()}, or for a stuck write)
-     * would go out on a socket nobody knows of, and to a frozen node it would block the writer for
-     * good. A cut connection fails every write instead; the reader makes a new connection. Once
-     * made, Jedis's own {@code connect()} is never called again: it tests the socket a second time,
-     * and a cut between the two tests would still make a new one.
+     * Jedis makes a new socket on the next write to a closed connection. Not this one: a write just
+     * after {@link #cut} would go out on a socket nobody knows of, and to a frozen node block the
+     * writer for good; it fails instead, and the reader connects anew. Once made, Jedis's {@code
+     * connect()} is never called again: it tests the socket twice, and a cut in between would still
+     * make a new one.
      */
     @Override
     public void connect() {

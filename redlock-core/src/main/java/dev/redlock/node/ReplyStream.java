@@ -21,16 +21,14 @@ final class ReplyStream {
   private final Socket socket;
   private final Buffered in;
   private int soTimeoutMillis = -1; // last value set on the socket
-
-  /** When the node last sent anything. */
-  long lastBytesAt = System.nanoTime();
+  long lastBytesAt = System.nanoTime(); // when the node last sent anything
 
   ReplyStream(Socket socket) throws IOException {
     this.socket = socket;
     this.in = new Buffered(socket.getInputStream());
   }
 
-  /** Jedis's reply stream, which can tell whether a whole line is in, and read more keeping it. */
+  /** Jedis's reply stream, which can tell whether a whole line is in and read more keeping it. */
   private static final class Buffered extends RedisInputStream {
     Buffered(InputStream in) {
       super(in, 8192); // not Jedis's configurable size: a reply line must fit
@@ -46,7 +44,6 @@ final class ReplyStream {
       return -1;
     }
 
-    /** Whether Jedis has read exactly up to {@code end}, the end of the line it read. */
     boolean readUpTo(int end) {
       return count == end + 1;
     }
@@ -55,20 +52,15 @@ final class ReplyStream {
       return end > count && buf[end - 1] == '\r';
     }
 
-    /** The first byte of the next reply; only with bytes buffered. */
     byte next() {
       return buf[count];
     }
 
-    /** Bytes the socket holds that were not read yet. */
     int socketAvailable() throws IOException {
       return in.available();
     }
 
-    /**
-     * Reads what one read of the socket gives (waiting as its timeout allows), after what is
-     * buffered and not read yet.
-     */
+    /** Appends one read of the socket (waiting as its timeout allows) to what is buffered. */
     void readMore() throws IOException {
       if (count > 0) {
         System.arraycopy(buf, count, buf, 0, limit - count);
@@ -92,12 +84,7 @@ final class ReplyStream {
     return in.lineEnd() >= 0;
   }
 
-  /**
-   * Whether a whole reply is buffered after reading, without waiting, what the socket already
-   * holds.
-   *
-   * @throws JedisConnectionException if the stream failed or ended
-   */
+  /** {@link #hasReply} after reading what the socket already holds, without waiting. */
   boolean replyWithoutWaiting() {
     try {
       while (!hasReply() && in.socketAvailable() > 0) {
@@ -111,11 +98,9 @@ final class ReplyStream {
   }
 
   /**
-   * Waits, at most {@code timeoutNanos}, until a whole reply is buffered or more bytes of one have
-   * come, consuming nothing; false if nothing came (the stream stays usable: plain sockets).
-   * Interrupts aside (a virtual thread's would close the socket).
-   *
-   * @throws JedisConnectionException if the stream failed or ended
+   * Waits at most {@code timeoutNanos} until a whole reply is buffered or more bytes of one came,
+   * consuming nothing; false if nothing came (a plain socket stays usable). Interrupts are set
+   * aside: a virtual thread's would close the socket.
    */
   boolean arrives(long timeoutNanos) {
     if (hasReply()) {
@@ -139,12 +124,8 @@ final class ReplyStream {
   }
 
   /**
-   * The next reply, whose whole line is buffered ({@link #hasReply}): what {@link Protocol#read}
-   * returns for an integer, or the {@link JedisDataException} of an error reply (the stream still
-   * in step). Never waits on the socket.
-   *
-   * @throws JedisConnectionException if the reply is of another type: not a reply to our scripts,
-   *     so the stream is not what we think
+   * The next reply, whose whole line is buffered: an integer, or the {@link JedisDataException} of
+   * an error reply (the stream still in step). Any other type breaks the stream: not our scripts'.
    */
   Object read() {
     byte type = in.next();

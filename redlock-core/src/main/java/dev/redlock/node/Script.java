@@ -16,9 +16,7 @@ public final class Script {
   /** Restart guard, SET NX PX and fencing counter in one round trip (see acquire.lua). */
   public static final Script ACQUIRE = load("acquire.lua");
 
-  /**
-   * Raises a lagging fencing counter while we hold the key. Returns 1, or 0 if the key is not ours.
-   */
+  /** Raises a lagging fencing counter while we hold the key: 1, or 0 if the key is not ours. */
   public static final Script RAISE_FENCE = load("raise_fence.lua");
 
   /** The protected side's check: writes only if the fencing token is newer (see fenced_set.lua). */
@@ -27,16 +25,10 @@ public final class Script {
   /** Deletes the key only if it still holds our token. Returns 1 if deleted, 0 otherwise. */
   public static final Script RELEASE = load("release.lua");
 
-  /**
-   * Sets a new PX ttl only if the key still holds our token. Returns 1 if extended, 0 otherwise.
-   */
+  /** Sets a new PX ttl only if the key still holds our token: 1 if extended, else 0. */
   public static final Script EXTEND = load("extend.lua");
 
-  /**
-   * Several resources at once, all or none on the node: the restart guard (acquire.lua's text),
-   * every key free or nothing written, one fencing token above every key's counter (see
-   * acquire_all.lua).
-   */
+  /** Several resources at once, all or none on the node (see acquire_all.lua). */
   public static final Script ACQUIRE_ALL = load("acquire_all.lua");
 
   /** Owner-checked raise of several keys' counters: 1 if every key is ours, else 0, none raised. */
@@ -48,16 +40,10 @@ public final class Script {
   /** Owner-checked delete of several keys, each on its own: how many were deleted. */
   public static final Script RELEASE_ALL = load("release_all.lua");
 
-  /**
-   * A read-write lock's write side: the restart guard (acquire.lua's text), no writer and no live
-   * reader (else a writer intent mark), the writer key and a token from the lock's one counter.
-   */
+  /** A read-write lock's write side: no writer and no live reader, else an intent mark. */
   public static final Script WRITE_ACQUIRE = load("write_acquire.lua");
 
-  /**
-   * A read-write lock's read side: the restart guard (acquire.lua's text), no writer and no intent
-   * mark, this reader's entry and a token from the lock's one counter.
-   */
+  /** A read-write lock's read side: no writer and no intent mark, then this reader's entry. */
   public static final Script READ_ACQUIRE = load("read_acquire.lua");
 
   /** Owner-checked extend of a reader's unexpired entry, never shorter: 1, or 0 if not ours. */
@@ -72,22 +58,13 @@ public final class Script {
   /** The administrator's break of a lock: DEL whoever holds it, counter raised (see the script). */
   public static final Script FORCE_RELEASE = load("force_release.lua");
 
-  /**
-   * The administrator's break of a read-write lock: its writer key, readers and intent mark
-   * deleted, its one counter raised as {@link #FORCE_RELEASE} raises a lock's (see the script).
-   */
+  /** The administrator's break of a read-write lock, as {@link #FORCE_RELEASE} (see the script). */
   public static final Script FORCE_RELEASE_READ_WRITE = load("force_release_read_write.lua");
 
-  /**
-   * The administrator's vouch for a new node: checks it holds nothing of the key prefix and stamps
-   * its life marker trusted, in one step (see vouch_new_node.lua).
-   */
+  /** The administrator's vouch for a new node: holds nothing of the prefix, marker stamped. */
   public static final Script VOUCH_NEW_NODE = load("vouch_new_node.lua");
 
-  /**
-   * What the restart guard's next acquire on a node would decide, writing nothing: the same text as
-   * the acquire scripts' guard (see guard_probe.lua).
-   */
+  /** What the restart guard's next acquire would decide, writing nothing ({@link GuardProbe}). */
   public static final Script GUARD_PROBE = load("guard_probe.lua");
 
   private final String source;
@@ -99,8 +76,8 @@ public final class Script {
   }
 
   /**
-   * The line a script holds where a fragment's text goes ({@code --@include restart_guard.lua}):
-   * the restart guard is one text, kept once, that every acquiring script runs.
+   * A script's line that its fragment's text replaces ({@code --@include restart_guard.lua}): the
+   * restart guard is one text, kept once, that every acquiring script runs.
    */
   static final String INCLUDE = "--@include ";
 

@@ -48,12 +48,9 @@ final class ScriptCalls {
   }
 
   /**
-   * Writes {@code r}'s call to {@code out}, {@code withSource}: as {@code EVAL} with the script's
-   * source; {@code connectionArgs}: the acquire script's arguments that name the connection's
-   * process (after the request's own ARGV, before a writer's intent). What a request asks of every
-   * node is encoded once, by the first node that sends it, and kept on the request; a connection's
-   * arguments are written after it, so that nothing is copied per node. The bytes are those of
-   * Jedis's {@link Protocol#sendCommand} for the same arguments.
+   * Writes {@code r}'s call to {@code out}: {@code withSource} as {@code EVAL}; an acquire's {@code
+   * connectionArgs} (naming the connection's process) after its own ARGV, before a writer's intent,
+   * so that what the request asks of every node is encoded once and nothing is copied per node.
    */
   void write(RedisOutputStream out, NodeRequest r, boolean withSource, byte[][] connectionArgs)
       throws IOException {
@@ -81,8 +78,7 @@ final class ScriptCalls {
       }
     }
     if (intent) {
-      // ARGV[9]: how long a writer's refusal keeps readers out
-      bulk(out, Protocol.toByteArray(r.intentMillis()));
+      bulk(out, Protocol.toByteArray(r.intentMillis())); // ARGV[9]
     }
   }
 
@@ -128,7 +124,7 @@ final class ScriptCalls {
     return call;
   }
 
-  /** How many KEYS {@code r}'s script reads (see the layouts below). */
+  /** How many KEYS {@code r}'s script reads (the layouts below). */
   private static int keyCount(NodeRequest r) {
     if (r.isMulti()) {
       int n = r.keyCount();

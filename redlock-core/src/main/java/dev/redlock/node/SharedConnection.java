@@ -25,10 +25,9 @@ import redis.clients.jedis.util.RedisOutputStream;
  */
 final class SharedConnection {
   /**
-   * The most requests in flight on one connection before a new one is refused (a pipelined batch
-   * may go past it by its own size): small enough that what a node that stopped reading (frozen)
-   * was sent fits in the sockets' buffers, so a write does not block the caller; a silent node's
-   * connection breaks after a node timeout anyway.
+   * The most requests in flight before a new one is refused (a batch may pass it by its own size):
+   * few enough that what a frozen node was sent fits in the sockets' buffers, so a write does not
+   * block the caller; a silent node's connection breaks after a node timeout anyway.
    */
   static final int MAX_IN_FLIGHT = 256;
 
@@ -84,7 +83,6 @@ final class SharedConnection {
     this.replies = new SharedReplies(this, socket, drains);
   }
 
-  /** Under TLS, the TCP socket it runs on; else null. */
   Socket tcp() {
     return tcp;
   }
@@ -94,15 +92,12 @@ final class SharedConnection {
     return broken == null && !retired;
   }
 
-  /** Whether it is closed (broken or closed), so nothing is in flight on it any more. */
+  /** Whether it broke or was closed: nothing is in flight on it any more. */
   boolean isClosed() {
     return broken != null;
   }
 
-  /**
-   * Takes it out of use without failing what is in flight: it closes once every reply is in. For a
-   * connection whose life is unknown (read again on the next), or that reaches an earlier process.
-   */
+  /** Takes it out of use without failing what is in flight: it closes once every reply is in. */
   void retire() {
     retired = true;
     if (replies.inFlight() == 0) {
@@ -110,14 +105,12 @@ final class SharedConnection {
     }
   }
 
-  /** Its last reply is in: a retired connection closes. */
   void lastReplyIn() {
     if (retired) {
       close(); // whoever sent on it after it retired got theirs
     }
   }
 
-  /** Requests written whose reply has not been read yet. */
   int inFlight() {
     return replies.inFlight();
   }
@@ -127,12 +120,7 @@ final class SharedConnection {
     return new SharedRequest(replies, request);
   }
 
-  /**
-   * Writes {@code request} and queues it for its reply.
-   *
-   * @throws JedisConnectionException if the connection is broken, has too many requests in flight,
-   *     or the write failed (then the connection is broken)
-   */
+  /** Writes {@code request} and queues it for its reply; throws as {@link #sendAll}. */
   SharedRequest send(NodeRequest request) {
     SharedRequest sent = request(request);
     sendAll(List.of(sent));
@@ -140,9 +128,9 @@ final class SharedConnection {
   }
 
   /**
-   * Writes {@code requests} in one flush, queued in that order.
-   *
-   * @throws JedisConnectionException as {@link #send}; then none of them is answered
+   * Writes {@code requests} in one flush, queued in that order. Throws {@link
+   * JedisConnectionException}, none of them answered, if the connection is broken, has {@link
+   * #MAX_IN_FLIGHT} requests in flight, or the write failed (then it breaks).
    */
   void sendAll(List<SharedRequest> requests) {
     lockForWriting();
@@ -158,7 +146,6 @@ final class SharedConnection {
     }
   }
 
-  /** Refuses a request on a broken connection, or past {@link #MAX_IN_FLIGHT}. Under the lock. */
   private void checkCanSend() {
     RuntimeException why = broken;
     if (why != null) {
@@ -219,13 +206,12 @@ final class SharedConnection {
 
   /**
    * The node lost its script cache (restart, {@code SCRIPT FLUSH}): {@code EVAL} sends the source
-   * and caches it again. Only while the request's caller still waits (or asked to be told): a
-   * lease's next request to this node starts only once this one settles, so the resend cannot be
-   * overtaken by it. A caller that gave up has settled its vote as failed, and its next request (a
-   * roll-back) may be on the wire already: the request fails instead. Never blocks on the write
-   * lock (a writer blocked on a node that stopped reading would stop this reader too), and never
-   * under a write of this thread's own (its bytes may be in the buffer, not yet sent). Returns what
-   * telling its outcome takes, if it settled.
+   * and caches it again, but only while the caller still waits (or asked to be told): a lease's
+   * next request to this node starts only once this one settles, so cannot overtake the resend. A
+   * caller that gave up may have its next request (a roll-back) on the wire already: the request
+   * fails instead. Never blocks on the write lock (a writer blocked on a frozen node would stop
+   * this reader too), nor runs under this thread's own write (its bytes may not be sent yet).
+   * Returns what telling its outcome takes, if it settled.
    */
   Runnable resendWithSource(SharedRequest request, JedisNoScriptException noScript) {
     synchronized (request) { // abandon() waits for the resend to be on the wire
@@ -276,7 +262,7 @@ final class SharedConnection {
     if (broken == null) {
       broken = why;
     }
-    TcpUnderTls.closeFirst(tcp); // a TLS close writes nothing, even to a full queue
+    TcpUnderTls.closeFirst(tcp);
     try {
       owner.close();
     } catch (Exception e) {

@@ -18,21 +18,18 @@ import redis.clients.jedis.exceptions.JedisNoScriptException;
 
 /**
  * The replies of a {@link SharedConnection}: the requests in flight, in the order they went out,
- * and the reader role that reads their replies ({@link ReplyStream}, Jedis's reading) and hands
- * each to the oldest request.
+ * and the reader role that reads replies ({@link ReplyStream}) and hands each to the oldest one.
  *
- * <p>It has no thread of its own. A caller that waits for its reply and finds nobody reading
- * becomes the reader: it reads replies (those of requests sent before its own, and its own), hands
- * each to the request it answers (waking that request's waiter), and when its own is in, passes the
- * role to the next waiter. A lone caller so reads its own reply with no thread hand-off, and under
- * concurrency one read of the socket serves many callers. A request nobody waits for any more (its
- * caller gave up, or asked to be told later) is read by whoever reads next, or by a drain on an I/O
- * thread: every reply is accounted for. Over TLS callers never read (a timed-out read may leave a
- * TLS stream unusable): a drain reads, bounded only by the connection's own silence.
+ * <p>No thread of its own. A caller that waits for its reply and finds nobody reading becomes the
+ * reader: it hands out every reply up to its own (waking their waiters), then passes the role to
+ * the next waiter. A lone caller so reads its own reply with no thread hand-off, and under
+ * concurrency one read of the socket serves many callers. A reply nobody waits for (its caller gave
+ * up, or asked to be told later) is read by whoever reads next, or by a drain on an I/O thread.
+ * Over TLS callers never read (a timed-out read may leave a TLS stream unusable): a drain reads,
+ * bounded only by the connection's own silence.
  *
- * <p>What a settled request's caller runs when told later ({@link SharedRequest#finishLater}) runs
- * only after the reader has given up the role, and never under the write lock: it may send requests
- * on this very connection, and wait for them.
+ * <p>What a caller told later ({@link SharedRequest#finishLater}) runs only once the reader gave up
+ * the role, never under the write lock: it may send on this very connection, and wait.
  */
 final class SharedReplies {
   /** How many replies of what has already come a leaving reader reads for the others, at most. */
@@ -75,7 +72,6 @@ final class SharedReplies {
     return connection.name;
   }
 
-  /** Why the connection broke, or null. */
   RuntimeException broken() {
     return connection.broken;
   }
@@ -84,9 +80,7 @@ final class SharedReplies {
     return inFlight.peek();
   }
 
-  /**
-   * Queues {@code r} for its reply, sent at {@code now}. Under the write lock, before the write.
-   */
+  /** Queues {@code r}, sent at {@code now}. Under the write lock, before the write. */
   void enqueue(SharedRequest r, long now) {
     r.sentAt = now;
     r.seq = nextSeq++;
@@ -107,7 +101,6 @@ final class SharedReplies {
 
   /** Fails every request in flight with {@code why}, into {@code told}. Under the write lock. */
   void failAll(RuntimeException why, List<Runnable> told) {
-    // Under `taking`, so that the reader cannot hand a reply it read to the request behind.
     synchronized (taking) {
       SharedRequest r;
       while ((r = inFlight.poll()) != null) {
@@ -181,10 +174,9 @@ final class SharedReplies {
   }
 
   /**
-   * Hands out the replies that have already come, buffered or in the socket, at most {@code max},
-   * without waiting for more: passing the role on costs a wake-up and, on a busy machine, a wait to
-   * be scheduled; replies that arrived meanwhile are best read by the running thread. Returns how
-   * many were read.
+   * Hands out up to {@code max} replies that have already come, buffered or in the socket, without
+   * waiting: passing the role on costs a wake-up and, on a busy machine, a wait to be scheduled.
+   * Returns how many were read.
    */
   private int dispatchWaiting(int max) {
     int read = 0;
@@ -265,7 +257,6 @@ final class SharedReplies {
     }
   }
 
-  /** Hands {@code reply} to the request it answers. */
   private void hand(SharedRequest answered, Object reply) {
     if (reply instanceof Long value) {
       addTell(answered.settle(value, null));
@@ -291,7 +282,6 @@ final class SharedReplies {
         || message.startsWith("ERR wrong number of arguments");
   }
 
-  /** Keeps what telling a later outcome takes (the reader's), if anything. */
   private void addTell(Runnable tell) {
     if (tell != null) {
       tells.add(tell);

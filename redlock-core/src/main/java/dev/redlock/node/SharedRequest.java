@@ -45,15 +45,12 @@ final class SharedRequest implements Exchange {
     value = reply;
     error = why;
     done = true; // the volatile write publishes value and error
-    Thread w = waiter;
-    if (w != null) {
-      LockSupport.unpark(w);
-    }
+    LockSupport.unpark(waiter);
     Exchange.Outcome tellTo = later;
     return tellTo == null ? null : () -> tell(tellTo);
   }
 
-  /** Whether its caller stopped waiting. The caller holds this request's monitor. */
+  /** Whether its caller stopped waiting. Under this request's monitor. */
   boolean abandoned() {
     return abandoned;
   }

@@ -11,16 +11,14 @@ import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.util.IOUtils;
 
 /**
- * The TLS socket factory a client config names, remembering the TCP socket that Jedis layers TLS on
- * (Jedis connects the TCP socket itself, then hands it here), so that a connection can be closed
- * from any thread without writing.
+ * The TLS socket factory a client config names, remembering the TCP socket Jedis connects and hands
+ * it to layer TLS on, so that a connection can be closed from any thread without writing.
  *
  * <p>Closing a TLS socket first writes a close_notify. The JDK skips it while a write holds the TLS
  * record lock (Jedis sets SO_LINGER to 0), but with no TLS write in progress and the send queue to
- * a frozen node (or across a partition) full, that write blocks whoever closes until the node takes
- * bytes again: a caller breaking a silent connection, {@code close()}, or the release notices' cut.
- * Closing the TCP socket first makes the TLS close write nothing ({@code ReleaseNoticesCutTest},
- * {@code SharedTlsConnectionTest}).
+ * a frozen node (or across a partition) full, it blocks whoever closes until the node takes bytes
+ * again. Closing the TCP socket first makes the TLS close write nothing ({@code
+ * ReleaseNoticesCutTest}, {@code SharedTlsConnectionTest}).
  */
 final class TcpUnderTls extends SSLSocketFactory {
   private static final Logger log = LoggerFactory.getLogger(TcpUnderTls.class);
@@ -56,7 +54,7 @@ final class TcpUnderTls extends SSLSocketFactory {
 
   /**
    * The TCP socket {@code under} was handed, or null: plain TCP, or a Jedis that no longer layers
-   * TLS so (logged once: a close may then write to a frozen node; the TLS tests check it is found).
+   * TLS so (logged once: a close may then block on a frozen node; the TLS tests check it is found).
    */
   static Socket socket(TcpUnderTls under) {
     if (under == null) {
