@@ -24,7 +24,7 @@ import java.util.function.IntPredicate;
  */
 final class FanOut {
   /** A request that may go out however late its turn comes (releases, extends). */
-  static final long NO_DEADLINE = Long.MIN_VALUE;
+  private static final long NO_DEADLINE = Long.MIN_VALUE;
 
   private static final String NOT_SENT_LATE =
       "not sent: its turn behind this client's earlier request there came after the vote's deadline";
@@ -227,10 +227,7 @@ final class FanOut {
     try {
       ballot.inFlight(node, nodes.get(node).begin(request), start);
     } catch (RuntimeException e) {
-      long took = ticker.read() - start;
-      latencies.observe(
-          node, Math.max(took, nodeTimeoutNanos)); // a node we cannot write to goes last
-      ballot.fail(node, e, took);
+      ballot.failStartedAt(node, e, start);
     }
   }
 
@@ -238,14 +235,9 @@ final class FanOut {
   private void runToEnd(Ballot ballot, int node, NodeRequest request) {
     long start = ticker.read();
     try {
-      long reply = nodes.get(node).begin(request).finish(nodeTimeoutNanos);
-      long took = ticker.read() - start;
-      latencies.observe(node, took);
-      ballot.answer(node, reply, took);
+      ballot.answerStartedAt(node, nodes.get(node).begin(request).finish(nodeTimeoutNanos), start);
     } catch (Throwable e) {
-      long took = ticker.read() - start;
-      latencies.observe(node, Math.max(took, nodeTimeoutNanos));
-      ballot.fail(node, e, took);
+      ballot.failStartedAt(node, e, start);
       if (e instanceof Error error) {
         throw error;
       }
