@@ -127,10 +127,10 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     answer(node, reply, took);
   }
 
-  /** {@link #fail} of a request started at {@code started}: counts as at least a node timeout. */
+  /** {@link #fail} of a request started at {@code started} (see {@link NodeLatencies#observe}). */
   void failStartedAt(int node, Throwable error, long started) {
     long took = ticker.read() - started;
-    latencies.observe(node, Math.max(took, nodeTimeoutNanos)); // a failing node goes last
+    latencies.observe(node, Math.max(took, nodeTimeoutNanos));
     fail(node, error, took);
   }
 
@@ -360,10 +360,7 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     return holds(() -> isDefinite(status[node]));
   }
 
-  /**
-   * Runs {@code action} once every node's request has settled (at once if they all have), on the
-   * thread that settles the last one.
-   */
+  /** See {@link Settlements#whenAll}. */
   void whenAllSettled(Runnable action) {
     settlements.whenAll(action);
   }

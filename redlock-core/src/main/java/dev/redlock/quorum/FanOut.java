@@ -197,17 +197,14 @@ final class FanOut {
   }
 
   /**
-   * Starts one node's request: written on this thread if the node is quick and has an idle
-   * connection (the awaiting thread reads the reply), else run by an I/O thread.
+   * Starts one node's request: written on this thread if the node has an idle connection, else run
+   * by an I/O thread (connecting first waits on the node).
    */
   private void start(Ballot ballot, int node, NodeRequest request) {
     if (nodes.get(node).hasIdleConnection()) {
-      // Written on an open shared connection: never waits on the node, however late it answers
-      // (the reply is read by whoever reads that connection; a bounded backlog fits the socket).
+      // Never waits on the node, however late it answers: a bounded backlog fits the socket.
       begin(ballot, node, request);
     } else {
-      // A node we have no connection to: writing means connecting first, and the handshake waits
-      // on the node, so an I/O thread does it.
       try {
         io.execute(() -> runToEnd(ballot, node, request));
       } catch (RejectedExecutionException e) {

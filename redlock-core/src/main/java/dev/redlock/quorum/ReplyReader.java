@@ -19,11 +19,8 @@ import java.util.function.BooleanSupplier;
  * shared), it parks until one is in or a connection has nobody reading it. It stops as soon as the
  * outcome is decided; replies that arrived by then are read at once, and the rest are recorded when
  * whoever reads their connection next reads them ({@link Exchange#finishLater}). So a healthy round
- * costs no thread hand-off, and a slow node costs none on the caller's path.
- *
- * <p>Requests run entirely by I/O threads (one that had to wait for the lease's previous request,
- * or whose node had to be connected first) are recorded by those threads; the awaiting thread then
- * only waits for the ballot to change.
+ * costs no thread hand-off, and a slow node costs none on the caller's path. Replies that I/O
+ * threads read are recorded by them; the awaiting thread then only waits for the ballot to change.
  */
 final class ReplyReader {
   /** The shortest wait on one silent node before looking at the others (socket timeouts are ms). */
@@ -107,8 +104,6 @@ final class ReplyReader {
           break; // replies that have arrived were read; the rest are handed off below
         }
         if (parkHere) {
-          // Every reply still to come here is being read by another thread (shared
-          // connections): wait for any of them, or for a connection to have nobody reading it.
           parkUntilProgress(done, Math.min(left, MAX_PARK_NANOS));
         } else {
           // Wait on the likeliest node, but only for a slice: if it is silent (frozen, cut off),
