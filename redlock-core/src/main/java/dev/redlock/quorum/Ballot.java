@@ -1,6 +1,7 @@
 package dev.redlock.quorum;
 
 import dev.redlock.NodeOutcome;
+import dev.redlock.NodeOutcome.Status;
 import dev.redlock.internal.Ticker;
 import dev.redlock.node.Exchange;
 import dev.redlock.node.LockNode;
@@ -12,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 
@@ -21,15 +23,12 @@ import java.util.function.BooleanSupplier;
  * or every node answered). Replies are read by the ballot's {@link ReplyReader} (requests the
  * sending thread wrote) or by I/O threads (the rest), and recorded here; when each node's request
  * has finished is {@link Settlements}'s.
- *
- * <p>What is rare is made when first needed: the errors (a node failed), the condition (a thread
- * waited for an I/O thread's answer).
  */
 final class Ballot implements Tally, RequestOrder.Preceding {
   private final List<LockNode> nodes;
   private final Ticker ticker;
   private final String refusal;
-  private final NodeOutcome.Status[] status;
+  private final Status[] status;
   private final NodeStates standing;
   private final boolean acquisition; // only an acquisition shows whether a node votes
   private final String[] detail;
@@ -41,6 +40,8 @@ final class Ballot implements Tally, RequestOrder.Preceding {
   private final Settlements settlements;
 
   private final ReplyReader reader;
+  private final NodeLatencies latencies;
+  private final long nodeTimeoutNanos;
   private int ok;
   private int answered;
   private long awaitedUntil = Long.MIN_VALUE;
@@ -62,12 +63,14 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     this.nodes = nodes;
     this.ticker = ticker;
     this.refusal = refusal;
-    this.status = new NodeOutcome.Status[n];
+    this.status = new Status[n];
     this.detail = new String[n];
     this.latencyNanos = new long[n];
     this.values = new long[n];
     this.settlements = new Settlements(n);
     this.reader = new ReplyReader(this, n, ticker, latencies, handOff, nodeTimeoutNanos);
+    this.latencies = latencies;
+    this.nodeTimeoutNanos = nodeTimeoutNanos;
   }
 
   /** A request written by the sending thread, for the awaiting thread to read. */
@@ -85,20 +88,7 @@ final class Ballot implements Tally, RequestOrder.Preceding {
 
   /** {@link #skip(int, CompletableFuture)}, saying why in the per-node account. */
   void skip(int node, CompletableFuture<Void> before, String why) {
-    Runnable decided = null;
-    lock.lock();
-    try {
-      status[node] = NodeOutcome.Status.SKIPPED;
-      detail[node] = why;
-      answered++;
-      signalChanged();
-      if (onDecided != null && isDecided(decidingQuorum)) { // a skip can decide a renewal
-        decided = onDecided;
-        onDecided = null;
-      }
-    } finally {
-      lock.unlock();
-    }
+    Runnable decided = note(node, Status.SKIPPED, why, 0, null, 0); // can decide a renewal
     wakeWatcher();
     if (decided != null) {
       decided.run();
@@ -116,24 +106,32 @@ final class Ballot implements Tally, RequestOrder.Preceding {
   private void wakeWatcher() {
     Thread w = watcher;
     if (w != null) {
-      java.util.concurrent.locks.LockSupport.unpark(w);
+      LockSupport.unpark(w);
     }
   }
 
   void answer(int node, long reply, long latency) {
     if (reply > 0) {
-      record(node, NodeOutcome.Status.OK, "", latency, null, reply);
+      record(node, Status.OK, "", latency, null, reply);
     } else if (reply == 0) {
-      record(node, NodeOutcome.Status.REFUSED, refusal, latency, null, 0);
+      record(node, Status.REFUSED, refusal, latency, null, 0);
     } else {
-      record(
-          node,
-          NodeOutcome.Status.QUARANTINED,
-          NodeFailures.quarantined(-reply - 1),
-          latency,
-          null,
-          0);
+      record(node, Status.QUARANTINED, NodeFailures.quarantined(-reply - 1), latency, null, 0);
     }
+  }
+
+  /** {@link #answer} to a request started at {@code started}, and the node's latency. */
+  void answerStartedAt(int node, long reply, long started) {
+    long took = ticker.read() - started;
+    latencies.observe(node, took);
+    answer(node, reply, took);
+  }
+
+  /** {@link #fail} of a request started at {@code started} (see {@link NodeLatencies#observe}). */
+  void failStartedAt(int node, Throwable error, long started) {
+    long took = ticker.read() - started;
+    latencies.observe(node, Math.max(took, nodeTimeoutNanos));
+    fail(node, error, took);
   }
 
   void fail(int node, Throwable error, long latency) {
@@ -142,20 +140,26 @@ final class Ballot implements Tally, RequestOrder.Preceding {
 
   /** {@link #fail}, unless the node's outcome is recorded already (it must count only once). */
   void failIfOpen(int node, Throwable error) {
-    lock.lock();
-    try {
-      if (status[node] != null) {
-        return;
-      }
-    } finally {
-      lock.unlock();
+    if (!holds(() -> status[node] != null)) {
+      fail(node, error, 0);
     }
-    fail(node, error, 0);
   }
 
-  private void record(
-      int node, NodeOutcome.Status s, String text, long latency, Throwable error, long value) {
-    Runnable decided = null;
+  private void record(int node, Status s, String text, long latency, Throwable error, long value) {
+    Runnable decided = note(node, s, text, latency, error, value);
+    standing.record(node, nodes.get(node), s, text, acquisition);
+    wakeWatcher();
+    settlements.settle(node);
+    if (decided != null) {
+      decided.run();
+    }
+  }
+
+  /**
+   * Records the node's outcome under the lock; returns {@link #whenDecided}'s action if now due.
+   */
+  private Runnable note(
+      int node, Status s, String text, long latency, Throwable error, long value) {
     lock.lock();
     try {
       status[node] = s;
@@ -169,29 +173,26 @@ final class Ballot implements Tally, RequestOrder.Preceding {
       }
       values[node] = value;
       answered++;
-      if (s == NodeOutcome.Status.OK) {
+      if (s == Status.OK) {
         ok++;
       }
-      signalChanged();
+      if (changed != null) {
+        changed.signalAll();
+      }
+      Runnable decided = null;
       if (onDecided != null && isDecided(decidingQuorum)) {
         decided = onDecided;
         onDecided = null;
       }
+      return decided;
     } finally {
       lock.unlock();
-    }
-    standing.record(node, nodes.get(node), s, text, acquisition);
-    wakeWatcher();
-    settlements.settle(node);
-    if (decided != null) {
-      decided.run();
     }
   }
 
   /**
    * Runs {@code action} once, without any thread waiting: on the thread that records the deciding
-   * answer (a quorum said yes, or a quorum is out of reach, or every node answered), or at {@code
-   * deadline} by {@link #decideAtDeadline()}, whichever comes first.
+   * answer, or at {@code deadline} by {@link #decideAtDeadline()}, whichever comes first.
    */
   void whenDecided(int quorum, long deadline, Runnable action) {
     boolean now;
@@ -230,21 +231,15 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     return ok >= quorum || ok + (nodes.size() - answered) < quorum || answered == nodes.size();
   }
 
-  /**
-   * Waits until the outcome is decided: {@code quorum} nodes said yes, or so many said no or failed
-   * that a quorum is out of reach, or every node answered; or until {@code deadline}.
-   *
-   * @return the number of nodes that said yes at that moment
-   */
+  /** Waits until the outcome is decided, or until {@code deadline}; returns {@link #yes()} then. */
   int awaitQuorum(int quorum, long deadline) throws InterruptedException {
     reader.readUntil(() -> isDecided(quorum), deadline);
     return yes();
   }
 
   /**
-   * Waits until {@code count} nodes gave a definite answer (yes, no, quarantined, or skipped as
-   * known absent), or every node answered, or until {@code deadline}. A release needs no more: once
-   * a quorum no longer holds the key, another client can take it.
+   * Waits until {@code count} nodes gave a {@link #definite() definite} answer, or every node
+   * answered, or until {@code deadline}: all a release waits for ({@link QuorumStore#giveBack}).
    */
   void awaitDefinite(int count, long deadline) throws InterruptedException {
     reader.readUntil(() -> countDefinite() >= count || answered == nodes.size(), deadline);
@@ -317,10 +312,7 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     }
   }
 
-  /**
-   * For a ballot nobody will await (a roll-back sent by an interrupted caller): every reply is read
-   * in the background, so every connection goes back ({@link ReplyReader#readInBackground}).
-   */
+  /** See {@link ReplyReader#readInBackground}. */
   void readInBackground() {
     reader.readInBackground();
   }
@@ -336,18 +328,10 @@ final class Ballot implements Tally, RequestOrder.Preceding {
   }
 
   boolean allAnswered() {
-    lock.lock();
-    try {
-      return answered == nodes.size();
-    } finally {
-      lock.unlock();
-    }
+    return holds(() -> answered == nodes.size());
   }
 
-  /**
-   * How many nodes gave a definite answer: yes, no, quarantined, or skipped as known absent. Call
-   * with or without the lock held (it is reentrant).
-   */
+  /** How many nodes gave a definite answer: yes, no, quarantined, or skipped as known absent. */
   int definite() {
     lock.lock();
     try {
@@ -359,7 +343,7 @@ final class Ballot implements Tally, RequestOrder.Preceding {
 
   private int countDefinite() {
     int n = 0;
-    for (NodeOutcome.Status s : status) {
+    for (Status s : status) {
       if (isDefinite(s)) {
         n++;
       }
@@ -367,34 +351,16 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     return n;
   }
 
-  private static boolean isDefinite(NodeOutcome.Status s) {
-    return s == NodeOutcome.Status.OK
-        || s == NodeOutcome.Status.REFUSED
-        || s == NodeOutcome.Status.SKIPPED
-        || s == NodeOutcome.Status.QUARANTINED;
+  private static boolean isDefinite(Status s) {
+    return s == Status.OK || s == Status.REFUSED || s == Status.SKIPPED || s == Status.QUARANTINED;
   }
 
   /** Whether {@code node} gave a definite answer (see {@link #definite()}). */
   boolean definite(int node) {
-    lock.lock();
-    try {
-      return isDefinite(status[node]);
-    } finally {
-      lock.unlock();
-    }
+    return holds(() -> isDefinite(status[node]));
   }
 
-  /** Wakes the threads in {@link #awaitChange}, if any ever waited. Under the lock. */
-  private void signalChanged() {
-    if (changed != null) {
-      changed.signalAll();
-    }
-  }
-
-  /**
-   * Runs {@code action} once every node's request has settled (at once if they all have), on the
-   * thread that settles the last one.
-   */
+  /** See {@link Settlements#whenAll}. */
   void whenAllSettled(Runnable action) {
     settlements.whenAll(action);
   }
@@ -405,12 +371,7 @@ final class Ballot implements Tally, RequestOrder.Preceding {
    * must not mean "may hold our key" (REFUSED, SKIPPED and QUARANTINED do not).
    */
   boolean refused(int node) {
-    lock.lock();
-    try {
-      return status[node] != NodeOutcome.Status.OK && isDefinite(status[node]);
-    } finally {
-      lock.unlock();
-    }
+    return holds(() -> status[node] != Status.OK && isDefinite(status[node]));
   }
 
   /**
@@ -420,7 +381,7 @@ final class Ballot implements Tally, RequestOrder.Preceding {
   long value(int node) {
     lock.lock();
     try {
-      return status[node] == NodeOutcome.Status.OK ? values[node] : 0;
+      return status[node] == Status.OK ? values[node] : 0;
     } finally {
       lock.unlock();
     }
@@ -436,7 +397,6 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     return settlements.of(node);
   }
 
-  /** A snapshot of the per-node account, in node order. */
   @Override
   public List<NodeOutcome> outcomes() {
     lock.lock();
@@ -444,23 +404,17 @@ final class Ballot implements Tally, RequestOrder.Preceding {
       boolean pastDeadline = awaitedUntil != Long.MIN_VALUE && ticker.read() - awaitedUntil >= 0;
       List<NodeOutcome> out = new ArrayList<>(nodes.size());
       for (int i = 0; i < nodes.size(); i++) {
-        if (status[i] == null) {
+        String name = nodes.get(i).name();
+        if (status[i] != null) {
+          out.add(new NodeOutcome(name, status[i], detail[i], Duration.ofNanos(latencyNanos[i])));
+        } else if (pastDeadline) {
           out.add(
-              pastDeadline
-                  ? new NodeOutcome(
-                      nodes.get(i).name(),
-                      NodeOutcome.Status.TIMED_OUT,
-                      "no reply within nodeTimeout",
-                      Duration.ZERO)
-                  : new NodeOutcome(
-                      nodes.get(i).name(),
-                      NodeOutcome.Status.PENDING,
-                      "not awaited: outcome already decided",
-                      Duration.ZERO));
+              new NodeOutcome(
+                  name, Status.TIMED_OUT, "no reply within nodeTimeout", Duration.ZERO));
         } else {
           out.add(
               new NodeOutcome(
-                  nodes.get(i).name(), status[i], detail[i], Duration.ofNanos(latencyNanos[i])));
+                  name, Status.PENDING, "not awaited: outcome already decided", Duration.ZERO));
         }
       }
       return out;
@@ -469,7 +423,6 @@ final class Ballot implements Tally, RequestOrder.Preceding {
     }
   }
 
-  /** The errors nodes threw, to attach to an exception as suppressed causes. */
   @Override
   public List<Throwable> errors() {
     lock.lock();

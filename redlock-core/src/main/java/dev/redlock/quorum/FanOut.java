@@ -24,7 +24,7 @@ import java.util.function.IntPredicate;
  */
 final class FanOut {
   /** A request that may go out however late its turn comes (releases, extends). */
-  static final long NO_DEADLINE = Long.MIN_VALUE;
+  private static final long NO_DEADLINE = Long.MIN_VALUE;
 
   private static final String NOT_SENT_LATE =
       "not sent: its turn behind this client's earlier request there came after the vote's deadline";
@@ -197,17 +197,14 @@ final class FanOut {
   }
 
   /**
-   * Starts one node's request: written on this thread if the node is quick and has an idle
-   * connection (the awaiting thread reads the reply), else run by an I/O thread.
+   * Starts one node's request: written on this thread if the node has an idle connection, else run
+   * by an I/O thread (connecting first waits on the node).
    */
   private void start(Ballot ballot, int node, NodeRequest request) {
     if (nodes.get(node).hasIdleConnection()) {
-      // Written on an open shared connection: never waits on the node, however late it answers
-      // (the reply is read by whoever reads that connection; a bounded backlog fits the socket).
+      // Never waits on the node, however late it answers: a bounded backlog fits the socket.
       begin(ballot, node, request);
     } else {
-      // A node we have no connection to: writing means connecting first, and the handshake waits
-      // on the node, so an I/O thread does it.
       try {
         io.execute(() -> runToEnd(ballot, node, request));
       } catch (RejectedExecutionException e) {
@@ -227,10 +224,7 @@ final class FanOut {
     try {
       ballot.inFlight(node, nodes.get(node).begin(request), start);
     } catch (RuntimeException e) {
-      long took = ticker.read() - start;
-      latencies.observe(
-          node, Math.max(took, nodeTimeoutNanos)); // a node we cannot write to goes last
-      ballot.fail(node, e, took);
+      ballot.failStartedAt(node, e, start);
     }
   }
 
@@ -238,14 +232,9 @@ final class FanOut {
   private void runToEnd(Ballot ballot, int node, NodeRequest request) {
     long start = ticker.read();
     try {
-      long reply = nodes.get(node).begin(request).finish(nodeTimeoutNanos);
-      long took = ticker.read() - start;
-      latencies.observe(node, took);
-      ballot.answer(node, reply, took);
+      ballot.answerStartedAt(node, nodes.get(node).begin(request).finish(nodeTimeoutNanos), start);
     } catch (Throwable e) {
-      long took = ticker.read() - start;
-      latencies.observe(node, Math.max(took, nodeTimeoutNanos));
-      ballot.fail(node, e, took);
+      ballot.failStartedAt(node, e, start);
       if (e instanceof Error error) {
         throw error;
       }

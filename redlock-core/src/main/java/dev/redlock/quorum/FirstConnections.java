@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
@@ -46,10 +47,10 @@ final class FirstConnections {
   /**
    * Starts opening one connection to every node, on the I/O threads, so that the first attempt
    * finds them made (a connection can take longer than a request: a cold JVM, a TLS handshake).
-   * Returns at once.
    */
   void open() {
-    openedAt = System.nanoTime(); // a wait in real time, whatever clock the leases run on
+    // System.nanoTime, not the ticker: the bound is on real waiting (a test's clock may stand).
+    openedAt = System.nanoTime();
     List<CompletableFuture<Void>> opening = new ArrayList<>();
     for (LockNode node : nodes) {
       CompletableFuture<Void> opened = new CompletableFuture<>();
@@ -65,7 +66,7 @@ final class FirstConnections {
                 opened.completeExceptionally(e);
               }
             });
-      } catch (java.util.concurrent.RejectedExecutionException e) {
+      } catch (RejectedExecutionException e) {
         opened.completeExceptionally(e); // closed already
       }
     }
@@ -75,7 +76,7 @@ final class FirstConnections {
   /**
    * The first attempt waits for the first connections: until every node is connected or failed, at
    * most a node timeout more once a quorum is, and at most the connect timeout in all. Later
-   * attempts return at once: a node that comes up later is connected on demand, as before.
+   * attempts return at once: a node that comes up later is connected on demand.
    */
   void await() throws InterruptedException {
     if (connected) {
@@ -83,7 +84,6 @@ final class FirstConnections {
     }
     List<CompletableFuture<Void>> opening = this.opening;
     long deadline = openedAt + connectTimeoutNanos;
-    // System.nanoTime, not the ticker: the bound is on real waiting (a test's clock may stand).
     while (true) {
       int ok = 0;
       List<CompletableFuture<Void>> pending = new ArrayList<>();

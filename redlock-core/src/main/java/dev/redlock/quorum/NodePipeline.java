@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class NodePipeline {
   /** The most requests in one batch: bounds one write and one node's burst of work. */
-  static final int MAX_BATCH = 512;
+  private static final int MAX_BATCH = 512;
 
   private final int node;
   private final LockNode lockNode;

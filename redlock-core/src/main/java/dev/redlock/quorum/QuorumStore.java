@@ -48,11 +48,10 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
    * Per key, the last release (or roll-back) this store sent that some node has not settled yet: a
    * release returns once a quorum confirmed it. The next take of the key follows it node by node
    * ({@link RequestOrder}), or the new {@code SET NX} could reach a straggling node before our own
-   * release and be refused by our own old key; a take whose turn on a node comes after its vote's
-   * deadline does not send there at all, so a chain behind a slow node cannot grow. An entry lives
-   * from the moment its release is sent until it has settled on every node. Only this client's own
-   * releases are followed: another process's take may still meet our key on a slow node, as it
-   * would meet any holder's.
+   * release and be refused by our own old key; a turn that comes after the vote's deadline is
+   * skipped ({@link FanOut}). An entry lives from the moment its release is sent until it has
+   * settled on every node. Only this client's own releases are followed: another process's take may
+   * still meet our key on a slow node, as it would meet any holder's.
    */
   private final ConcurrentMap<String, Ballot> unsettled = new ConcurrentHashMap<>();
 
@@ -159,7 +158,6 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
     };
   }
 
-  /** Read-write locks: yes, on every node (the read_*.lua and write_acquire.lua scripts). */
   @Override
   public boolean hasReadWriteLocks() {
     return true;
@@ -169,8 +167,6 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
   private Vote<QuorumHeld> vote(
       LeaseRequest request, String key, String[] keys, long start, RequestOrder order)
       throws InterruptedException {
-    // A node where the last release of this key has not settled gets our SET only if its turn
-    // comes before the vote's deadline (else it is SKIPPED: its vote could not count anyway).
     Ballot votes =
         fanOut.send(
             NodeRequest.of(
@@ -281,9 +277,7 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
   @Override
   public Tally renew(QuorumHeld held, long ttlMillis) throws InterruptedException {
     long start = ticker.read();
-    Ballot votes =
-        fanOut.send(
-            held.request(Verb.EXTEND, ttlMillis), NOT_OWNER, held.order, held.setBallot::refused);
+    Ballot votes = send(held, held.request(Verb.EXTEND, ttlMillis));
     votes.awaitQuorum(quorum, start + nodeTimeoutNanos);
     return votes;
   }
@@ -340,7 +334,7 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
   public boolean giveBackToWaiters(QuorumHeld held) {
     Ballot votes = giveBackAndCount(held);
     if (held.request.shape() != Shape.ONE) {
-      return false; // only release.lua counts who was told
+      return false;
     }
     List<LockNode> nodes = fanOut.nodes();
     int told = 0;
@@ -357,7 +351,7 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
 
   private Ballot giveBackAndCount(QuorumHeld held) {
     NodeRequest release = held.request(Verb.RELEASE, held.fencingToken());
-    Ballot votes = fanOut.send(release, NOT_OWNER, held.order, held.setBallot::refused);
+    Ballot votes = send(held, release);
     Shape shape = held.request.shape();
     follow(shape, held.key, held.keys, votes); // from now on, a take of these keys follows it
     try {
@@ -391,12 +385,8 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
   public void giveBackAll(List<QuorumHeld> held) {
     List<Ballot> releases = new ArrayList<>();
     for (QuorumHeld h : held) {
-      releases.add(
-          fanOut.send(
-              h.request(Verb.RELEASE, h.fencingToken()), NOT_OWNER, h.order, h.setBallot::refused));
+      releases.add(send(h, h.request(Verb.RELEASE, h.fencingToken())));
     }
-    // A release may wait behind its lease's straggling SET, which may itself have waited (at most
-    // a node timeout) behind the previous release of the key: three node timeouts, and a margin.
     long deadline = ticker.read() + 3 * nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(100);
     // Through interrupts: close() from an interrupted thread, or an attempt interrupted by close()
     // itself, still owes these releases, and the I/O threads stop next.
@@ -411,27 +401,24 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
     }
   }
 
+  /** A request of {@code held}: behind its earlier ones, not to nodes that refused its SET. */
+  private Ballot send(QuorumHeld held, NodeRequest request) {
+    return fanOut.send(request, NOT_OWNER, held.order, held.setBallot::refused);
+  }
+
   /**
    * Makes the next take of the lease's keys follow {@code release}: each of a set's keys; else only
    * its first key, which for a read-write lock is its writer key, under which both sides look.
    */
   private void follow(Shape shape, String key, String[] keys, Ballot release) {
-    if (shape != Shape.ALL) {
-      unsettled.put(key, release);
-    } else {
-      for (String k : keys) {
-        unsettled.put(k, release);
-      }
+    for (String k : shape == Shape.ALL ? keys : new String[] {key}) {
+      unsettled.put(k, release);
     }
   }
 
   private void unfollow(Shape shape, String key, String[] keys, Ballot release) {
-    if (shape != Shape.ALL) {
-      unsettled.remove(key, release);
-    } else {
-      for (String k : keys) {
-        unsettled.remove(k, release);
-      }
+    for (String k : shape == Shape.ALL ? keys : new String[] {key}) {
+      unsettled.remove(k, release);
     }
   }
 

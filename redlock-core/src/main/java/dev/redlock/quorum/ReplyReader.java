@@ -6,6 +6,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -18,13 +19,8 @@ import java.util.function.BooleanSupplier;
  * shared), it parks until one is in or a connection has nobody reading it. It stops as soon as the
  * outcome is decided; replies that arrived by then are read at once, and the rest are recorded when
  * whoever reads their connection next reads them ({@link Exchange#finishLater}). So a healthy round
- * costs no thread hand-off, and a slow node costs none on the caller's path. Should the deadline
- * pass with the outcome open, it first reads every reply already in a socket that nobody reads (a
- * caller kept off the CPU meanwhile finds its replies there, behind others').
- *
- * <p>Requests run entirely by I/O threads (one that had to wait for the lease's previous request,
- * or whose node had to be connected first) are recorded by those threads; the awaiting thread then
- * only waits for the ballot to change.
+ * costs no thread hand-off, and a slow node costs none on the caller's path. Replies that I/O
+ * threads read are recorded by them; the awaiting thread then only waits for the ballot to change.
  */
 final class ReplyReader {
   /** The shortest wait on one silent node before looking at the others (socket timeouts are ms). */
@@ -39,8 +35,7 @@ final class ReplyReader {
   private final Executor handOff;
   private final long nodeTimeoutNanos;
 
-  /** Whether a thread reads this ballot's replies now (one at a time): see {@link #READING}. */
-  private volatile boolean reading;
+  private volatile boolean reading; // a thread reads this ballot's replies now (one at a time)
 
   private static final VarHandle READING;
 
@@ -109,8 +104,6 @@ final class ReplyReader {
           break; // replies that have arrived were read; the rest are handed off below
         }
         if (parkHere) {
-          // Every reply still to come here is being read by another thread (shared
-          // connections): wait for any of them, or for a connection to have nobody reading it.
           parkUntilProgress(done, Math.min(left, MAX_PARK_NANOS));
         } else {
           // Wait on the likeliest node, but only for a slice: if it is silent (frozen, cut off),
@@ -143,10 +136,9 @@ final class ReplyReader {
   }
 
   /**
-   * For a ballot nobody will await (a roll-back sent by an interrupted caller): reads the replies
-   * that have arrived and hands the rest to I/O threads, so every connection goes back and every
-   * node's request settles. Without it the requests this thread wrote would hold their connections
-   * forever.
+   * For a ballot nobody will await (a roll-back sent by an interrupted caller): reads what has
+   * arrived and hands the rest off, or the requests this thread wrote would hold their connections
+   * forever and never settle.
    */
   void readInBackground() {
     if (READING.compareAndSet(this, false, true)) {
@@ -219,7 +211,7 @@ final class ReplyReader {
       // Registered first, then checked: whatever happens after this check wakes us.
       if (!ballot.holds(done) && !anyReadyOrFree()) {
         boolean interrupted = Thread.interrupted();
-        java.util.concurrent.locks.LockSupport.parkNanos(this, nanos);
+        LockSupport.parkNanos(this, nanos);
         if (interrupted) {
           me.interrupt(); // seen at the top of the loop
         }
@@ -274,25 +266,16 @@ final class ReplyReader {
 
   private void complete(int node, Exchange exchange, long timeoutNanos) {
     try {
-      long reply = exchange.finish(timeoutNanos);
-      long took = ticker.read() - startedAt[node];
-      latencies.observe(node, took);
-      ballot.answer(node, reply, took);
+      ballot.answerStartedAt(node, exchange.finish(timeoutNanos), startedAt[node]);
     } catch (Throwable e) {
-      long took = ticker.read() - startedAt[node];
-      latencies.observe(
-          node, Math.max(took, nodeTimeoutNanos)); // a failing node is asked last next time
-      ballot.fail(node, e, took);
+      ballot.failStartedAt(node, e, startedAt[node]);
       if (e instanceof Error error) {
         throw error;
       }
     }
   }
 
-  /**
-   * After the decision: read what has arrived; what has not is read later, by whoever reads that
-   * node's connection next (or an I/O thread), and recorded then.
-   */
+  /** After the decision: reads what has arrived, and leaves the rest to whoever reads next. */
   private void handOffRemaining() {
     for (int i = 0; i < exchanges.length; i++) {
       Exchange exchange = exchanges[i];
@@ -313,16 +296,12 @@ final class ReplyReader {
           new Exchange.Outcome() {
             @Override
             public void answered(long reply) {
-              long took = ticker.read() - started;
-              latencies.observe(node, took);
-              ballot.answer(node, reply, took);
+              ballot.answerStartedAt(node, reply, started);
             }
 
             @Override
             public void failed(RuntimeException error) {
-              long took = ticker.read() - started;
-              latencies.observe(node, Math.max(took, nodeTimeoutNanos));
-              ballot.fail(node, error, took);
+              ballot.failStartedAt(node, error, started);
             }
           });
     }

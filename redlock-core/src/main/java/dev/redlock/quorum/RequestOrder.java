@@ -1,5 +1,8 @@
 package dev.redlock.quorum;
 
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
 /**
  * The order of one lease's requests, node by node: each request starts on a node only once the
  * lease's previous request there has settled ({@link Ballot#settled}), so that, for example, a
@@ -13,7 +16,7 @@ final class RequestOrder {
   /** What a request waits for, node by node: the previous request there to have settled. */
   interface Preceding {
     /** Completes once the earlier request (or requests) on {@code node} have settled. */
-    java.util.concurrent.CompletableFuture<Void> settled(int node);
+    CompletableFuture<Void> settled(int node);
   }
 
   private Preceding last; // guarded by this
@@ -22,27 +25,25 @@ final class RequestOrder {
    * An order whose first request follows every one of {@code before} (a multi-resource lease behind
    * the unsettled releases of each of its keys); an empty list is nothing to follow.
    */
-  RequestOrder(java.util.List<Ballot> before) {
+  RequestOrder(List<Ballot> before) {
     if (before.size() == 1) {
       this.last = before.get(0);
     } else if (!before.isEmpty()) {
       Ballot[] all = before.toArray(new Ballot[0]);
       this.last =
           node -> {
-            java.util.concurrent.CompletableFuture<?>[] each =
-                new java.util.concurrent.CompletableFuture<?>[all.length];
+            CompletableFuture<?>[] each = new CompletableFuture<?>[all.length];
             for (int i = 0; i < all.length; i++) {
               each[i] = all[i].settled(node);
             }
-            return java.util.concurrent.CompletableFuture.allOf(each);
+            return CompletableFuture.allOf(each);
           };
     }
   }
 
   /**
    * An order whose first request follows {@code before} (null for nothing): a new lease of a key
-   * behind the release of the previous one, so that on a node where that release is still on its
-   * way the new {@code SET NX} cannot arrive first and be refused by our own old key.
+   * behind the release of the previous one (see {@link QuorumStore}'s {@code unsettled}).
    */
   RequestOrder(Ballot before) {
     this.last = before;

@@ -41,7 +41,10 @@ final class Settlements {
     return (CompletableFuture<Void>) f;
   }
 
-  /** Runs {@code action} once every node has settled (at once if they all have). */
+  /**
+   * Runs {@code action} once every node has settled: at once if they all have, else on the thread
+   * that settles the last one.
+   */
   void whenAll(Runnable action) {
     synchronized (this) {
       if (count < settled.length) {

@@ -55,11 +55,7 @@ final class StragglerReleases {
     }
   }
 
-  /**
-   * Keeps, for every node that did not confirm {@code release}, the release to send again: {@code
-   * request}, the owner-checked release that was sent (of one key, or of a multi-resource lease's
-   * keys).
-   */
+  /** Keeps {@code request}, the release sent, for every node that did not confirm it. */
   void keepUnconfirmed(Ballot release, NodeRequest request) {
     for (int i = 0; i < release.size(); i++) {
       if (!release.definite(i)) {
