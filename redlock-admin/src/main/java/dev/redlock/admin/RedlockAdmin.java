@@ -6,7 +6,6 @@ import dev.redlock.RedlockException;
 import dev.redlock.RestartGuard;
 import dev.redlock.Semaphore;
 import dev.redlock.internal.Names;
-import dev.redlock.internal.TokenHash;
 import dev.redlock.node.GuardProbe;
 import dev.redlock.node.NodeKeys;
 import dev.redlock.node.NodeUri;
@@ -19,9 +18,6 @@ import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.Jedis;
-import redis.clients.jedis.Pipeline;
-import redis.clients.jedis.Response;
-import redis.clients.jedis.resps.Tuple;
 
 /**
  * Looks at, and as a last resort breaks, the locks on a set of nodes, and vouches for new nodes:
@@ -53,6 +49,7 @@ public final class RedlockAdmin implements AutoCloseable {
   private final List<NodeUri> uris;
 
   private final NodeKeys keys;
+  private final NodeReads reads;
 
   private RedlockAdmin(RedlockConfig config) {
     this.config = config;
@@ -63,6 +60,7 @@ public final class RedlockAdmin implements AutoCloseable {
             config.maxTtl().toMillis(),
             config.restartGuard() != RestartGuard.OFF,
             config.restartGuard() == RestartGuard.TRUST_FSYNCED_AOF_RESTARTS);
+    this.reads = new NodeReads(config, keys);
   }
 
   /**
@@ -92,12 +90,7 @@ public final class RedlockAdmin implements AutoCloseable {
    * @throws IndexOutOfBoundsException if there is no such node
    */
   public Jedis connect(int index) {
-    return connect(uris.get(index));
-  }
-
-  private Jedis connect(NodeUri uri) {
-    return uri.connect(
-        config.connectTimeout(), "redlock-admin", config.tlsSocketFactory().orElse(null));
+    return reads.connect(uris.get(index));
   }
 
   /**
@@ -112,32 +105,9 @@ public final class RedlockAdmin implements AutoCloseable {
     String key = key(resource);
     List<LockStatus.Node> views = new ArrayList<>();
     for (NodeUri uri : uris) {
-      views.add(read(uri, key));
+      views.add(reads.lock(uri, key));
     }
     return new LockStatus(resource, config.quorum(), views);
-  }
-
-  private LockStatus.Node read(NodeUri uri, String key) {
-    try (Jedis jedis = connect(uri)) {
-      Duration quarantine = quarantine(jedis, uri);
-      Pipeline p = jedis.pipelined();
-      Response<String> token = p.get(key);
-      Response<Long> pttl = p.pttl(key);
-      Response<String> counter = p.get(NodeKeys.fenceKeyOfLock(key));
-      p.sync();
-      boolean held = token.get() != null;
-      return new LockStatus.Node(
-          uri.toString(),
-          null,
-          held,
-          held ? Duration.ofMillis(Math.max(0, pttl.get())) : Duration.ZERO,
-          held ? TokenHash.of(token.get()) : null,
-          counter.get() == null ? 0 : Long.parseLong(counter.get()),
-          quarantine);
-    } catch (RuntimeException e) {
-      return new LockStatus.Node(
-          uri.toString(), describe(e), false, Duration.ZERO, null, 0, Duration.ZERO);
-    }
   }
 
   /**
@@ -160,40 +130,7 @@ public final class RedlockAdmin implements AutoCloseable {
     for (String resource : resources) {
       statuses.add(status(resource));
     }
-    return new SemaphoreStatus(name, statuses, heldBeyond(name, permits));
-  }
-
-  /**
-   * The permits from {@code permits} up to {@link Semaphore#MAX_PERMITS} whose lock key a node that
-   * answers holds: a status asked with fewer permits than the clients use would otherwise
-   * undercount, and a break of "every permit" leave those running. A node that cannot be read adds
-   * nothing (its error is in the permits' statuses).
-   */
-  private List<Integer> heldBeyond(String name, int permits) {
-    if (permits >= Semaphore.MAX_PERMITS) {
-      return List.of();
-    }
-    // Every permit's resource, named as the semaphore names them (the name was checked already).
-    String[] all = Names.permitResources(name, Semaphore.MAX_PERMITS, resource -> {});
-    java.util.TreeSet<Integer> held = new java.util.TreeSet<>();
-    for (NodeUri uri : uris) {
-      try (Jedis jedis = connect(uri)) {
-        Pipeline p = jedis.pipelined();
-        List<Response<Boolean>> exists = new ArrayList<>();
-        for (int i = permits; i < Semaphore.MAX_PERMITS; i++) {
-          exists.add(p.exists(config.keyPrefix() + all[i]));
-        }
-        p.sync();
-        for (int i = 0; i < exists.size(); i++) {
-          if (exists.get(i).get()) {
-            held.add(permits + i);
-          }
-        }
-      } catch (RuntimeException e) {
-        // unreadable: the permits' own statuses carry the node's error
-      }
-    }
-    return List.copyOf(held);
+    return new SemaphoreStatus(name, statuses, reads.permitsHeldBeyond(uris, name, permits));
   }
 
   /**
@@ -211,7 +148,7 @@ public final class RedlockAdmin implements AutoCloseable {
     String[] rw = readWriteKeys(name);
     List<ReadWriteStatus.Node> views = new ArrayList<>();
     for (NodeUri uri : uris) {
-      views.add(readReadWrite(uri, rw));
+      views.add(reads.readWrite(uri, rw));
     }
     return new ReadWriteStatus(name, config.quorum(), views);
   }
@@ -224,56 +161,6 @@ public final class RedlockAdmin implements AutoCloseable {
     return new String[] {rw[0], rw[1], rw[2], NodeKeys.fenceKeyOfLock(rw[0])};
   }
 
-  private ReadWriteStatus.Node readReadWrite(NodeUri uri, String[] rw) {
-    try (Jedis jedis = connect(uri)) {
-      Duration quarantine = quarantine(jedis, uri);
-      Pipeline p = jedis.pipelined();
-      Response<String> writer = p.get(rw[0]);
-      Response<Long> writerPttl = p.pttl(rw[0]);
-      Response<List<Tuple>> readers = p.zrangeWithScores(rw[1], 0, -1);
-      Response<Long> intentPttl = p.pttl(rw[2]);
-      Response<String> counter = p.get(rw[3]);
-      Response<List<String>> time = p.time();
-      p.sync();
-      long nowMicros =
-          Long.parseLong(time.get().get(0)) * 1_000_000 + Long.parseLong(time.get().get(1));
-      List<String> live = new ArrayList<>();
-      long longest = 0;
-      for (Tuple reader : readers.get()) {
-        long expiry = (long) reader.getScore();
-        if (expiry > nowMicros) { // as the scripts count them: an entry at or before TIME is dead
-          live.add(TokenHash.of(reader.getElement()));
-          longest = Math.max(longest, expiry - nowMicros);
-        }
-      }
-      live.sort(null);
-      boolean held = writer.get() != null;
-      return new ReadWriteStatus.Node(
-          uri.toString(),
-          null,
-          held,
-          held ? Duration.ofMillis(Math.max(0, writerPttl.get())) : Duration.ZERO,
-          held ? TokenHash.of(writer.get()) : null,
-          live,
-          Duration.ofNanos(longest * 1000),
-          Duration.ofMillis(Math.max(0, intentPttl.get())),
-          counter.get() == null ? 0 : Long.parseLong(counter.get()),
-          quarantine);
-    } catch (RuntimeException e) {
-      return new ReadWriteStatus.Node(
-          uri.toString(),
-          describe(e),
-          false,
-          Duration.ZERO,
-          null,
-          List.of(),
-          Duration.ZERO,
-          Duration.ZERO,
-          0,
-          Duration.ZERO);
-    }
-  }
-
   /**
    * What the restart guard's next acquire on node {@code index} would decide, asked without writing
    * anything (the acquire scripts' own guard, run read-only): for {@code redlock doctor}.
@@ -283,7 +170,7 @@ public final class RedlockAdmin implements AutoCloseable {
    */
   public GuardView restartGuard(int index) {
     NodeUri uri = uris.get(index);
-    try (Jedis jedis = connect(uri)) {
+    try (Jedis jedis = reads.connect(uri)) {
       GuardProbe.View view = GuardProbe.of(jedis, keys, uri.database());
       return new GuardView(view.quarantine(), view.why(), view.marker(), view.unknown());
     }
@@ -307,12 +194,6 @@ public final class RedlockAdmin implements AutoCloseable {
       Objects.requireNonNull(quarantine, "quarantine must not be null");
       Objects.requireNonNull(why, "why must not be null");
     }
-  }
-
-  /** The guard's quarantine of the node {@code jedis} reaches; maxTtl if it cannot vote at all. */
-  private Duration quarantine(Jedis jedis, NodeUri uri) {
-    GuardProbe.View view = GuardProbe.of(jedis, keys, uri.database());
-    return view.unknown() != null ? config.maxTtl() : view.quarantine();
   }
 
   /**
@@ -339,7 +220,7 @@ public final class RedlockAdmin implements AutoCloseable {
     }
     List<String> results = new ArrayList<>();
     for (NodeUri uri : uris) {
-      try (Jedis jedis = connect(uri)) {
+      try (Jedis jedis = reads.connect(uri)) {
         Object deleted =
             jedis.eval(
                 Script.FORCE_RELEASE.source(),
@@ -347,7 +228,7 @@ public final class RedlockAdmin implements AutoCloseable {
                 List.of(Long.toString(fence), keys.maxTtlMillisText()));
         results.add(uri + " " + (Long.valueOf(1).equals(deleted) ? "deleted" : "absent"));
       } catch (RuntimeException e) {
-        results.add(uri + " " + describe(e));
+        results.add(uri + " " + NodeReads.describe(e));
       }
     }
     audit.warn(
@@ -390,7 +271,7 @@ public final class RedlockAdmin implements AutoCloseable {
     }
     List<String> results = new ArrayList<>();
     for (NodeUri uri : uris) {
-      try (Jedis jedis = connect(uri)) {
+      try (Jedis jedis = reads.connect(uri)) {
         List<?> r =
             (List<?>)
                 jedis.eval(
@@ -406,7 +287,7 @@ public final class RedlockAdmin implements AutoCloseable {
                 + " live reader(s) removed, intent mark "
                 + (Long.valueOf(1).equals(r.get(2)) ? "deleted" : "absent"));
       } catch (RuntimeException e) {
-        results.add(uri + " " + describe(e));
+        results.add(uri + " " + NodeReads.describe(e));
       }
     }
     audit.warn(
@@ -493,7 +374,7 @@ public final class RedlockAdmin implements AutoCloseable {
 
   private NewNodeCheck vouch(NodeUri uri, String runId, boolean stamp) {
     Object reply;
-    try (Jedis jedis = connect(uri)) {
+    try (Jedis jedis = reads.connect(uri)) {
       reply =
           jedis.eval(
               Script.VOUCH_NEW_NODE.source(),
@@ -506,7 +387,7 @@ public final class RedlockAdmin implements AutoCloseable {
                   Long.toString(MAX_KEYS_TO_CHECK),
                   Integer.toString(uri.database())));
     } catch (RuntimeException e) {
-      throw new RedlockException("cannot check " + uri + ": " + describe(e), e);
+      throw new RedlockException("cannot check " + uri + ": " + NodeReads.describe(e), e);
     }
     List<?> r = (List<?>) reply;
     return new NewNodeCheck(
@@ -528,15 +409,6 @@ public final class RedlockAdmin implements AutoCloseable {
     }
     NodeKeys.checkResource(resource);
     return config.keyPrefix() + resource;
-  }
-
-  private static String describe(RuntimeException e) {
-    String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-    Throwable cause = e.getCause();
-    if (cause != null && cause.getMessage() != null && !message.contains(cause.getMessage())) {
-      message += ": " + cause.getMessage();
-    }
-    return message;
   }
 
   /** Nothing to close today (connections are per call); here so callers can use try-with. */
