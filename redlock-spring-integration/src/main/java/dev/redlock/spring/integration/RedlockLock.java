@@ -25,7 +25,8 @@ import org.springframework.integration.support.locks.DistributedLock;
  *       LockRegistryLeaderInitiator}'s heartbeat relies on): a reentrant {@code tryLock} returns
  *       false if the nodes did not confirm the extend within its wait (the outer hold stays, with
  *       the validity it had). If the lease was lost meanwhile, a reentrant lock takes a new one
- *       (with a new fencing token), and the last unlock reports the gap. Only the last unlock
+ *       (with a new fencing token, not kept alive whatever the lost one was: call {@code
+ *       lease().keepAlive()} again), and the last unlock reports the gap. Only the last unlock
  *       releases the lease.
  *   <li><b>Owned by a thread.</b> {@link #unlock()} by a thread that does not hold it throws {@link
  *       IllegalStateException}.
