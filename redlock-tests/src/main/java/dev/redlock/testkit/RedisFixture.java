@@ -13,7 +13,6 @@ import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionConfigurationException;
 import org.junit.jupiter.api.extension.ExtensionContext;
-import redis.clients.jedis.Jedis;
 
 /**
  * Real {@code redis-server} nodes for a JUnit 5 test class: the one way a test gets nodes. Register
@@ -68,13 +67,14 @@ public final class RedisFixture
 
   /** What nodes to start: how many, which binary, which persistence, which clocks. */
   public static final class Spec {
-    private final int count;
-    private Supplier<RedisBinary> binary = RedisBinary::locate;
-    private Persistence persistence = Persistence.NONE;
-    private final Map<Integer, Double> clockRates = new TreeMap<>();
-    private boolean vouched = true;
-    private boolean tls;
-    private TlsFiles tlsFiles; // null: made when the nodes start
+    // Package-private: read by StartedNodes, which starts the nodes of a spec.
+    final int count;
+    Supplier<RedisBinary> binary = RedisBinary::locate;
+    Persistence persistence = Persistence.NONE;
+    final Map<Integer, Double> clockRates = new TreeMap<>();
+    boolean vouched = true;
+    boolean tls;
+    TlsFiles tlsFiles; // null: made when the nodes start
 
     private Spec(int count) {
       if (count < 1) {
@@ -158,30 +158,6 @@ public final class RedisFixture
       return this;
     }
 
-    private Started start(boolean proxies) {
-      return Tools.requireOrSkip(
-          () -> {
-            RedisBinary plain = binary.get();
-            List<RedisBinary> binaries = new ArrayList<>();
-            for (int i = 0; i < count; i++) {
-              Double rate = clockRates.get(i);
-              binaries.add(rate == null ? plain : RedisBinary.withFastClock(rate));
-            }
-            TlsFiles files = !tls ? null : tlsFiles != null ? tlsFiles : TlsFiles.generate();
-            if (files != null && proxies) {
-              throw new IllegalArgumentException("TLS nodes behind proxies are not supported yet");
-            }
-            RedisNodes nodes = RedisNodes.start(binaries, persistence, files);
-            if (proxies) {
-              return new Started(this, nodes, FaultyNodes.over(nodes, persistence, vouched), null);
-            }
-            if (vouched) {
-              NodeData.vouchForNewNodes(nodes);
-            }
-            return new Started(this, nodes, null, files);
-          });
-    }
-
     @Override
     public String toString() {
       return count
@@ -192,60 +168,9 @@ public final class RedisFixture
     }
   }
 
-  /** Nodes this fixture started, with their proxies if they have some; closed once. */
-  private static final class Started implements AutoCloseable {
-    final Spec spec;
-    final RedisNodes nodes;
-    final FaultyNodes faulty;
-    final TlsFiles tls; // null: plain
-    private boolean closed;
-
-    Started(Spec spec, RedisNodes nodes, FaultyNodes faulty, TlsFiles tls) {
-      this.spec = spec;
-      this.nodes = nodes;
-      this.faulty = faulty;
-      this.tls = tls;
-    }
-
-    /** Every node running and answering, every link restored. */
-    void heal() {
-      if (faulty != null) {
-        faulty.heal();
-      } else {
-        nodes.heal(spec.persistence);
-      }
-    }
-
-    /** Healed, then every node emptied and, unless unvouched, vouched for. */
-    void clean() {
-      heal();
-      for (RedisNode node : nodes.all()) {
-        try (Jedis jedis = new Jedis("127.0.0.1", node.port(), 2000)) {
-          jedis.flushAll();
-          jedis.configSet("requirepass", "");
-        }
-        if (spec.vouched) {
-          NodeData.vouchForNewNode(node, RedlockConfig.DEFAULT_KEY_PREFIX);
-        }
-      }
-    }
-
-    @Override
-    public synchronized void close() {
-      if (!closed) {
-        closed = true;
-        if (faulty != null) {
-          faulty.close();
-        } else {
-          nodes.close();
-        }
-      }
-    }
-  }
-
   private final Spec classSpec;
   private final boolean classProxies;
-  private Started classNodes;
+  private StartedNodes classNodes;
 
   /** What to close after the running test, newest first: its clients and the nodes it started. */
   private final List<AutoCloseable> afterTest = new ArrayList<>();
@@ -321,7 +246,7 @@ public final class RedisFixture
    * @throws IllegalStateException if they were not started behind proxies
    */
   public FaultyNodes faultyNodes() {
-    Started started = classNodes();
+    StartedNodes started = classNodes();
     if (started.faulty == null) {
       throw new IllegalStateException(
           "the nodes are not behind proxies: use perClassBehindProxies");
@@ -331,7 +256,7 @@ public final class RedisFixture
 
   /** The URIs clients of the class's nodes use, in node order (through the shared proxies). */
   public List<String> uris() {
-    Started started = classNodes();
+    StartedNodes started = classNodes();
     return started.faulty != null ? started.faulty.uris() : started.nodes.uris();
   }
 
@@ -352,19 +277,10 @@ public final class RedisFixture
 
   /** How many of the class's nodes, running and not paused, hold {@code key}. */
   public long nodesWithKey(String key) {
-    return nodes().all().stream()
-        .filter(RedisNode::isRunning)
-        .filter(node -> !node.isPaused())
-        .filter(
-            node -> {
-              try (Jedis jedis = new Jedis("127.0.0.1", node.port(), 2000)) {
-                return jedis.exists(key);
-              }
-            })
-        .count();
+    return classNodes().nodesWithKey(key);
   }
 
-  private synchronized Started classNodes() {
+  private synchronized StartedNodes classNodes() {
     if (classNodes == null) {
       throw new IllegalStateException(
           classSpec == null
@@ -395,7 +311,7 @@ public final class RedisFixture
    * stopped after the running test (after the class, outside a test).
    */
   public RedisNodes start(Spec spec) {
-    return closeAfter(nonNull(spec, "spec").start(false)).nodes;
+    return closeAfter(StartedNodes.start(nonNull(spec, "spec"), false)).nodes;
   }
 
   /**
@@ -404,7 +320,7 @@ public final class RedisFixture
    * @see FaultyNodes
    */
   public FaultyNodes startBehindProxies(Spec spec) {
-    return closeAfter(nonNull(spec, "spec").start(true)).faulty;
+    return closeAfter(StartedNodes.start(nonNull(spec, "spec"), true)).faulty;
   }
 
   /**
@@ -437,7 +353,7 @@ public final class RedisFixture
       afterTest.clear();
     }
     closeNewestFirst(closing);
-    Started started;
+    StartedNodes started;
     synchronized (this) {
       started = classNodes;
     }
@@ -478,7 +394,7 @@ public final class RedisFixture
    */
   @Override
   public void beforeEach(ExtensionContext context) {
-    Started started;
+    StartedNodes started;
     synchronized (this) {
       started = classNodes;
     }
@@ -519,7 +435,7 @@ public final class RedisFixture
    * Has JUnit close what is made outside the tests when {@code scope} ends (the class, or the test
    * of a fixture that lives for one), and starts the class's nodes if this fixture has some.
    */
-  private Started startClass(ExtensionContext scope) {
+  private StartedNodes startClass(ExtensionContext scope) {
     ExtensionContext.Store.CloseableResource closing =
         () -> {
           List<AutoCloseable> made;
@@ -538,7 +454,7 @@ public final class RedisFixture
     if (classSpec == null) {
       return null;
     }
-    Started started = classSpec.start(classProxies);
+    StartedNodes started = StartedNodes.start(classSpec, classProxies);
     synchronized (this) {
       classNodes = started;
       afterClass.add(started);

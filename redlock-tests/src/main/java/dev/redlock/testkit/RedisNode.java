@@ -6,20 +6,12 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Objects;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import redis.clients.jedis.Jedis;
 
@@ -43,8 +35,7 @@ import redis.clients.jedis.Jedis;
  */
 public final class RedisNode implements AutoCloseable {
   private static final Duration START_TIMEOUT = Duration.ofSeconds(15);
-  private static final Duration AOF_SWITCH_TIMEOUT = Duration.ofSeconds(15);
-  private static final String SNAPSHOTS = "snapshots";
+  static final String SNAPSHOTS = "snapshots";
   private static final String LOG = "redis.log";
 
   private final RedisBinary binary;
@@ -52,7 +43,8 @@ public final class RedisNode implements AutoCloseable {
   private final TlsFiles tls; // null: plain only
   private final int tlsPort;
   private final Path dir;
-  private final AtomicInteger snapshotsTaken = new AtomicInteger();
+  private final Snapshots snapshots = new Snapshots(this);
+  private final AofTail aofTail = new AofTail(this);
   private Persistence persistence;
   private Duration clockOffset = Duration.ZERO;
   private Process process;
@@ -130,50 +122,8 @@ public final class RedisNode implements AutoCloseable {
   }
 
   /** Starts the process with the arguments of {@code mode}, which may differ from the node's. */
-  private void launch(Persistence mode) {
-    List<String> command =
-        new ArrayList<>(
-            List.of(
-                binary.path().toString(),
-                "--port",
-                Integer.toString(port),
-                "--bind",
-                "127.0.0.1",
-                "--dir",
-                dir.toString(),
-                "--daemonize",
-                "no",
-                "--protected-mode",
-                "no",
-                "--logfile",
-                ""));
-    if (tls != null) {
-      command.addAll(
-          List.of(
-              "--tls-port",
-              Integer.toString(tlsPort),
-              "--tls-cert-file",
-              tls.serverCert().toString(),
-              "--tls-key-file",
-              tls.serverKey().toString(),
-              "--tls-ca-cert-file",
-              tls.caCert().toString(),
-              "--tls-auth-clients",
-              "no"));
-    }
-    if (!binary.version().startsWith("6.")) {
-      // Redis 7 refuses DEBUG unless enabled (6.2 has no such switch and always allows it): stall()
-      command.addAll(List.of("--enable-debug-command", "local"));
-    }
-    // "--save 3600 1" as two arguments: Redis 6.2 wants the pairs apart, 7.x takes both forms.
-    switch (mode) {
-      case NONE -> command.addAll(List.of("--save", "", "--appendonly", "no"));
-      case AOF ->
-          command.addAll(List.of("--save", "", "--appendonly", "yes", "--appendfsync", "always"));
-      case RDB -> command.addAll(List.of("--save", "3600", "1", "--appendonly", "no"));
-      case AOF_EVERYSEC ->
-          command.addAll(List.of("--save", "", "--appendonly", "yes", "--appendfsync", "everysec"));
-    }
+  void launch(Persistence mode) {
+    List<String> command = ServerProcess.command(binary, port, dir, tls, tlsPort, mode);
     ProcessBuilder builder =
         new ProcessBuilder(command)
             .redirectErrorStream(true)
@@ -194,9 +144,13 @@ public final class RedisNode implements AutoCloseable {
     while (!answersPing()) {
       if (!process.isAlive()) {
         throw new IllegalStateException(
-            "redis-server on port " + port + " exited at start: " + logTail());
+            "redis-server on port "
+                + port
+                + " exited at start: "
+                + ServerProcess.logTail(dir.resolve(LOG)));
       }
-      if (fakeClock && logSince(logStart).contains(FakeClock.CLASH)) {
+      if (fakeClock
+          && ServerProcess.logSince(dir.resolve(LOG), logStart).contains(FakeClock.CLASH)) {
         stopProcess();
         throw new IllegalStateException(
             "libfaketime cannot be preloaded into "
@@ -205,7 +159,7 @@ public final class RedisNode implements AutoCloseable {
                 + binary.version()
                 + "; Debian's build links a shared jemalloc that clashes with it): start clock-fault"
                 + " nodes on RedisBinary.embedded(). Log: "
-                + logTail());
+                + ServerProcess.logTail(dir.resolve(LOG)));
       }
       if (System.nanoTime() > deadline) {
         stopProcess();
@@ -214,6 +168,12 @@ public final class RedisNode implements AutoCloseable {
       }
       pauseBriefly();
     }
+  }
+
+  /** Starts the process with {@code mode}, from now on the node's persistence. */
+  void launchAs(Persistence mode) {
+    this.persistence = mode;
+    launch();
   }
 
   /** Whether the node answers PING now (a paused node does not). */
@@ -354,14 +314,6 @@ public final class RedisNode implements AutoCloseable {
   }
 
   /**
-   * Takes a snapshot of the node's whole dataset: {@code SAVE} (the node writes {@code dump.rdb}
-   * and answers nothing else meanwhile, as under a backup job's SAVE), then copies the file aside,
-   * where no restart or wipe of this node touches it. Works in every {@link Persistence} mode; on
-   * an {@link Persistence#RDB} node it also is the {@code dump.rdb} a plain restart loads.
-   *
-   * @throws IllegalStateException if the node is not running or is paused
-   */
-  /**
    * Stalls the server for {@code duration}, as a long command or a stalled disk would, while its
    * process keeps running: {@code DEBUG SLEEP} sent on a connection of its own, so the server may
    * have read a client's request just before and answer it only after, when the client has given
@@ -395,27 +347,16 @@ public final class RedisNode implements AutoCloseable {
     sleeper.start();
   }
 
+  /**
+   * Takes a snapshot of the node's whole dataset: {@code SAVE} (the node writes {@code dump.rdb}
+   * and answers nothing else meanwhile, as under a backup job's SAVE), then copies the file aside,
+   * where no restart or wipe of this node touches it. Works in every {@link Persistence} mode; on
+   * an {@link Persistence#RDB} node it also is the {@code dump.rdb} a plain restart loads.
+   *
+   * @throws IllegalStateException if the node is not running or is paused
+   */
   public Snapshot snapshot() {
-    requireAnswering("take a snapshot");
-    try (Jedis jedis = jedis()) {
-      String runId = infoField(jedis, "server", "run_id");
-      String version = infoField(jedis, "server", "redis_version");
-      String reply = jedis.save();
-      if (!"OK".equals(reply)) {
-        throw new IllegalStateException("SAVE on " + uri() + " answered " + reply);
-      }
-      Instant takenAt = Instant.now();
-      Path dump = dir.resolve(jedis.configGet("dbfilename").get("dbfilename"));
-      Path aside = Files.createDirectories(dir.resolve(SNAPSHOTS));
-      Path copy = aside.resolve("snapshot-" + snapshotsTaken.incrementAndGet() + ".rdb");
-      Files.copy(dump, copy);
-      if (!copy.toFile().setReadOnly()) {
-        throw new IllegalStateException("cannot make " + copy + " read-only");
-      }
-      return new Snapshot(copy, takenAt, uri(), runId, version);
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot copy the snapshot of " + uri() + " aside", e);
-    }
+    return snapshots.take();
   }
 
   /**
@@ -432,16 +373,7 @@ public final class RedisNode implements AutoCloseable {
    * @throws IllegalStateException if the node does not start from it
    */
   public void restartFrom(Snapshot snapshot) {
-    Objects.requireNonNull(snapshot, "snapshot");
-    if (!snapshot.source().equals(uri())) {
-      throw new IllegalArgumentException(
-          "snapshot was taken on "
-              + snapshot.source()
-              + ", not on "
-              + uri()
-              + ": use restoreBackup to put another node's data here");
-    }
-    loadRdb(snapshot);
+    snapshots.restartFrom(snapshot);
   }
 
   /**
@@ -456,73 +388,7 @@ public final class RedisNode implements AutoCloseable {
    * @throws IllegalStateException if the node does not start from it
    */
   public void restoreBackup(Snapshot backup) {
-    Objects.requireNonNull(backup, "backup");
-    if (major(backup.redisVersion()) > major(binary.version())) {
-      throw new IllegalArgumentException(
-          "a snapshot of redis "
-              + backup.redisVersion()
-              + " does not load on redis "
-              + binary.version()
-              + " ("
-              + uri()
-              + ")");
-    }
-    loadRdb(backup);
-  }
-
-  private static int major(String version) {
-    try {
-      return Integer.parseInt(version.split("\\.")[0]);
-    } catch (NumberFormatException e) {
-      return Integer.MAX_VALUE; // unknown: let the load itself say
-    }
-  }
-
-  private void loadRdb(Snapshot snapshot) {
-    if (!Files.isReadable(snapshot.file())) {
-      throw new IllegalArgumentException(
-          "snapshot file " + snapshot.file() + " is gone (its node was closed?)");
-    }
-    Persistence mode = persistence;
-    stopProcess();
-    wipeData();
-    try {
-      Path dump = dir.resolve("dump.rdb");
-      Files.copy(snapshot.file(), dump);
-      if (!dump.toFile().setWritable(true)) {
-        throw new IllegalStateException("cannot make " + dump + " writable");
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot put " + snapshot.file() + " in place on " + uri(), e);
-    }
-    // Started with appendonly no: with appendonly yes and no AOF, Redis would ignore dump.rdb.
-    launch(mode == Persistence.RDB ? Persistence.RDB : Persistence.NONE);
-    if (mode == Persistence.AOF || mode == Persistence.AOF_EVERYSEC) {
-      switchToAof(mode == Persistence.AOF ? "always" : "everysec");
-    }
-  }
-
-  /** {@code CONFIG SET appendonly yes} on a running node, waiting until its AOF is written. */
-  private void switchToAof(String fsync) {
-    try (Jedis jedis = jedis()) {
-      jedis.configSet("appendfsync", fsync);
-      jedis.configSet("appendonly", "yes");
-      long deadline = System.nanoTime() + AOF_SWITCH_TIMEOUT.toNanos();
-      while (!aofWritten(jedis)) {
-        if (System.nanoTime() > deadline) {
-          throw new IllegalStateException(
-              uri() + " did not finish writing its AOF in " + AOF_SWITCH_TIMEOUT);
-        }
-        pauseBriefly();
-      }
-    }
-  }
-
-  private static boolean aofWritten(Jedis jedis) {
-    String info = jedis.info("persistence");
-    return field(info, "aof_enabled").equals("1")
-        && field(info, "aof_rewrite_in_progress").equals("0")
-        && field(info, "aof_rewrite_scheduled").equals("0");
+    snapshots.restoreBackup(backup);
   }
 
   /**
@@ -535,40 +401,7 @@ public final class RedisNode implements AutoCloseable {
    *     AOF file
    */
   public AofMark markAof() {
-    if (persistence != Persistence.AOF_EVERYSEC) {
-      throw new IllegalStateException(
-          "markAof needs an AOF_EVERYSEC node; "
-              + uri()
-              + " is "
-              + persistence
-              + (persistence == Persistence.AOF
-                  ? " (appendfsync always: no acknowledged write is ever lost)"
-                  : " (no AOF)"));
-    }
-    requireAnswering("mark its AOF");
-    // Acknowledged is not yet written: with appendfsync everysec a node that is still fsyncing
-    // postpones writing its AOF buffer (up to 2 s) and replies meanwhile. The mark is taken once
-    // the buffer has reached the file, so every write acknowledged before it lies before the mark
-    // (seen once on a loaded machine: a value set just before the mark was lost with the tail).
-    org.awaitility.Awaitility.await("the AOF buffer of " + uri() + " written to its file")
-        .atMost(java.time.Duration.ofSeconds(10))
-        .pollInterval(java.time.Duration.ofMillis(5))
-        .until(this::aofBufferWritten);
-    Path file = currentAof();
-    try {
-      BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class);
-      return new AofMark(
-          uri(), file, String.valueOf(attributes.fileKey()), attributes.size(), Instant.now());
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read " + file, e);
-    }
-  }
-
-  /** Whether the node's AOF buffer is empty (INFO persistence), every write handed to the file. */
-  private boolean aofBufferWritten() {
-    try (Jedis jedis = jedis()) {
-      return jedis.info("persistence").contains("aof_buffer_length:0\r");
-    }
+    return aofTail.mark();
   }
 
   /**
@@ -582,107 +415,21 @@ public final class RedisNode implements AutoCloseable {
    *     or the node does not start from what is left
    */
   public void restartLosingAofTail(AofMark mark) {
-    Objects.requireNonNull(mark, "mark");
-    if (!mark.node().equals(uri())) {
-      throw new IllegalArgumentException("the mark is of " + mark.node() + ", not of " + uri());
-    }
-    stopProcess();
-    try {
-      if (!Files.exists(mark.file())) {
-        throw new IllegalStateException(
-            mark.file() + " is gone: the AOF was rewritten since the mark; mark again");
-      }
-      BasicFileAttributes attributes = Files.readAttributes(mark.file(), BasicFileAttributes.class);
-      if (!String.valueOf(attributes.fileKey()).equals(mark.fileId())
-          || attributes.size() < mark.size()) {
-        throw new IllegalStateException(
-            mark.file() + " was replaced or cut since the mark (an AOF rewrite?); mark again");
-      }
-      try (FileChannel channel = FileChannel.open(mark.file(), StandardOpenOption.WRITE)) {
-        channel.truncate(mark.size());
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot cut " + mark.file(), e);
-    }
-    this.persistence = Persistence.AOF_EVERYSEC;
-    launch();
+    aofTail.restartLosingTail(mark);
   }
 
-  /**
-   * The AOF file that receives new writes: on Redis 7 the last {@code type i} file of {@code
-   * appendonlydir/*.manifest}, on Redis 6.2 {@code appendonly.aof} in the data directory.
-   */
-  private Path currentAof() {
-    Path aofDir = dir.resolve("appendonlydir");
-    if (Files.isDirectory(aofDir)) {
-      try (Stream<Path> files = Files.list(aofDir)) {
-        Path manifest =
-            files
-                .filter(p -> p.getFileName().toString().endsWith(".manifest"))
-                .findFirst()
-                .orElseThrow(() -> new IllegalStateException("no AOF manifest in " + aofDir));
-        String incr = null;
-        long seq = -1;
-        for (String line : Files.readAllLines(manifest)) {
-          // file appendonly.aof.1.incr.aof seq 1 type i
-          String[] words = line.trim().split("\\s+");
-          String name = null;
-          String type = null;
-          long lineSeq = -1;
-          for (int i = 0; i + 1 < words.length; i += 2) {
-            switch (words[i]) {
-              case "file" -> name = words[i + 1];
-              case "seq" -> lineSeq = Long.parseLong(words[i + 1]);
-              case "type" -> type = words[i + 1];
-              default -> {}
-            }
-          }
-          if ("i".equals(type) && name != null && lineSeq > seq) {
-            incr = name;
-            seq = lineSeq;
-          }
-        }
-        if (incr == null) {
-          throw new IllegalStateException("no incremental AOF in " + manifest);
-        }
-        return aofDir.resolve(incr);
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot read the AOF manifest in " + aofDir, e);
-      }
-    }
-    Path single = dir.resolve("appendonly.aof");
-    if (!Files.exists(single)) {
-      throw new IllegalStateException("no AOF in " + dir);
-    }
-    return single;
-  }
-
-  private void requireAnswering(String what) {
+  void requireAnswering(String what) {
     if (!isRunning() || paused) {
       throw new IllegalStateException(
           "cannot " + what + ": node " + uri() + " is " + (paused ? "paused" : "not running"));
     }
   }
 
-  private Jedis jedis() {
+  Jedis jedis() {
     return new Jedis("127.0.0.1", port, 10_000);
   }
 
-  private static String infoField(Jedis jedis, String section, String name) {
-    return field(jedis.info(section), name);
-  }
-
-  /** A field of an INFO reply ({@code name:value} lines); "" when absent. */
-  private static String field(String info, String name) {
-    for (String line : info.split("\r?\n")) {
-      if (line.startsWith(name + ":")) {
-        return line.substring(name.length() + 1).trim();
-      }
-    }
-    return "";
-  }
-
-  private void wipeData() {
+  void wipeData() {
     try (Stream<Path> files = Files.walk(dir)) {
       files
           .sorted(Comparator.reverseOrder())
@@ -698,77 +445,18 @@ public final class RedisNode implements AutoCloseable {
     if (!isRunning()) {
       throw new IllegalStateException("node on port " + port + " is not running");
     }
-    try {
-      Process kill =
-          new ProcessBuilder("kill", "-" + name, Long.toString(process.pid()))
-              .redirectErrorStream(true)
-              .start();
-      String out = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      if (!waitUninterruptibly(kill) || kill.exitValue() != 0) {
-        throw new MissingToolException(
-            "kill -" + name + " " + process.pid() + " failed: " + out.trim());
-      }
-    } catch (IOException e) {
-      throw new MissingToolException(
-          "cannot run kill(1) to send SIG" + name + ": " + e.getMessage(), e);
-    }
+    ServerProcess.signal(process, name);
   }
 
-  /**
-   * Waits up to 10 s for a process to end, even if this thread is interrupted meanwhile: a fault
-   * half-applied would leave the test in an unknown state. The interrupt flag is set again after.
-   */
-  private static boolean waitUninterruptibly(Process p) {
-    boolean interrupted = false;
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    try {
-      while (true) {
-        try {
-          return p.waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-          interrupted = true;
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
-  }
-
-  private void stopProcess() {
+  void stopProcess() {
     if (process == null) {
       return;
     }
-    process.destroyForcibly(); // SIGKILL works on a stopped process too
-    if (!waitUninterruptibly(process)) {
-      throw new IllegalStateException(
-          "redis-server pid " + process.pid() + " did not die after SIGKILL");
-    }
-    Processes.unregister(process);
+    ServerProcess.kill(process);
     paused = false;
   }
 
-  private String logSince(long offset) {
-    try {
-      byte[] all = Files.readAllBytes(dir.resolve(LOG));
-      int from = (int) Math.min(offset, all.length);
-      return new String(all, from, all.length - from, StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      return "";
-    }
-  }
-
-  private String logTail() {
-    try {
-      List<String> lines = Files.readAllLines(dir.resolve(LOG));
-      return String.join(" | ", lines.subList(Math.max(0, lines.size() - 5), lines.size()));
-    } catch (IOException e) {
-      return "(no log)";
-    }
-  }
-
-  private static void pauseBriefly() {
+  static void pauseBriefly() {
     try {
       Thread.sleep(10);
     } catch (InterruptedException e) {

@@ -2,16 +2,14 @@ package dev.redlock.testkit;
 
 import dev.redlock.Lease;
 import dev.redlock.LockUnavailableException;
-import dev.redlock.ReadWriteLock;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
 import dev.redlock.RedlockException;
-import dev.redlock.testkit.History.Outcome;
+import dev.redlock.testkit.WorkloadAttempts.Shape;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -47,13 +45,16 @@ public final class Workload implements AutoCloseable {
   private final Builder options;
   private final List<Redlock> clients = new ArrayList<>();
   private final History history = new History();
-  private final Map<String, Long> register = new HashMap<>();
+  private final WorkloadAttempts attempts;
+  private final CriticalSection criticalSection;
 
   /** The name of the semaphore of a {@link Builder#semaphore} workload. */
   public static final String SEMAPHORE = "workload:permits";
 
   private Workload(Builder options) {
     this.options = options;
+    this.attempts = new WorkloadAttempts(options);
+    this.criticalSection = new CriticalSection(options, history);
   }
 
   /** Starts describing a workload on {@code nodes}. */
@@ -66,15 +67,16 @@ public final class Workload implements AutoCloseable {
     private final FaultyNodes nodes;
     private int clients = 2;
     private int threadsPerClient = 2;
-    private int resources = 4;
-    private Duration ttl = Duration.ofSeconds(2);
-    private Duration hold = Duration.ZERO;
-    private boolean fencing = true;
+    // Package-private: read by WorkloadAttempts and CriticalSection while the workload runs.
+    int resources = 4;
+    Duration ttl = Duration.ofSeconds(2);
+    Duration hold = Duration.ZERO;
+    boolean fencing = true;
     private boolean callerFaults;
-    private boolean multiResource;
-    private int permits;
-    private boolean readWrite;
-    private boolean mixed;
+    boolean multiResource;
+    int permits;
+    boolean readWrite;
+    boolean mixed;
     private UnaryOperator<RedlockConfig.Builder> config = UnaryOperator.identity();
 
     private Builder(FaultyNodes nodes) {
@@ -317,10 +319,10 @@ public final class Workload implements AutoCloseable {
                   () -> {
                     workers.add(Thread.currentThread());
                     while (System.nanoTime() < end) {
-                      Shape shape = nextShape();
+                      Shape shape = attempts.nextShape();
                       long start = System.nanoTime();
                       try {
-                        Optional<Lease> lease = attempt(client, semaphore, shape, waits);
+                        Optional<Lease> lease = attempts.attempt(client, semaphore, shape, waits);
                         if (lease.isEmpty()) {
                           busy.incrementAndGet();
                           backOff(1, 3);
@@ -329,8 +331,9 @@ public final class Workload implements AutoCloseable {
                         grantLatency.add((System.nanoTime() - start) / 1_000);
                         byShape.get(shape).incrementAndGet();
                         if (shape == Shape.READ) {
-                          holdRead(name, lease.get());
-                        } else if (!hold(name, lease.get(), shape == Shape.PERMIT)) {
+                          criticalSection.holdRead(name, lease.get());
+                        } else if (!criticalSection.hold(
+                            name, lease.get(), shape == Shape.PERMIT)) {
                           refused.incrementAndGet();
                         }
                       } catch (LockUnavailableException e) {
@@ -402,82 +405,6 @@ public final class Workload implements AutoCloseable {
         history);
   }
 
-  /** What one attempt asks for. */
-  private enum Shape {
-    /** A lock of one resource. */
-    LOCK,
-    /** A set of 2 or 3 resources at once. */
-    SET,
-    /** A permit of the semaphore. */
-    PERMIT,
-    /** The read side of a read-write lock. */
-    READ,
-    /** The write side of a read-write lock. */
-    WRITE
-  }
-
-  /** The shape of the next attempt, as the builder's options say. */
-  private Shape nextShape() {
-    ThreadLocalRandom random = ThreadLocalRandom.current();
-    boolean twoResources = options.resources >= 2;
-    if (options.mixed) {
-      return switch (random.nextInt(4)) {
-        case 0 -> Shape.LOCK;
-        case 1 -> twoResources ? Shape.SET : Shape.LOCK;
-        case 2 -> Shape.PERMIT;
-        default -> random.nextInt(4) == 0 ? Shape.WRITE : Shape.READ;
-      };
-    }
-    if (options.permits > 0) {
-      return Shape.PERMIT;
-    }
-    if (options.readWrite) {
-      return random.nextInt(4) == 0 ? Shape.WRITE : Shape.READ;
-    }
-    return options.multiResource && twoResources && random.nextBoolean() ? Shape.SET : Shape.LOCK;
-  }
-
-  /**
-   * One attempt of {@code shape} by {@code client}: a wait of {@link #WAIT} ({@code acquire}) when
-   * {@code waits}, else one try; empty when the lock was held elsewhere.
-   */
-  private Optional<Lease> attempt(
-      Redlock client, dev.redlock.Semaphore semaphore, Shape shape, boolean waits)
-      throws InterruptedException {
-    String resource = "workload:" + ThreadLocalRandom.current().nextInt(options.resources);
-    Duration ttl = options.ttl;
-    switch (shape) {
-      case PERMIT:
-        return waits ? Optional.of(semaphore.acquire(ttl, WAIT)) : semaphore.tryAcquire(ttl);
-      case READ:
-      case WRITE:
-        // Mixed: two read-write locks, however many resources, so that readers and writers of
-        // one lock meet as often as in a read-write workload of two (a planted writer that does
-        // not look at the readers must be caught).
-        String name =
-            options.mixed
-                ? "workload:" + ThreadLocalRandom.current().nextInt(Math.min(2, options.resources))
-                : resource;
-        ReadWriteLock rw = client.readWriteLock("workload-rw:" + name);
-        ReadWriteLock.Side side = shape == Shape.READ ? rw.readLock() : rw.writeLock();
-        return waits ? Optional.of(side.acquire(ttl, WAIT)) : side.tryAcquire(ttl);
-      case SET:
-        java.util.Set<String> set = randomSet();
-        return waits
-            ? Optional.of(client.acquireAll(set, ttl, WAIT))
-            : client.tryAcquireAll(set, ttl);
-      default:
-        return waits
-            ? Optional.of(client.acquire(resource, ttl, WAIT))
-            : client.tryAcquire(resource, ttl);
-    }
-  }
-
-  /**
-   * How long a waiting workload thread waits for the lock (odd threads, in the modes that wait).
-   */
-  private static final Duration WAIT = Duration.ofMillis(30);
-
   /** Interrupts a random worker every 5–40 ms until {@code end}. */
   private static Thread interrupter(List<Thread> workers, long end) {
     Thread thread =
@@ -544,86 +471,6 @@ public final class Workload implements AutoCloseable {
       LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
     }
     return inUse;
-  }
-
-  /** A set of 2 or 3 distinct resources (of at least 2), in a random order. */
-  private java.util.Set<String> randomSet() {
-    ThreadLocalRandom random = ThreadLocalRandom.current();
-    int size = Math.min(options.resources, 2 + random.nextInt(2));
-    List<String> all = new ArrayList<>();
-    for (int i = 0; i < options.resources; i++) {
-      all.add("workload:" + i);
-    }
-    Collections.shuffle(all, random);
-    return new java.util.LinkedHashSet<>(all.subList(0, size));
-  }
-
-  /**
-   * The holder's critical section: a guarded write to each resource the lease locks (a permit's own
-   * resource, for a {@code permit} of the semaphore, recorded with the permits this workload asked
-   * for); returns false when a guarded write was refused.
-   */
-  private boolean hold(String name, Lease lease, boolean permit) {
-    if (permit) {
-      history.permitGranted(name, SEMAPHORE, options.permits, lease);
-    } else {
-      history.granted(name, lease);
-    }
-    try {
-      if (lease.isValid()) {
-        history.foundValid(name, lease);
-      }
-      boolean accepted = true;
-      for (String resource : lease.resources()) {
-        long token = lease.fencingToken(resource);
-        boolean written = write(resource, token);
-        history.record(
-            name, resource, History.Op.WRITE, written ? Outcome.OK : Outcome.REFUSED, 0, token);
-        accepted &= written;
-      }
-      if (!options.hold.isZero()) {
-        LockSupport.parkNanos(options.hold.toNanos()); // the work done under the lock
-      }
-      return accepted;
-    } finally {
-      history.released(name, lease);
-      try {
-        lease.release();
-      } catch (RedlockException e) {
-        // a release that did not reach a quorum: the nodes' ttl ends it; the history is unchanged
-      }
-    }
-  }
-
-  /** A reader's critical section: looks, holds (as {@link Builder#hold}), writes nothing. */
-  private void holdRead(String name, Lease lease) {
-    history.grantedRead(name, lease);
-    try {
-      if (lease.isValid()) {
-        history.foundValid(name, lease);
-      }
-      if (!options.hold.isZero()) {
-        LockSupport.parkNanos(options.hold.toNanos());
-      }
-    } finally {
-      history.released(name, lease);
-      try {
-        lease.release();
-      } catch (RedlockException e) {
-        // as in hold
-      }
-    }
-  }
-
-  private boolean write(String resource, long token) {
-    synchronized (register) {
-      Long newest = register.get(resource);
-      if (options.fencing && newest != null && token < newest) {
-        return false;
-      }
-      register.put(resource, newest == null ? token : Math.max(newest, token));
-      return true;
-    }
   }
 
   private static void backOff(int minMillis, int maxMillis) {
