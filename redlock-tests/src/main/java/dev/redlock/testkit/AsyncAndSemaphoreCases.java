@@ -17,9 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
@@ -260,37 +257,23 @@ abstract class AsyncAndSemaphoreCases extends SetCases {
     AtomicInteger inside = new AtomicInteger();
     AtomicInteger most = new AtomicInteger();
     Duration maxWait = TIMING.scaled(Duration.ofSeconds(60));
-    ExecutorService pool = Executors.newFixedThreadPool(clientsCount * threadsPerClient);
-    try {
-      List<Future<?>> workers = new ArrayList<>();
-      for (int c = 0; c < clientsCount; c++) {
-        Semaphore semaphore = client().semaphore(name, 2);
-        for (int t = 0; t < threadsPerClient; t++) {
-          String who = "client" + c + "-thread" + t;
-          workers.add(
-              pool.submit(
-                  () -> {
-                    for (int i = 0; i < rounds; i++) {
-                      try (Lease permit = semaphore.acquire(LONG_TTL, maxWait)) {
-                        history.permitGranted(who, name, 2, permit);
-                        most.accumulateAndGet(inside.incrementAndGet(), Math::max);
-                        assertTrue(permit.isValid());
-                        history.foundValid(who, permit);
-                        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5)); // the work
-                        inside.decrementAndGet();
-                        history.released(who, permit);
-                      }
-                    }
-                    return null;
-                  }));
-        }
-      }
-      for (Future<?> f : workers) {
-        f.get(TIMING.scaled(Duration.ofMinutes(2)).toMillis(), TimeUnit.MILLISECONDS);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    onThreadsOfClients(
+        clientsCount,
+        threadsPerClient,
+        client -> client.semaphore(name, 2),
+        (semaphore, who, index) -> {
+          for (int i = 0; i < rounds; i++) {
+            try (Lease permit = semaphore.acquire(LONG_TTL, maxWait)) {
+              history.permitGranted(who, name, 2, permit);
+              most.accumulateAndGet(inside.incrementAndGet(), Math::max);
+              assertTrue(permit.isValid());
+              history.foundValid(who, permit);
+              LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5)); // the work
+              inside.decrementAndGet();
+              history.released(who, permit);
+            }
+          }
+        });
     assertEquals(List.of(), HistoryChecker.violations(history));
     assertTrue(most.get() <= 2, "at most 2 holders at once, was " + most.get());
     assertEquals(2, HistoryChecker.mostPermitHoldersAtOnce(history, name), "the bound was used");

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 
 /** The hooks a store implements for {@link LeaseContract}, and what its cases share. */
@@ -143,6 +144,43 @@ abstract class ContractBase {
       LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
     } while (System.nanoTime() - until < 0);
     assertTrue(check.getAsBoolean(), what);
+  }
+
+  /** What each thread of {@link #onThreadsOfClients} does, as {@code who}, its {@code index}-th. */
+  interface ThreadWork<C> {
+    void run(C client, String who, int index) throws Exception;
+  }
+
+  /**
+   * Runs {@code work} at once on {@code threadsPerClient} threads of each of {@code clients} new
+   * clients (each seen through {@code perClient}, made on this thread), and waits for every thread,
+   * each bounded by 2 minutes (scaled): the contended cases' harness.
+   */
+  <C> void onThreadsOfClients(
+      int clients, int threadsPerClient, Function<Redlock, C> perClient, ThreadWork<C> work)
+      throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(clients * threadsPerClient);
+    try {
+      List<Future<?>> workers = new ArrayList<>();
+      for (int c = 0; c < clients; c++) {
+        C client = perClient.apply(client());
+        for (int t = 0; t < threadsPerClient; t++) {
+          String who = "client" + c + "-thread" + t;
+          int index = c * threadsPerClient + t;
+          workers.add(
+              pool.submit(
+                  () -> {
+                    work.run(client, who, index);
+                    return null;
+                  }));
+        }
+      }
+      for (Future<?> f : workers) {
+        f.get(TIMING.scaled(Duration.ofMinutes(2)).toMillis(), TimeUnit.MILLISECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   /**

@@ -143,37 +143,23 @@ abstract class MutexCases extends ContractBase {
     List<Long> tokens = new ArrayList<>();
     String r = resource("contended");
     Duration maxWait = TIMING.scaled(Duration.ofSeconds(60));
-    ExecutorService pool = Executors.newFixedThreadPool(clientsCount * threadsPerClient);
-    try {
-      List<Future<?>> workers = new ArrayList<>();
-      for (int c = 0; c < clientsCount; c++) {
-        Redlock s = client();
-        for (int t = 0; t < threadsPerClient; t++) {
-          String who = "client" + c + "-thread" + t;
-          workers.add(
-              pool.submit(
-                  () -> {
-                    for (int i = 0; i < rounds; i++) {
-                      try (Lease lease = s.acquire(r, LONG_TTL, maxWait)) {
-                        detector.enter(r, who);
-                        synchronized (tokens) {
-                          tokens.add(lease.fencingToken());
-                        }
-                        grants.incrementAndGet();
-                        assertTrue(lease.isValid());
-                        detector.exit(r, who);
-                      }
-                    }
-                    return null;
-                  }));
-        }
-      }
-      for (Future<?> f : workers) {
-        f.get(TIMING.scaled(Duration.ofMinutes(2)).toMillis(), TimeUnit.MILLISECONDS);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    onThreadsOfClients(
+        clientsCount,
+        threadsPerClient,
+        client -> client,
+        (s, who, index) -> {
+          for (int i = 0; i < rounds; i++) {
+            try (Lease lease = s.acquire(r, LONG_TTL, maxWait)) {
+              detector.enter(r, who);
+              synchronized (tokens) {
+                tokens.add(lease.fencingToken());
+              }
+              grants.incrementAndGet();
+              assertTrue(lease.isValid());
+              detector.exit(r, who);
+            }
+          }
+        });
     assertEquals(List.of(), detector.violations());
     assertEquals(clientsCount * threadsPerClient * rounds, grants.get());
     for (int i = 1; i < tokens.size(); i++) {

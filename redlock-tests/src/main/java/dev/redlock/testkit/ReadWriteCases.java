@@ -12,14 +12,10 @@ import dev.redlock.LockEvent;
 import dev.redlock.ReadWriteLock;
 import dev.redlock.Redlock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
@@ -233,44 +229,29 @@ abstract class ReadWriteCases extends AsyncAndSemaphoreCases {
     int threadsPerClient = 4;
     int rounds = 6;
     Duration maxWait = TIMING.scaled(Duration.ofSeconds(60));
-    ExecutorService pool = Executors.newFixedThreadPool(clientsCount * threadsPerClient);
-    try {
-      List<Future<?>> workers = new ArrayList<>();
-      for (int c = 0; c < clientsCount; c++) {
-        ReadWriteLock rw = readWrite(client(), "rw-contended");
-        for (int t = 0; t < threadsPerClient; t++) {
-          String who = "client" + c + "-thread" + t;
-          int first = c * threadsPerClient + t;
-          workers.add(
-              pool.submit(
-                  () -> {
-                    for (int i = 0; i < rounds; i++) {
-                      boolean writes = (first + i) % 4 == 0;
-                      ReadWriteLock.Side side = writes ? rw.writeLock() : rw.readLock();
-                      try (Lease lease = side.acquire(LONG_TTL, maxWait)) {
-                        if (writes) {
-                          history.granted(who, lease);
-                        } else {
-                          history.grantedRead(who, lease);
-                          mostReadersInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
-                          LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
-                          inside.decrementAndGet();
-                        }
-                        assertTrue(lease.isValid());
-                        grants.incrementAndGet();
-                        history.released(who, lease);
-                      }
-                    }
-                    return null;
-                  }));
-        }
-      }
-      for (Future<?> f : workers) {
-        f.get(TIMING.scaled(Duration.ofMinutes(2)).toMillis(), TimeUnit.MILLISECONDS);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    onThreadsOfClients(
+        clientsCount,
+        threadsPerClient,
+        client -> readWrite(client, "rw-contended"),
+        (rw, who, first) -> {
+          for (int i = 0; i < rounds; i++) {
+            boolean writes = (first + i) % 4 == 0;
+            ReadWriteLock.Side side = writes ? rw.writeLock() : rw.readLock();
+            try (Lease lease = side.acquire(LONG_TTL, maxWait)) {
+              if (writes) {
+                history.granted(who, lease);
+              } else {
+                history.grantedRead(who, lease);
+                mostReadersInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+                inside.decrementAndGet();
+              }
+              assertTrue(lease.isValid());
+              grants.incrementAndGet();
+              history.released(who, lease);
+            }
+          }
+        });
     assertEquals(List.of(), HistoryChecker.violations(history));
     assertEquals(clientsCount * threadsPerClient * rounds, grants.get());
     assertTrue(mostReadersInside.get() >= 2, "readers shared: " + mostReadersInside.get());

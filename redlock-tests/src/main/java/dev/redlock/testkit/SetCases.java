@@ -10,15 +10,10 @@ import dev.redlock.Lease;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.Redlock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
@@ -239,41 +234,26 @@ abstract class SetCases extends CloseCases {
     History history = new History();
     AtomicInteger grants = new AtomicInteger();
     Duration maxWait = TIMING.scaled(Duration.ofSeconds(60));
-    ExecutorService pool = Executors.newFixedThreadPool(clientsCount * threadsPerClient);
-    try {
-      List<Future<?>> workers = new ArrayList<>();
-      for (int c = 0; c < clientsCount; c++) {
-        Redlock s = client();
-        for (int t = 0; t < threadsPerClient; t++) {
-          String who = "client" + c + "-thread" + t;
-          int first = c * threadsPerClient + t;
-          workers.add(
-              pool.submit(
-                  () -> {
-                    for (int i = 0; i < rounds; i++) {
-                      List<String> names = asks.get((first + i) % asks.size());
-                      Set<String> set = resources(names.toArray(new String[0]));
-                      try (Lease lease =
-                          set.size() == 1
-                              ? s.acquire(set.iterator().next(), LONG_TTL, maxWait)
-                              : s.acquireAll(set, LONG_TTL, maxWait)) {
-                        history.granted(who, lease);
-                        assertTrue(lease.isValid());
-                        history.foundValid(who, lease);
-                        grants.incrementAndGet();
-                        history.released(who, lease);
-                      }
-                    }
-                    return null;
-                  }));
-        }
-      }
-      for (Future<?> f : workers) {
-        f.get(TIMING.scaled(Duration.ofMinutes(2)).toMillis(), TimeUnit.MILLISECONDS);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    onThreadsOfClients(
+        clientsCount,
+        threadsPerClient,
+        client -> client,
+        (s, who, first) -> {
+          for (int i = 0; i < rounds; i++) {
+            List<String> names = asks.get((first + i) % asks.size());
+            Set<String> set = resources(names.toArray(new String[0]));
+            try (Lease lease =
+                set.size() == 1
+                    ? s.acquire(set.iterator().next(), LONG_TTL, maxWait)
+                    : s.acquireAll(set, LONG_TTL, maxWait)) {
+              history.granted(who, lease);
+              assertTrue(lease.isValid());
+              history.foundValid(who, lease);
+              grants.incrementAndGet();
+              history.released(who, lease);
+            }
+          }
+        });
     assertEquals(List.of(), HistoryChecker.violations(history));
     assertEquals(clientsCount * threadsPerClient * rounds, grants.get());
     for (String name : List.of("o-0", "o-1", "o-2", "o-3")) {
