@@ -260,7 +260,7 @@ final class Waiters {
   /**
    * This service released {@code resource}, the lease of {@code fencingToken} (0 if none): the
    * first in line asks at once, unless {@code othersWait} (a quorum of nodes told other clients of
-   * this release): then the lock is left to them, so services waiting for one lock take turns.
+   * this release): then the lock is left to them, so services waiting for one lock alternate.
    */
   void released(Object resource, long fencingToken, boolean othersWait) {
     releases.incrementAndGet(); // before the lookup: a thread joining meanwhile sees one or other

@@ -23,11 +23,11 @@ import java.util.function.IntPredicate;
  * itself (bounded by the node timeout): under overload a request is late, never dropped.
  */
 final class FanOut {
-  /** A request that may go out however late its turn comes (releases, extends). */
+  /** A request that may go out however late its predecessor settles (releases, extends). */
   private static final long NO_DEADLINE = Long.MIN_VALUE;
 
   private static final String NOT_SENT_LATE =
-      "not sent: its turn behind this client's earlier request there came after the vote's deadline";
+      "not sent: this client's earlier request there settled after the vote's deadline";
   private final List<LockNode> nodes;
   private final Executor io;
   private final Ticker ticker;
@@ -38,11 +38,12 @@ final class FanOut {
   private final ThreadPoolExecutor drains;
 
   /**
-   * Where a request whose turn has come runs: an I/O thread, or the completing thread when every
-   * I/O thread is busy (back-pressure, never a lost turn). Not the completing thread by default: a
-   * chain of turns that settle at once (skips) would otherwise unroll as one deep recursion.
+   * Where a request runs once its predecessor settled: an I/O thread, or the completing thread when
+   * every I/O thread is busy (back-pressure, never a lost request). Not the completing thread by
+   * default: a chain of requests that settle at once (skips) would otherwise unroll as one deep
+   * recursion.
    */
-  private final Executor turns;
+  private final Executor followers;
 
   FanOut(
       List<LockNode> nodes,
@@ -55,7 +56,7 @@ final class FanOut {
     this.io = io;
     this.ticker = ticker;
     this.nodeTimeoutNanos = nodeTimeoutNanos;
-    this.turns =
+    this.followers =
         command -> {
           try {
             io.execute(command);
@@ -105,11 +106,11 @@ final class FanOut {
   }
 
   /**
-   * {@link #send(NodeRequest, String, RequestOrder, IntPredicate)}, for a vote: a node whose turn
-   * (behind an earlier request there) comes only at or after {@code sendBy} is not sent to at all
-   * (SKIPPED): its vote can no longer count, and a late {@code SET NX} would only leave a key to
-   * release. So a chain of requests behind a slow node cannot grow: each waits at most until its
-   * own vote is over.
+   * {@link #send(NodeRequest, String, RequestOrder, IntPredicate)}, for a vote: a node whose
+   * earlier request there settles only at or after {@code sendBy} is not sent to at all (SKIPPED):
+   * its vote can no longer count, and a late {@code SET NX} would only leave a key to release. So a
+   * chain of requests behind a slow node cannot grow: each waits at most until its own vote is
+   * over.
    */
   Ballot send(
       NodeRequest request, String refusal, RequestOrder order, IntPredicate skip, long sendBy) {
@@ -159,19 +160,20 @@ final class FanOut {
         }
       } else {
         before.whenCompleteAsync(
-            (ignored, error) -> startInTurn(ballot, node, request, skip, sendBy, pipelined), turns);
+            (ignored, error) -> startBehind(ballot, node, request, skip, sendBy, pipelined),
+            followers);
       }
     }
     return ballot;
   }
 
   /**
-   * Starts a request whose turn has come (the previous one on its node settled), unless the node is
-   * now one to skip (the lease's {@code SET NX} there was refused, or never sent) or the vote's
-   * deadline has passed. Whatever goes wrong is the node's failure: an exception thrown here would
-   * be lost in the future that ran it, and the node would never settle.
+   * Starts a request once the previous one on its node settled, unless the node is now one to skip
+   * (the lease's {@code SET NX} there was refused, or never sent) or the vote's deadline has
+   * passed. Whatever goes wrong is the node's failure: an exception thrown here would be lost in
+   * the future that ran it, and the node would never settle.
    */
-  private void startInTurn(
+  private void startBehind(
       Ballot ballot,
       int node,
       NodeRequest request,

@@ -48,10 +48,10 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
    * Per key, the last release (or roll-back) this store sent that some node has not settled yet: a
    * release returns once a quorum confirmed it. The next take of the key follows it node by node
    * ({@link RequestOrder}), or the new {@code SET NX} could reach a straggling node before our own
-   * release and be refused by our own old key; a turn that comes after the vote's deadline is
-   * skipped ({@link FanOut}). An entry lives from the moment its release is sent until it has
-   * settled on every node. Only this client's own releases are followed: another process's take may
-   * still meet our key on a slow node, as it would meet any holder's.
+   * release and be refused by our own old key; a request whose predecessor settles after the vote's
+   * deadline is skipped ({@link FanOut}). An entry lives from the moment its release is sent until
+   * it has settled on every node. Only this client's own releases are followed: another process's
+   * take may still meet our key on a slow node, as it would meet any holder's.
    */
   private final ConcurrentMap<String, Ballot> unsettled = new ConcurrentHashMap<>();
 
@@ -377,9 +377,9 @@ public final class QuorumStore implements LeaseStore<QuorumHeld> {
   /**
    * Releases all at once and waits for every release to settle, not just a quorum: a release
    * chained behind a straggling SET is only sent when that SET settles, and the I/O threads are
-   * about to stop. Bounded, best effort: three node timeouts cover a SET that waited its turn, its
-   * own round trip and its release's; a release not sent by then (a node slower still, or
-   * connecting) is failed as "closed", and that node keeps the key until its ttl ends.
+   * about to stop. Bounded, best effort: three node timeouts cover a SET that waited behind
+   * another, its own round trip and its release's; a release not sent by then (a node slower still,
+   * or connecting) is failed as "closed", and that node keeps the key until its ttl ends.
    */
   @Override
   public void giveBackAll(List<QuorumHeld> held) {
