@@ -10,8 +10,6 @@ import dev.redlock.Lease;
 import dev.redlock.LockEvent;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockException;
-import dev.redlock.testkit.RedisFixture;
-import dev.redlock.testkit.RedisNode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,104 +19,18 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import redis.clients.jedis.Jedis;
 
 /**
- * {@code maxAttemptsInFlight} (issue 15): a service has at most that many attempts on the nodes at
- * once, and the others wait their turn <em>before</em> their attempt starts. Each test holds the
- * attempts in flight inside a listener, which runs on the attempt's thread once its turn has come
- * and before anything is sent, so what is in flight can be counted, and the callers waiting for a
- * turn are parked where nothing can move them on.
+ * Who waits for a turn, and for how long: callers beyond the bound, interrupted callers, listeners
+ * that attempt or close, {@code acquire}'s maxWait, releases and extends ({@link AttemptTurns}: the
+ * gate and the nodes).
  *
  * <p>Planted (docs/testing.md): the engine not waiting for a turn fails {@link
  * #callersBeyondTheBoundWaitForATurnBeforeTheirAttemptStarts} with every caller in flight at once.
  */
-class AttemptTurnsIT {
-  @RegisterExtension static final RedisFixture redis = RedisFixture.perClass(RedisFixture.nodes(3));
-
-  static final Duration TTL = Duration.ofSeconds(10);
-  static final Duration NO_HANG = Duration.ofSeconds(30);
-
-  /**
-   * Holds every attempt (or those of one resource) at its start (its ATTEMPT event) until {@link
-   * #open} is counted down.
-   */
-  static final class Gatekeeper implements dev.redlock.RedlockListener {
-    final List<String> started = new CopyOnWriteArrayList<>();
-    final java.util.Map<String, Long> startedAt = new java.util.concurrent.ConcurrentHashMap<>();
-    final CountDownLatch open = new CountDownLatch(1);
-    final String only;
-
-    Gatekeeper() {
-      this(null);
-    }
-
-    /** Holds only the attempts on {@code only}; the others are counted and go on. */
-    Gatekeeper(String only) {
-      this.only = only;
-    }
-
-    @Override
-    public void onEvent(LockEvent event) {
-      if (event.kind() == LockEvent.Kind.ATTEMPT) {
-        startedAt.putIfAbsent(event.resource(), System.nanoTime());
-        started.add(event.resource());
-        if (only != null && !only.equals(event.resource())) {
-          return;
-        }
-        try {
-          // Longer than any bound a test waits with, so a test that waits for something held up
-          // behind the gate fails before the gate gives up on it.
-          if (!open.await(NO_HANG.multipliedBy(3).toMillis(), TimeUnit.MILLISECONDS)) {
-            throw new AssertionError("the test never let the attempts go on");
-          }
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
-    }
-  }
-
-  /**
-   * What is tested is who waits, not how fast the nodes answer: a timeout no busy machine reaches,
-   * so that every attempt that has its turn is won.
-   */
-  static dev.redlock.RedlockConfig.Builder config() {
-    return redis.config().nodeTimeout(Duration.ofSeconds(2));
-  }
-
-  static Thread caller(String name, Runnable body) {
-    Thread thread = new Thread(body, name);
-    thread.setDaemon(true);
-    thread.start();
-    return thread;
-  }
-
-  /** Parked for a turn: waiting, with the engine's wait for one on its stack. */
-  static boolean waitsForATurn(Thread thread) {
-    return parkedOnTurns(thread, Thread.State.WAITING);
-  }
-
-  /** Parked, with a bound, for turns (close takes every turn with a bound). */
-  static boolean waitsForATurnTimed(Thread thread) {
-    return parkedOnTurns(thread, Thread.State.TIMED_WAITING);
-  }
-
-  static boolean parkedOnTurns(Thread thread, Thread.State state) {
-    if (thread.getState() != state) {
-      return false;
-    }
-    for (StackTraceElement frame : thread.getStackTrace()) {
-      if (frame.getClassName().equals("java.util.concurrent.Semaphore")) {
-        return true;
-      }
-    }
-    return false;
-  }
-
+class AttemptTurnsIT extends AttemptTurns {
   @Test
   void callersBeyondTheBoundWaitForATurnBeforeTheirAttemptStarts() throws Exception {
     Gatekeeper gate = new Gatekeeper();
@@ -415,177 +327,6 @@ class AttemptTurnsIT {
     assertEquals(0, redis.nodesWithKey(redis.config().build().keyPrefix() + "turns:mine"));
     gate.open.countDown();
     blocker.join(NO_HANG.toMillis());
-  }
-
-  /**
-   * {@code close()} while an attempt is in flight waits for its verdict (bounded, and through an
-   * interrupt of the closing thread, whose flag stays set): the attempt wins on the nodes, finds
-   * the service closed, gives back what it won and throws, and nothing is left on the nodes.
-   * Planted (docs/testing.md): close not taking the turns, or giving up its wait at an interrupt →
-   * the store is closed under the attempt, which fails for another reason.
-   */
-  @ParameterizedTest
-  @ValueSource(booleans = {false, true})
-  void closeWaitsForTheAttemptInFlightWhichGivesBackWhatItWon(boolean interruptedCloser)
-      throws Exception {
-    // A resource of each run's own: the other run's give-back cannot be mistaken for this one's.
-    String resource = "turns:closing:" + interruptedCloser;
-    Gatekeeper gate = new Gatekeeper(resource);
-    Redlock redlock = redis.client(config().maxAttemptsInFlight(1).listener(gate).build());
-    AtomicReference<Throwable> outcome = new AtomicReference<>();
-    Thread attempting = attemptOnAClosingService(redlock, resource, outcome);
-    await().atMost(NO_HANG).until(() -> gate.started.contains(resource));
-    AtomicReference<Boolean> flagAfterClose = new AtomicReference<>();
-    Thread closing =
-        caller(
-            "closing",
-            () -> {
-              if (interruptedCloser) {
-                Thread.currentThread().interrupt();
-              }
-              redlock.close();
-              flagAfterClose.set(Thread.currentThread().isInterrupted());
-            });
-    // Closing has begun: parked for the turns (or, were it not to wait, already done).
-    await("close waits for the turn in flight")
-        .atMost(NO_HANG)
-        .until(() -> waitsForATurnTimed(closing) || !closing.isAlive());
-    gate.open.countDown();
-    attempting.join(NO_HANG.toMillis());
-    closing.join(NO_HANG.toMillis());
-    assertWonAndGivenBack(outcome.get());
-    // Given back on every node (close waits for that), and in any case long before the ttl: a key
-    // nobody released would still be there. Seen once on a fresh machine: 1 node of 3 with it.
-    await("what the attempt in flight won was given back")
-        .atMost(TTL.dividedBy(2))
-        .until(() -> redis.nodesWithKey(redis.config().build().keyPrefix() + resource) == 0);
-    assertEquals(interruptedCloser, flagAfterClose.get(), "the closer's interrupt flag");
-  }
-
-  /**
-   * The case above that failed once on a fresh machine, made to happen: the closer is interrupted,
-   * and one node is frozen while the attempt votes, so the attempt wins on the other two and its
-   * release there is chained behind the {@code SET} the frozen node has not answered. The give-back
-   * waits for that node too, and close's wait for the I/O threads goes on through the interrupt;
-   * the node thaws once the other two have released, runs the {@code SET}, then the release, and no
-   * node keeps the key. Planted (docs/testing.md): both waits as before (a give-back on a quorum,
-   * and an interrupted close stopping the I/O threads at once) → the thawed node runs the {@code
-   * SET} alone and keeps the key for its ttl.
-   */
-  @Test
-  void anInterruptedCloseLeavesNothingOnASlowNodeOfAnAttemptInFlight() throws Exception {
-    String resource = "turns:closing-slow";
-    Gatekeeper gate = new Gatekeeper(resource);
-    Redlock redlock = redis.client(config().maxAttemptsInFlight(1).listener(gate).build());
-    redlock.tryAcquire("turns:warm-up", TTL).orElseThrow().release(); // connections made
-    AtomicReference<Throwable> outcome = new AtomicReference<>();
-    Thread attempting = attemptOnAClosingService(redlock, resource, outcome);
-    await().atMost(NO_HANG).until(() -> gate.started.contains(resource));
-    Thread closing = interruptedCloser(redlock);
-    await("close waits for the turn in flight")
-        .atMost(NO_HANG)
-        .until(() -> waitsForATurnTimed(closing));
-    RedisNode slow = redis.nodes().node(2);
-    slow.pause();
-    try {
-      gate.open.countDown();
-      awaitReleasedOnTheLiveTwo(resource);
-    } finally {
-      slow.resume();
-    }
-    attempting.join(NO_HANG.toMillis());
-    closing.join(NO_HANG.toMillis());
-    assertWonAndGivenBack(outcome.get());
-    awaitOnNoNode(resource);
-  }
-
-  /**
-   * A lease held when an interrupted thread closes the service, taken while one node was frozen:
-   * its release there is chained behind the {@code SET} that node has not answered. close() gives
-   * it back through the interrupt (bounded) and waits for the I/O threads; the node thaws once the
-   * other two have released, and no node keeps the key. Planted (docs/testing.md): close's
-   * give-back and its wait for the I/O threads stopping at the interrupt, as before → the key stays
-   * there.
-   */
-  @Test
-  void anInterruptedCloseGivesBackOnASlowNodeToo() throws Exception {
-    String resource = "turns:held-slow";
-    Redlock redlock = redis.client(config().build());
-    redlock.tryAcquire("turns:warm-up-held", TTL).orElseThrow().release(); // connections made
-    RedisNode slow = redis.nodes().node(2);
-    slow.pause();
-    try {
-      redlock.tryAcquire(resource, TTL).orElseThrow(); // won on the two live nodes
-      Thread closing = interruptedCloser(redlock);
-      awaitReleasedOnTheLiveTwo(resource);
-      slow.resume();
-      closing.join(NO_HANG.toMillis());
-      assertFalse(closing.isAlive(), "close returned");
-    } finally {
-      slow.resume();
-    }
-    awaitOnNoNode(resource);
-  }
-
-  /** A thread whose {@code tryAcquire} of {@code resource} puts what it got in {@code outcome}. */
-  static Thread attemptOnAClosingService(
-      Redlock redlock, String resource, AtomicReference<Throwable> outcome) {
-    return caller(
-        "attempting",
-        () -> {
-          try {
-            outcome.set(
-                new AssertionError(
-                    "granted on a closing service: " + redlock.tryAcquire(resource, TTL)));
-          } catch (RuntimeException e) {
-            outcome.set(e);
-          }
-        });
-  }
-
-  /** The attempt in flight won while the service closed, gave it back, and threw. */
-  static void assertWonAndGivenBack(Throwable outcome) {
-    assertTrue(
-        outcome instanceof IllegalStateException
-            && outcome.getMessage().contains("while the attempt was won (given back)"),
-        "the attempt in flight: " + outcome);
-  }
-
-  /** A thread that closes {@code redlock} with its interrupt flag set. */
-  static Thread interruptedCloser(Redlock redlock) {
-    return caller(
-        "closing",
-        () -> {
-          Thread.currentThread().interrupt();
-          redlock.close();
-        });
-  }
-
-  /**
-   * Until the first two nodes ran our {@code SET} and then our release: the resource's fencing
-   * counter is there (the acquire script writes it), the key is not.
-   */
-  static void awaitReleasedOnTheLiveTwo(String resource) {
-    String key = redis.config().build().keyPrefix() + resource;
-    await("the SET and then the release ran on the two live nodes")
-        .atMost(NO_HANG)
-        .until(
-            () ->
-                redis.nodes().all().subList(0, 2).stream()
-                    .allMatch(
-                        node -> {
-                          try (Jedis jedis = new Jedis("127.0.0.1", node.port(), 2000)) {
-                            return !jedis.exists(key) && jedis.exists(key + "@fence");
-                          }
-                        }));
-  }
-
-  /** Until no node holds the resource, within half its ttl: a key nobody releases stays longer. */
-  static void awaitOnNoNode(String resource) {
-    String key = redis.config().build().keyPrefix() + resource;
-    await("no node keeps " + resource)
-        .atMost(TTL.dividedBy(2))
-        .until(() -> redis.nodesWithKey(key) == 0);
   }
 
   /**
