@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What a semaphore's round costs, over fake nodes (its safety is the real nodes' contract,
- * LeaseContract, and FaultSuitesIT suite 9): a full semaphore is asked each permit once, a round
+ * LeaseContract, and ShapeSuitesIT suite 9): a full semaphore is asked each permit once, a round
  * stops at the first attempt that is not contention, rounds start at varying permits, and only a
  * permit's own resource names its semaphore's waiting line.
  */
