@@ -120,6 +120,20 @@ class ShapeSuitesIT extends FaultSuites {
     }
   }
 
+  /**
+   * The nemesis of suites 8 to 10: kills and restarts (AOF), freezes (process or link) and cuts off
+   * up to 2 of the 5 nodes, on the run's seed.
+   */
+  private static Nemesis killsFreezesAndCuts(FaultyNodes nodes) {
+    return Nemesis.builder(nodes)
+        .seed(SEED)
+        .maxFaulty(2)
+        .faults(
+            EnumSet.of(Fault.KILL_RESTART, Fault.FREEZE_PROCESS, Fault.FREEZE_LINK, Fault.CUT_LINK))
+        .restartWith(Persistence.AOF)
+        .start();
+  }
+
   // ---- 8. Multi-resource leases under the nemesis.
 
   /** How many grants of {@code result} were of a set of several resources (one lease each). */
@@ -145,18 +159,7 @@ class ShapeSuitesIT extends FaultSuites {
     Duration run = RUN.multipliedBy(2);
     try (FaultyNodes nodes = start(RedisFixture.nodes(5).persistence(Persistence.AOF));
         Workload workload = workload(nodes).multiResource(true).start();
-        Nemesis nemesis =
-            Nemesis.builder(nodes)
-                .seed(SEED)
-                .maxFaulty(2)
-                .faults(
-                    EnumSet.of(
-                        Fault.KILL_RESTART,
-                        Fault.FREEZE_PROCESS,
-                        Fault.FREEZE_LINK,
-                        Fault.CUT_LINK))
-                .restartWith(Persistence.AOF)
-                .start()) {
+        Nemesis nemesis = killsFreezesAndCuts(nodes)) {
       Workload.Result result = workload.runFor(run);
       long sets = multiGrants(result);
       result.sampleFailures().forEach(m -> System.out.println("suite 8 failure: " + m));
@@ -197,18 +200,7 @@ class ShapeSuitesIT extends FaultSuites {
     try (FaultyNodes nodes = start(RedisFixture.nodes(5).persistence(Persistence.AOF));
         Workload workload =
             workload(nodes).semaphore(2).hold(Duration.ofMillis(20)).callerFaults(false).start();
-        Nemesis nemesis =
-            Nemesis.builder(nodes)
-                .seed(SEED)
-                .maxFaulty(2)
-                .faults(
-                    EnumSet.of(
-                        Fault.KILL_RESTART,
-                        Fault.FREEZE_PROCESS,
-                        Fault.FREEZE_LINK,
-                        Fault.CUT_LINK))
-                .restartWith(Persistence.AOF)
-                .start()) {
+        Nemesis nemesis = killsFreezesAndCuts(nodes)) {
       Workload.Result result = workload.runFor(run);
       int most = HistoryChecker.mostPermitHoldersAtOnce(result.history(), Workload.SEMAPHORE);
       result.sampleFailures().forEach(m -> System.out.println("suite 9 failure: " + m));
@@ -248,18 +240,7 @@ class ShapeSuitesIT extends FaultSuites {
     try (FaultyNodes nodes = start(RedisFixture.nodes(5).persistence(Persistence.AOF));
         Workload workload =
             workload(nodes).resources(2).hold(Duration.ofMillis(2)).readWrite(true).start();
-        Nemesis nemesis =
-            Nemesis.builder(nodes)
-                .seed(SEED)
-                .maxFaulty(2)
-                .faults(
-                    EnumSet.of(
-                        Fault.KILL_RESTART,
-                        Fault.FREEZE_PROCESS,
-                        Fault.FREEZE_LINK,
-                        Fault.CUT_LINK))
-                .restartWith(Persistence.AOF)
-                .start()) {
+        Nemesis nemesis = killsFreezesAndCuts(nodes)) {
       Workload.Result result = workload.runFor(run);
       long reads = 0;
       long writes = 0;
