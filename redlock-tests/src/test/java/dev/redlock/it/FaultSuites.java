@@ -69,6 +69,14 @@ abstract class FaultSuites {
         .restartGuard(RestartGuard.TRUST_FSYNCED_AOF_RESTARTS);
   }
 
+  /**
+   * Suites 3's and 10b's bare majority: the suites' settings, a 10 s maxTtl, the guard on or off.
+   */
+  static RedlockConfig.Builder bareMajority(RedlockConfig.Builder b, boolean guard) {
+    RedlockConfig.Builder s = settings(b).maxTtl(Duration.ofSeconds(10));
+    return guard ? s : s.restartGuard(RestartGuard.OFF);
+  }
+
   /** Each test's nodes, behind fault proxies: stopped after it, if it did not stop them. */
   @RegisterExtension static final RedisFixture redis = RedisFixture.manual();
 

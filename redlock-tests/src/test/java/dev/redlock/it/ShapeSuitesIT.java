@@ -8,7 +8,6 @@ import dev.redlock.Lease;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.Redlock;
 import dev.redlock.RedlockConfig;
-import dev.redlock.RestartGuard;
 import dev.redlock.testkit.FaultyNodes;
 import dev.redlock.testkit.History;
 import dev.redlock.testkit.HistoryChecker;
@@ -284,11 +283,7 @@ class ShapeSuitesIT extends FaultSuites {
   @ValueSource(booleans = {true, false})
   void suite10bAReaderOnABareMajorityAndARestartedNode(boolean guard) throws Exception {
     try (FaultyNodes nodes = start(RedisFixture.nodes(3))) {
-      UnaryOperator<RedlockConfig.Builder> config =
-          b -> {
-            RedlockConfig.Builder s = settings(b).maxTtl(Duration.ofSeconds(10));
-            return guard ? s : s.restartGuard(RestartGuard.OFF);
-          };
+      UnaryOperator<RedlockConfig.Builder> config = b -> bareMajority(b, guard);
       History history = new History();
       try (Redlock a =
           Redlock.create(config.apply(RedlockConfig.builder().nodes(nodes.uris("a"))).build())) {
