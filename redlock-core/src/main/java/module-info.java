@@ -6,6 +6,9 @@
 @SuppressWarnings("module") // dev.redlock.admin is built after this module
 module dev.redlock {
   requires transitive redis.clients.jedis; // FencedWrites takes a Jedis client
+  // Not used here: Jedis's pools use it, and Jedis, an automatic module, cannot require it, so on
+  // the module path a JedisPool handed to FencedWrites would find it missing.
+  requires org.apache.commons.pool2;
   requires org.slf4j;
 
   exports dev.redlock;

@@ -38,7 +38,7 @@ class ModuleDescriptorTest {
               .map(e -> e.source() + " -> " + e.targets())
               .collect(Collectors.toSet()));
       assertEquals(
-          Set.of("java.base", "redis.clients.jedis", "org.slf4j"),
+          Set.of("java.base", "redis.clients.jedis", "org.apache.commons.pool2", "org.slf4j"),
           descriptor.requires().stream()
               .map(ModuleDescriptor.Requires::name)
               .collect(Collectors.toSet()));
