@@ -2,7 +2,7 @@ package example;
 
 import dev.redlock.Lease;
 import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
+import dev.redlock.config.RedlockConfig;
 import dev.redlock.admin.LockStatus;
 import dev.redlock.admin.RedlockAdmin;
 import dev.redlock.jdbc.JdbcLeases;

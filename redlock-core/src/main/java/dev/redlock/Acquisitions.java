@@ -1,6 +1,7 @@
 package dev.redlock;
 
 import dev.redlock.LockUnavailableException.Reason;
+import dev.redlock.config.TaskInterruption;
 import dev.redlock.internal.Names;
 import dev.redlock.spi.LeaseRequest.Shape;
 import dev.redlock.spi.LeaseStore;

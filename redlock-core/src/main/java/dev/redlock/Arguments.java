@@ -1,6 +1,8 @@
 package dev.redlock;
 
+import dev.redlock.config.RedlockConfig;
 import dev.redlock.spi.LeaseStore;
+import dev.redlock.timing.Validity;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;

@@ -1,5 +1,6 @@
 package dev.redlock;
 
+import dev.redlock.timing.Watchdog;
 import java.util.ArrayList;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;

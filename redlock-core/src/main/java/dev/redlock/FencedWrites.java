@@ -1,6 +1,6 @@
 package dev.redlock;
 
-import dev.redlock.node.Script;
+import dev.redlock.script.Script;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;

@@ -1,10 +1,14 @@
 package dev.redlock;
 
 import dev.redlock.LockUnavailableException.Reason;
-import dev.redlock.internal.Ticker;
+import dev.redlock.config.RedlockConfig;
+import dev.redlock.renewal.Renewal;
 import dev.redlock.spi.LeaseRequest.Shape;
 import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;
+import dev.redlock.timing.Ticker;
+import dev.redlock.timing.Validity;
+import dev.redlock.timing.Watchdog;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -38,6 +42,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
   final Arguments arguments;
   final AsyncAttempts async;
   final Listeners events;
+  final Renewal.Context renewals;
 
   private final LockTokens tokens = new LockTokens();
   private final Set<ManagedLease<H>> held = ConcurrentHashMap.newKeySet();
@@ -56,6 +61,16 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     this.async = new AsyncAttempts(closed::get);
     this.turns = new AttemptTurns(settings.maxAttemptsInFlight());
     this.waiters = Waiters.over(store);
+    this.renewals =
+        new Renewal.Context(
+            ticker,
+            watchdog,
+            Arguments.saturatedNanos(settings.maxHold()),
+            roundNanos,
+            this::pauseNanos,
+            closed::get,
+            store.quorum(),
+            store.size());
   }
 
   int heldCount() {
@@ -189,6 +204,38 @@ final class LeaseEngine<H extends LeaseStore.Held> {
       }
     }
     return count > store.size() - store.quorum();
+  }
+
+  /**
+   * Applies the votes on an extend or renewal of {@code lease} sent at {@code start}; true if they
+   * extended it. {@code onLibraryThread}: the event goes to the listeners on a callback thread,
+   * never the timer or I/O thread applying it.
+   */
+  boolean applyVotes(
+      ManagedLease<H> lease, Tally votes, long start, long ttlMillis, boolean onLibraryThread) {
+    long until = Validity.validUntil(start, ttlMillis, settings.clockDriftFactor());
+    int yes = votes.yes();
+    if (yes < store.quorum() || ticker.read() - until >= 0 || !lease.extended(start, until)) {
+      return false;
+    }
+    log.debug("extended '{}' by {} ms on {} nodes", lease.resource(), ttlMillis, yes);
+    long now = ticker.read();
+    Runnable event =
+        () ->
+            events.lease(
+                LockEvent.Kind.EXTENDED,
+                lease,
+                Math.max(0, until - now),
+                now - start,
+                yes,
+                null,
+                votes::outcomes);
+    if (!onLibraryThread) {
+      event.run();
+    } else if (!events.isEmpty()) {
+      watchdog.callback(event);
+    }
+    return true;
   }
 
   /** Gives a lease back (the lease has marked itself released). */

@@ -1,6 +1,10 @@
 package dev.redlock;
 
+import dev.redlock.config.TaskInterruption;
+import dev.redlock.renewal.Renewal;
+import dev.redlock.renewal.RenewedLease;
 import dev.redlock.spi.LeaseStore;
+import dev.redlock.spi.Tally;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,13 +17,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A {@link Lease}, whatever store holds it: held, then released or lost, both final; its validity
- * only moves forward ({@link #extended}), by the votes {@link Renewal} applies for its extends and
- * renewals. Its monitor orders extend, renewal, loss, release and close, and is never held while
- * waiting on I/O.
+ * only moves forward ({@link #extended}), by the votes it applies for its extends and its {@link
+ * Renewal}'s renewals. Its monitor orders extend, renewal, loss, release and close, and is never
+ * held while waiting on I/O.
  *
  * @param <H> what the store keeps about this lease
  */
-final class ManagedLease<H extends LeaseStore.Held> implements Lease {
+final class ManagedLease<H extends LeaseStore.Held> implements Lease, RenewedLease {
   private static final Logger log = LoggerFactory.getLogger(ManagedLease.class);
 
   private final LeaseEngine<H> engine;
@@ -38,7 +42,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
   private ReentrantLock extendLock; // made by the first extend: most leases are never extended
   private long renewedFrom; // start of the latest successful acquisition or extend
   private boolean released;
-  private Renewal<H> renewal; // while kept alive: null before keepAlive and after release or loss
+  private Renewal renewal; // while kept alive: null before keepAlive and after release or loss
   private boolean deadlineWatched;
   private List<Consumer<? super LeaseLostException>> lossCallbacks; // made by the first onLost
   private Thread taskThread; // the withLock thread to interrupt on loss, while its task runs
@@ -110,17 +114,19 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
 
   @Override
   public boolean extend(Duration ttl) {
-    return Renewal.extend(this, engine, engine.arguments.ttl(ttl));
+    return Renewal.extend(this, engine.renewals, engine.arguments.ttl(ttl));
   }
 
-  synchronized void checkNotReleased(String advice) {
+  @Override
+  public synchronized void checkNotReleased(String advice) {
     if (released) {
       throw new IllegalStateException("lease on '" + resource() + "' was released" + advice);
     }
   }
 
   /** Serializes extends; not the monitor: a slow extend must not delay a loss's timer. */
-  synchronized ReentrantLock extendLock() {
+  @Override
+  public synchronized ReentrantLock extendLock() {
     if (extendLock == null) {
       extendLock = new ReentrantLock();
     }
@@ -140,7 +146,7 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
       if (!isValid()) {
         throw lose(LeaseLostException.Reason.EXPIRED, List.of());
       }
-      renewal = new Renewal<>(this, engine, interval, grantedAt);
+      renewal = new Renewal(this, engine.renewals, interval, grantedAt);
       renewal.start(renewedFrom);
       watchDeadline();
     }
@@ -263,12 +269,29 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     }
   }
 
-  long validUntil() {
+  @Override
+  public long validUntil() {
     return validUntil;
   }
 
-  synchronized long renewedFrom() {
+  @Override
+  public synchronized long renewedFrom() {
     return renewedFrom;
+  }
+
+  @Override
+  public Tally renew(long millis) throws InterruptedException {
+    return engine.store.renew(held, millis);
+  }
+
+  @Override
+  public boolean renewAsync(long millis, Consumer<Tally> then) {
+    return engine.store.renewAsync(held, millis, then);
+  }
+
+  @Override
+  public boolean applyVotes(Tally votes, long start, long millis, boolean onLibraryThread) {
+    return engine.applyVotes(this, votes, start, millis, onLibraryThread);
   }
 
   /**
@@ -321,7 +344,8 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
    * Declares the lease lost from a library thread (a timer, a renewal): the interrupt at once, the
    * callbacks and the event on a callback thread, so a slow callback holds up no other lease.
    */
-  void loseOnLibraryThread(LeaseLostException.Reason reason, List<NodeOutcome> outcomes) {
+  @Override
+  public void loseOnLibraryThread(LeaseLostException.Reason reason, List<NodeOutcome> outcomes) {
     lose(reason, outcomes, true);
   }
 
@@ -436,7 +460,8 @@ final class ManagedLease<H extends LeaseStore.Held> implements Lease {
     return held;
   }
 
-  long ttlMillis() {
+  @Override
+  public long ttlMillis() {
     return ttlMillis;
   }
 

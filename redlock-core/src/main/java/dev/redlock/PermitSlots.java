@@ -2,8 +2,8 @@ package dev.redlock;
 
 import dev.redlock.LockUnavailableException.Reason;
 import dev.redlock.internal.Names;
-import dev.redlock.internal.Ticker;
 import dev.redlock.spi.LeaseStore;
+import dev.redlock.timing.Ticker;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;

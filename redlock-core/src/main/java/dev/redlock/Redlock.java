@@ -1,12 +1,17 @@
 package dev.redlock;
 
 import dev.redlock.LockUnavailableException.Reason;
+import dev.redlock.config.RedlockConfig;
+import dev.redlock.config.RestartGuard;
+import dev.redlock.config.TaskInterruption;
 import dev.redlock.internal.IoThreads;
-import dev.redlock.internal.Ticker;
 import dev.redlock.node.LockNode;
 import dev.redlock.node.NodeKeys;
+import dev.redlock.node.NodeUri;
 import dev.redlock.quorum.QuorumStore;
 import dev.redlock.spi.LeaseStore;
+import dev.redlock.timing.Ticker;
+import dev.redlock.timing.Watchdog;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -114,9 +119,10 @@ public final class Redlock implements AutoCloseable {
             config.maxTtl().toMillis(),
             config.restartGuard() != RestartGuard.OFF,
             config.restartGuard() == RestartGuard.TRUST_FSYNCED_AOF_RESTARTS);
-    ExecutorService io = IoThreads.create(config.nodeUris().size() * IoThreads.PER_NODE);
+    ExecutorService io = IoThreads.create(config.nodes().size() * IoThreads.PER_NODE);
     List<LockNode> nodes =
-        config.nodeUris().stream()
+        config.connectionUris().stream()
+            .map(NodeUri::parse) // as the config checked it: credentials included
             .map(
                 uri ->
                     LockNode.connect(

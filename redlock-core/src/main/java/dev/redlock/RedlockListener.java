@@ -1,5 +1,7 @@
 package dev.redlock;
 
+import dev.redlock.config.RedlockConfig;
+
 /**
  * Receives the lock's events: attempts, grants, failures, extensions, losses and releases. For
  * metrics, audit trails and tests. Register with {@link RedlockConfig.Builder#listener}; none is

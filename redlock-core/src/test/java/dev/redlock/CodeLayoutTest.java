@@ -24,12 +24,13 @@ class CodeLayoutTest {
   private static final Path CORE = Path.of("src/main/java/dev/redlock");
 
   /**
-   * The operator's tools, the one other module the node and internal packages are exported to
-   * (module-info's qualified exports): a seam it uses is a seam.
+   * The operator's tools, the one other module the node, internal and script packages are exported
+   * to (module-info's qualified exports): a seam it uses is a seam.
    */
   private static final Path ADMIN = Path.of("../redlock-admin/src/main/java/dev/redlock/admin");
 
-  private static final List<String> UNEXPORTED = List.of("internal", "node", "quorum");
+  private static final List<String> UNEXPORTED =
+      List.of("internal", "node", "quorum", "renewal", "script", "timing");
   private static final Pattern PUBLIC_TYPE =
       Pattern.compile(
           "^public (?:final |abstract |sealed |non-sealed )*(?:class|interface|record|enum|@interface)"
@@ -44,11 +45,34 @@ class CodeLayoutTest {
   }
 
   @Test
-  void oneNodeUsesTheInternalPackageAndTheRequestOnly() {
+  void theScriptsAndTheClockLeanOnNothingOfTheLibraryButItsThreads() {
+    assertEquals(List.of(), importsOf(CORE.resolve("script"), "dev.redlock."));
+    assertEquals(
+        List.of(), importsOutside(CORE.resolve("timing"), "dev.redlock.internal.IoThreads"));
+  }
+
+  @Test
+  void renewalKnowsTheLeaseOnlyByWhatItNeedsOfIt() {
     assertEquals(
         List.of(),
         importsOutside(
-            CORE.resolve("node"), "dev.redlock.internal.", "dev.redlock.spi.LeaseRequest"),
+            CORE.resolve("renewal"),
+            "dev.redlock.timing.",
+            "dev.redlock.spi.Tally",
+            "dev.redlock.LeaseLostException",
+            "dev.redlock.NodeOutcome"),
+        "renewal must not reach into the engine, the store or the quorum");
+  }
+
+  @Test
+  void oneNodeUsesTheInternalPackageTheScriptsAndTheRequestOnly() {
+    assertEquals(
+        List.of(),
+        importsOutside(
+            CORE.resolve("node"),
+            "dev.redlock.internal.",
+            "dev.redlock.script.",
+            "dev.redlock.spi.LeaseRequest"),
         "one node's I/O must not know the quorum, the engine or the API, only what a lease asks");
   }
 
@@ -61,6 +85,7 @@ class CodeLayoutTest {
             "dev.redlock.node.",
             "dev.redlock.internal.",
             "dev.redlock.spi.",
+            "dev.redlock.timing.",
             "dev.redlock.NodeOutcome"),
         "the quorum must not call back into the engine or the API");
   }
@@ -107,7 +132,14 @@ class CodeLayoutTest {
           continue;
         }
         for (String hit :
-            importsOf(src, "dev.redlock.internal", "dev.redlock.node", "dev.redlock.quorum")) {
+            importsOf(
+                src,
+                "dev.redlock.internal",
+                "dev.redlock.node",
+                "dev.redlock.quorum",
+                "dev.redlock.renewal",
+                "dev.redlock.script",
+                "dev.redlock.timing")) {
           wrong.add(root.relativize(module) + ": " + hit);
         }
         for (Path file : javaFiles(src)) {

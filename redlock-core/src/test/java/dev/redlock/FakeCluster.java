@@ -1,6 +1,7 @@
 package dev.redlock;
 
-import dev.redlock.internal.Ticker;
+import dev.redlock.config.RedlockConfig;
+import dev.redlock.timing.Ticker;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;

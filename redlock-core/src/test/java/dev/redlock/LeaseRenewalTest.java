@@ -7,7 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.internal.Ticker;
+import dev.redlock.config.RedlockConfig;
+import dev.redlock.config.TaskInterruption;
+import dev.redlock.timing.Ticker;
 import java.time.Duration;
 import java.util.List;
 import java.util.Properties;

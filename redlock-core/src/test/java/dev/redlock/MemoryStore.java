@@ -1,5 +1,6 @@
 package dev.redlock;
 
+import dev.redlock.config.RedlockConfig;
 import dev.redlock.spi.LeaseRequest;
 import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;

@@ -16,14 +16,14 @@ import org.junit.jupiter.api.Test;
  */
 class ModuleDescriptorTest {
   @Test
-  void exportsOnlyTheApiAndTheStoreSpi() throws Exception {
+  void exportsOnlyTheApiItsConfigurationAndTheStoreSpi() throws Exception {
     Path classes =
         Path.of(Redlock.class.getProtectionDomain().getCodeSource().getLocation().toURI());
     try (InputStream in = Files.newInputStream(classes.resolve("module-info.class"))) {
       ModuleDescriptor descriptor = ModuleDescriptor.read(in);
       assertEquals("dev.redlock", descriptor.name());
       assertEquals(
-          Set.of("dev.redlock", "dev.redlock.spi"),
+          Set.of("dev.redlock", "dev.redlock.config", "dev.redlock.spi"),
           descriptor.exports().stream()
               .filter(e -> !e.isQualified())
               .map(ModuleDescriptor.Exports::source)
@@ -32,7 +32,8 @@ class ModuleDescriptorTest {
       assertEquals(
           Set.of(
               "dev.redlock.node -> [dev.redlock.admin]",
-              "dev.redlock.internal -> [dev.redlock.admin]"),
+              "dev.redlock.internal -> [dev.redlock.admin]",
+              "dev.redlock.script -> [dev.redlock.admin]"),
           descriptor.exports().stream()
               .filter(ModuleDescriptor.Exports::isQualified)
               .map(e -> e.source() + " -> " + e.targets())

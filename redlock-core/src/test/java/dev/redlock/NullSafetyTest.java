@@ -4,9 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.internal.Ticker;
+import dev.redlock.config.RedlockConfig;
 import dev.redlock.spi.LeaseStore;
 import dev.redlock.testsupport.NullSafetyCheck;
+import dev.redlock.timing.Ticker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -4,7 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.internal.Ticker;
+import dev.redlock.config.RedlockConfig;
+import dev.redlock.timing.Ticker;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;

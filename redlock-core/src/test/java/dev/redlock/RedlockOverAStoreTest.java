@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.redlock.config.RedlockConfig;
 import dev.redlock.spi.LeaseStore;
 import java.time.Duration;
 import java.util.ArrayList;

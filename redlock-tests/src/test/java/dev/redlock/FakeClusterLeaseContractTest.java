@@ -2,6 +2,7 @@ package dev.redlock;
 
 import static org.awaitility.Awaitility.await;
 
+import dev.redlock.config.RedlockConfig;
 import dev.redlock.testkit.LeaseContract;
 import java.time.Duration;
 import java.util.List;

@@ -1,7 +1,7 @@
 package dev.redlock.admin;
 
-import dev.redlock.RedlockConfig;
 import dev.redlock.Semaphore;
+import dev.redlock.config.RedlockConfig;
 import dev.redlock.internal.Names;
 import dev.redlock.internal.TokenHash;
 import dev.redlock.node.GuardProbe;

@@ -1,15 +1,15 @@
 package dev.redlock.admin;
 
 import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
 import dev.redlock.RedlockException;
-import dev.redlock.RestartGuard;
 import dev.redlock.Semaphore;
+import dev.redlock.config.RedlockConfig;
+import dev.redlock.config.RestartGuard;
 import dev.redlock.internal.Names;
 import dev.redlock.node.GuardProbe;
 import dev.redlock.node.NodeKeys;
 import dev.redlock.node.NodeUri;
-import dev.redlock.node.Script;
+import dev.redlock.script.Script;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -3,7 +3,7 @@ package dev.redlock.admin;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.RedlockConfig;
+import dev.redlock.config.RedlockConfig;
 import dev.redlock.testsupport.NullSafetyCheck;
 import java.io.InputStream;
 import java.lang.module.ModuleDescriptor;

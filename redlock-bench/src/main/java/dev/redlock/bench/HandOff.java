@@ -3,7 +3,7 @@ package dev.redlock.bench;
 import dev.redlock.Lease;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
+import dev.redlock.config.RedlockConfig;
 import dev.redlock.testkit.NodeData;
 import dev.redlock.testkit.RedisNodes;
 import java.time.Duration;

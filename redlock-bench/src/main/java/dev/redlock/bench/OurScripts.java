@@ -47,7 +47,7 @@ final class OurScripts {
   }
 
   private static String read(String name) {
-    String path = "/dev/redlock/node/" + name;
+    String path = "/dev/redlock/script/" + name;
     try (InputStream in = Redlock.class.getResourceAsStream(path)) {
       if (in == null) {
         throw new IllegalStateException("script missing from the library's jar: " + path);

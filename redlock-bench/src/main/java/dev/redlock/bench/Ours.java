@@ -2,7 +2,7 @@ package dev.redlock.bench;
 
 import dev.redlock.Lease;
 import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
+import dev.redlock.config.RedlockConfig;
 import java.time.Duration;
 import java.util.List;
 

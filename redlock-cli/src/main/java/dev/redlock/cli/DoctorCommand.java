@@ -1,9 +1,9 @@
 package dev.redlock.cli;
 
-import dev.redlock.RedlockConfig;
-import dev.redlock.RestartGuard;
 import dev.redlock.admin.RedlockAdmin;
 import dev.redlock.cli.ServerChecks.Verdict;
+import dev.redlock.config.RedlockConfig;
+import dev.redlock.config.RestartGuard;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -1,10 +1,10 @@
 package dev.redlock.cli;
 
-import dev.redlock.RedlockConfig;
 import dev.redlock.RedlockException;
-import dev.redlock.RestartGuard;
 import dev.redlock.admin.NewNodeCheck;
 import dev.redlock.admin.RedlockAdmin;
+import dev.redlock.config.RedlockConfig;
+import dev.redlock.config.RestartGuard;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.time.Instant;

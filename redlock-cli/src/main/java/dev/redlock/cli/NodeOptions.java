@@ -1,6 +1,6 @@
 package dev.redlock.cli;
 
-import dev.redlock.RedlockConfig;
+import dev.redlock.config.RedlockConfig;
 import java.io.IOException;
 import java.io.Reader;
 import java.net.URI;

@@ -1,8 +1,8 @@
 package dev.redlock.cli;
 
-import dev.redlock.RedlockConfig;
-import dev.redlock.RestartGuard;
 import dev.redlock.admin.RedlockAdmin;
+import dev.redlock.config.RedlockConfig;
+import dev.redlock.config.RestartGuard;
 import java.io.IOException;
 import java.time.Instant;
 import org.slf4j.Logger;

@@ -1,7 +1,7 @@
 package dev.redlock.cli;
 
-import dev.redlock.RedlockConfig;
-import dev.redlock.RestartGuard;
+import dev.redlock.config.RedlockConfig;
+import dev.redlock.config.RestartGuard;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;

@@ -3,9 +3,9 @@ package dev.redlock.cli;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
 import dev.redlock.admin.LockStatus;
 import dev.redlock.admin.RedlockAdmin;
+import dev.redlock.config.RedlockConfig;
 import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.RedisNode;
 import dev.redlock.testkit.RedisNodes;

@@ -1,5 +1,6 @@
 package dev.redlock.node;
 
+import dev.redlock.script.Script;
 import java.time.Duration;
 import java.util.List;
 import redis.clients.jedis.Jedis;

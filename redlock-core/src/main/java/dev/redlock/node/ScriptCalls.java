@@ -1,5 +1,6 @@
 package dev.redlock.node;
 
+import dev.redlock.script.Script;
 import dev.redlock.spi.LeaseRequest;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -2,10 +2,10 @@ package dev.redlock.quorum;
 
 import dev.redlock.NodeOutcome;
 import dev.redlock.NodeOutcome.Status;
-import dev.redlock.internal.Ticker;
 import dev.redlock.node.Exchange;
 import dev.redlock.node.LockNode;
 import dev.redlock.spi.Tally;
+import dev.redlock.timing.Ticker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

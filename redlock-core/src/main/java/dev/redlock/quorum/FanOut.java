@@ -1,9 +1,9 @@
 package dev.redlock.quorum;
 
 import dev.redlock.internal.IoThreads;
-import dev.redlock.internal.Ticker;
 import dev.redlock.node.LockNode;
 import dev.redlock.node.NodeRequest;
+import dev.redlock.timing.Ticker;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;

@@ -1,8 +1,8 @@
 package dev.redlock.quorum;
 
-import dev.redlock.internal.Ticker;
 import dev.redlock.node.LockNode;
 import dev.redlock.node.NodeRequest;
+import dev.redlock.timing.Ticker;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;

@@ -1,6 +1,5 @@
 package dev.redlock.quorum;
 
-import dev.redlock.internal.Ticker;
 import dev.redlock.internal.Uninterruptibly;
 import dev.redlock.node.LockNode;
 import dev.redlock.node.NodeKeys;
@@ -10,6 +9,8 @@ import dev.redlock.spi.LeaseRequest;
 import dev.redlock.spi.LeaseRequest.Shape;
 import dev.redlock.spi.LeaseStore;
 import dev.redlock.spi.Tally;
+import dev.redlock.timing.Ticker;
+import dev.redlock.timing.Timers;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;

@@ -1,7 +1,7 @@
 package dev.redlock.quorum;
 
-import dev.redlock.internal.Ticker;
 import dev.redlock.node.Exchange;
+import dev.redlock.timing.Ticker;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.Executor;

@@ -1,8 +1,9 @@
 package dev.redlock.quorum;
 
-import dev.redlock.internal.Ticker;
 import dev.redlock.node.LockNode;
 import dev.redlock.node.NodeRequest;
+import dev.redlock.timing.Ticker;
+import dev.redlock.timing.Timers;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;

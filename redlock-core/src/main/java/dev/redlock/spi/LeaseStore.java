@@ -9,10 +9,10 @@ import java.util.function.Consumer;
  * Where leases are kept. The library owns what a lease means (validity on the client's monotonic
  * clock, retries, renewal, loss, events) and asks a store only to {@link #take} (one attempt),
  * {@link #renew} and {@link #giveBack}. A quorum of Redis nodes is one store; a SQL table, given to
- * {@link dev.redlock.RedlockConfig.Builder#store}, is another.
+ * {@link dev.redlock.config.RedlockConfig.Builder#store}, is another.
  *
  * <p>Implementations are thread-safe, and every call is bounded by the store's timeout ({@link
- * dev.redlock.RedlockConfig#nodeTimeout()}).
+ * dev.redlock.config.RedlockConfig#nodeTimeout()}).
  *
  * @param <H> what the store keeps about a granted lease
  */

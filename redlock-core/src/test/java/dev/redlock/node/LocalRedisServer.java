@@ -2,6 +2,7 @@ package dev.redlock.node;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.redlock.script.Script;
 import java.io.InputStream;
 import java.net.ServerSocket;
 import java.nio.file.Files;

@@ -2,6 +2,7 @@ package dev.redlock.node;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 
+import dev.redlock.script.Script;
 import dev.redlock.spi.LeaseRequest;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;

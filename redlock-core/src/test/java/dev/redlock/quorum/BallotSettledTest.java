@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.internal.Ticker;
 import dev.redlock.node.Exchange;
 import dev.redlock.node.LockNode;
 import dev.redlock.node.NodeRequest;
+import dev.redlock.timing.Ticker;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

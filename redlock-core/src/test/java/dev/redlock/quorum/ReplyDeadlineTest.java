@@ -3,13 +3,13 @@ package dev.redlock.quorum;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.internal.Ticker;
 import dev.redlock.node.DelayingProxy;
 import dev.redlock.node.LocalRedisServer;
 import dev.redlock.node.LockNode;
 import dev.redlock.node.NodeKeys;
 import dev.redlock.node.NodeRequest;
 import dev.redlock.node.NodeUri;
+import dev.redlock.timing.Ticker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -2,7 +2,7 @@ package dev.redlock.examples;
 
 import dev.redlock.Lease;
 import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
+import dev.redlock.config.RedlockConfig;
 import dev.redlock.testkit.NodeData;
 import dev.redlock.testkit.RedisNodes;
 import java.io.PrintStream;

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
-import dev.redlock.RestartGuard;
+import dev.redlock.config.RedlockConfig;
+import dev.redlock.config.RestartGuard;
 import dev.redlock.testkit.FaultyNodes;
 import dev.redlock.testkit.History;
 import dev.redlock.testkit.HistoryChecker;

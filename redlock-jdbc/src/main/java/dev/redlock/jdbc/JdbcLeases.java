@@ -35,18 +35,18 @@ public final class JdbcLeases {
   private JdbcLeases() {}
 
   /**
-   * The leases of {@code table}, as a store for {@link dev.redlock.RedlockConfig.Builder#store}.
-   * Checks now, before any Redlock is made, that the database is supported and the table and its
-   * sequence exist. The {@link dev.redlock.Redlock} then gives it its {@link
-   * dev.redlock.RedlockConfig#nodeTimeout() nodeTimeout}, which bounds every statement (query
-   * timeout, whole seconds, at least 1) and every wait for a connection from {@code dataSource} (an
-   * exhausted pool fails the operation then, naming {@code nodeTimeout}, not after the pool's own
-   * wait); a ttl must exceed it. The Redlock closes the store it made when it is closed; {@code
-   * dataSource} stays the application's to close.
+   * The leases of {@code table}, as a store for {@link
+   * dev.redlock.config.RedlockConfig.Builder#store}. Checks now, before any Redlock is made, that
+   * the database is supported and the table and its sequence exist. The {@link dev.redlock.Redlock}
+   * then gives it its {@link dev.redlock.config.RedlockConfig#nodeTimeout() nodeTimeout}, which
+   * bounds every statement (query timeout, whole seconds, at least 1) and every wait for a
+   * connection from {@code dataSource} (an exhausted pool fails the operation then, naming {@code
+   * nodeTimeout}, not after the pool's own wait); a ttl must exceed it. The Redlock closes the
+   * store it made when it is closed; {@code dataSource} stays the application's to close.
    *
    * @param dataSource where the table is; its pool is shared with the application
    * @param table the lease table's name: a plain SQL identifier, optionally schema-qualified
-   * @return what makes the store, for {@link dev.redlock.RedlockConfig.Builder#store}
+   * @return what makes the store, for {@link dev.redlock.config.RedlockConfig.Builder#store}
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException for a bad table name, an unsupported database, or a missing
    *     table or sequence (the message says how to create them)

@@ -3,7 +3,7 @@ package dev.redlock.jdbc;
 import static org.awaitility.Awaitility.await;
 
 import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
+import dev.redlock.config.RedlockConfig;
 import dev.redlock.testkit.LeaseContract;
 import dev.redlock.testkit.Tools;
 import java.sql.Connection;

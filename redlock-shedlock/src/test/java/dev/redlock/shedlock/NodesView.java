@@ -3,9 +3,9 @@ package dev.redlock.shedlock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.RedlockConfig;
 import dev.redlock.admin.LockStatus;
 import dev.redlock.admin.RedlockAdmin;
+import dev.redlock.config.RedlockConfig;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;

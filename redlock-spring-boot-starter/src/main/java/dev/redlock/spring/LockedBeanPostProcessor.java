@@ -35,7 +35,7 @@ final class LockedBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
   }
 
   /** Checks every {@link Locked} method registered so far against {@code config}. */
-  void checkAgainst(dev.redlock.RedlockConfig config) {
+  void checkAgainst(dev.redlock.config.RedlockConfig config) {
     interceptor.checkAgainst(config);
   }
 

@@ -1,6 +1,6 @@
 package dev.redlock.spring;
 
-import dev.redlock.RedlockConfig;
+import dev.redlock.config.RedlockConfig;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.time.Duration;

@@ -1,7 +1,7 @@
 package dev.redlock.spring;
 
-import dev.redlock.RedlockConfig;
 import dev.redlock.admin.RedlockAdmin;
+import dev.redlock.config.RedlockConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

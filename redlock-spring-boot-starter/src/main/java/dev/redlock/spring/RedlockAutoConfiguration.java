@@ -1,8 +1,8 @@
 package dev.redlock.spring;
 
 import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
 import dev.redlock.RedlockListener;
+import dev.redlock.config.RedlockConfig;
 import dev.redlock.jdbc.JdbcLeases;
 import dev.redlock.micrometer.RedlockMetrics;
 import dev.redlock.spi.LeaseStore;

@@ -2,7 +2,7 @@ package dev.redlock.spring;
 
 import static java.util.stream.Collectors.joining;
 
-import dev.redlock.RedlockConfig;
+import dev.redlock.config.RedlockConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

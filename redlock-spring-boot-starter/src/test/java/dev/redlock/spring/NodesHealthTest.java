@@ -3,7 +3,7 @@ package dev.redlock.spring;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.RedlockConfig;
+import dev.redlock.config.RedlockConfig;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 

@@ -3,7 +3,7 @@ package dev.redlock.spring;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.RedlockConfig;
+import dev.redlock.config.RedlockConfig;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

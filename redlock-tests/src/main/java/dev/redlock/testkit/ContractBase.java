@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.Lease;
 import dev.redlock.NodeOutcome;
 import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
+import dev.redlock.config.RedlockConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

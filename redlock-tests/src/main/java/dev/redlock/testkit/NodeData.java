@@ -1,8 +1,8 @@
 package dev.redlock.testkit;
 
-import dev.redlock.RedlockConfig;
 import dev.redlock.admin.NewNodeCheck;
 import dev.redlock.admin.RedlockAdmin;
+import dev.redlock.config.RedlockConfig;
 import redis.clients.jedis.Jedis;
 
 /**

@@ -1,7 +1,7 @@
 package dev.redlock.testkit;
 
 import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
+import dev.redlock.config.RedlockConfig;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -1,6 +1,6 @@
 package dev.redlock.testkit;
 
-import dev.redlock.RedlockConfig;
+import dev.redlock.config.RedlockConfig;
 import java.util.ArrayList;
 import java.util.List;
 import redis.clients.jedis.Jedis;

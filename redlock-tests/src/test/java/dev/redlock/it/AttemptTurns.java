@@ -67,7 +67,7 @@ abstract class AttemptTurns {
    * What is tested is who waits, not how fast the nodes answer: a timeout no busy machine reaches,
    * so that every attempt that has its turn is won.
    */
-  static dev.redlock.RedlockConfig.Builder config() {
+  static dev.redlock.config.RedlockConfig.Builder config() {
     return redis.config().nodeTimeout(Duration.ofSeconds(2));
   }
 

@@ -2,8 +2,8 @@ package dev.redlock.it;
 
 import dev.redlock.Lease;
 import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
-import dev.redlock.RestartGuard;
+import dev.redlock.config.RedlockConfig;
+import dev.redlock.config.RestartGuard;
 import dev.redlock.testkit.FaultyNodes;
 import dev.redlock.testkit.HistoryChecker;
 import dev.redlock.testkit.RedisFixture;

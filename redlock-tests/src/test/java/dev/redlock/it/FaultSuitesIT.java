@@ -10,7 +10,7 @@ import dev.redlock.Lease;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.NodeOutcome;
 import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
+import dev.redlock.config.RedlockConfig;
 import dev.redlock.testkit.FaultyNodes;
 import dev.redlock.testkit.History;
 import dev.redlock.testkit.HistoryChecker;

@@ -3,7 +3,7 @@ package dev.redlock.it;
 import dev.redlock.Lease;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
+import dev.redlock.config.RedlockConfig;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;

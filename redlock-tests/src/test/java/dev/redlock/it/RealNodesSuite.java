@@ -1,7 +1,7 @@
 package dev.redlock.it;
 
 import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
+import dev.redlock.config.RedlockConfig;
 import dev.redlock.testkit.RedisFixture;
 import dev.redlock.testkit.Timing;
 import java.time.Duration;

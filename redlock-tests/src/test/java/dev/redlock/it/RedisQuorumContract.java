@@ -12,7 +12,7 @@ import dev.redlock.Lease;
 import dev.redlock.LockUnavailableException;
 import dev.redlock.NodeOutcome;
 import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
+import dev.redlock.config.RedlockConfig;
 import dev.redlock.testkit.LeaseContract;
 import dev.redlock.testkit.NodeData;
 import dev.redlock.testkit.RedisFixture;

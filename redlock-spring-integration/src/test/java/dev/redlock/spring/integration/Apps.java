@@ -1,7 +1,7 @@
 package dev.redlock.spring.integration;
 
 import dev.redlock.Redlock;
-import dev.redlock.RedlockConfig;
+import dev.redlock.config.RedlockConfig;
 import dev.redlock.spi.LeaseStore;
 import java.time.Duration;
 import java.util.List;

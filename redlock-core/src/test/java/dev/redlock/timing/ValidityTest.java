@@ -1,4 +1,4 @@
-package dev.redlock;
+package dev.redlock.timing;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

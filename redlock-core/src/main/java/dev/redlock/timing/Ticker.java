@@ -1,4 +1,4 @@
-package dev.redlock.internal;
+package dev.redlock.timing;
 
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;

@@ -1,10 +1,15 @@
-package dev.redlock;
+package dev.redlock.renewal;
 
-import dev.redlock.spi.LeaseStore;
+import dev.redlock.LeaseLostException;
+import dev.redlock.NodeOutcome;
 import dev.redlock.spi.Tally;
+import dev.redlock.timing.Ticker;
+import dev.redlock.timing.Watchdog;
 import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -14,52 +19,76 @@ import org.slf4j.LoggerFactory;
  * and an extend asked for by hand ({@link #extend}), whose votes count the same way. Lock order:
  * the lease's monitor may be held while calling {@link #start} or {@link #stop}; this object never
  * calls the lease while holding its own.
- *
- * @param <H> what the store keeps about the lease
  */
-final class Renewal<H extends LeaseStore.Held> {
+public final class Renewal {
   private static final Logger log = LoggerFactory.getLogger(Renewal.class);
   // Extends log under the engine's name, with the grants (docs/operations.md, "Logs").
-  private static final Logger extendLog = LoggerFactory.getLogger(LeaseEngine.class);
+  private static final Logger extendLog = LoggerFactory.getLogger("dev.redlock.LeaseEngine");
 
-  private final ManagedLease<H> lease;
-  private final LeaseEngine<H> engine;
+  /**
+   * What the renewals of one Redlock share.
+   *
+   * @param maxHoldNanos how long a lease may be kept alive in all, saturated ({@code
+   *     Long.MAX_VALUE}: no limit)
+   * @param roundNanos one round of votes: the node timeout
+   * @param pauseNanos the pause before a retry, jitter included
+   * @param closed whether the Redlock is closed
+   * @param quorum how many of the store's nodes must agree
+   * @param size how many nodes the store asks
+   */
+  public record Context(
+      Ticker ticker,
+      Watchdog watchdog,
+      long maxHoldNanos,
+      long roundNanos,
+      LongSupplier pauseNanos,
+      BooleanSupplier closed,
+      int quorum,
+      int size) {}
+
+  private final RenewedLease lease;
+  private final Context context;
   private final long intervalNanos; // from one renewal's start to the next: ttl × renewalFraction
   private final long maxHoldUntil; // when the lease is lost by policy, on the monotonic clock
   private ScheduledFuture<?> next; // guarded by this
   private ScheduledFuture<?> maxHold; // guarded by this; null if maxHold is beyond the clock
   private boolean stopped; // guarded by this
 
-  Renewal(ManagedLease<H> lease, LeaseEngine<H> engine, long intervalNanos, long grantedAt) {
+  /**
+   * Renews {@code lease} every {@code intervalNanos}, granted at {@code grantedAt}; not started.
+   */
+  public Renewal(RenewedLease lease, Context context, long intervalNanos, long grantedAt) {
     this.lease = lease;
-    this.engine = engine;
+    this.context = context;
     this.intervalNanos = intervalNanos;
     // Saturated: a maxHold of centuries (the config has no upper bound) means none.
-    long maxHoldNanos = Arguments.saturatedNanos(engine.settings.maxHold());
+    long maxHoldNanos = context.maxHoldNanos();
     this.maxHoldUntil =
         grantedAt + maxHoldNanos < grantedAt ? Long.MAX_VALUE : grantedAt + maxHoldNanos;
   }
 
   /** Renews one interval after {@code renewedFrom}, and loses the lease at maxHold. */
-  synchronized void start(long renewedFrom) {
+  public synchronized void start(long renewedFrom) {
     schedule(renewedFrom + intervalNanos);
     if (maxHoldUntil != Long.MAX_VALUE) {
       // Its own timer: a renewal in flight or waiting for a thread must not put maxHold off.
       maxHold =
-          engine.watchdog.at(
-              maxHoldUntil,
-              () ->
-                  // A timer held up past the validity too (a pause): expiry is the first cause.
-                  lease.loseOnLibraryThread(
-                      lease.isValid()
-                          ? LeaseLostException.Reason.MAX_HOLD_REACHED
-                          : LeaseLostException.Reason.EXPIRED,
-                      List.of()));
+          context
+              .watchdog()
+              .at(
+                  maxHoldUntil,
+                  () ->
+                      // A timer held up past the validity too (a pause): expiry is the first cause.
+                      lease.loseOnLibraryThread(
+                          lease.isValid()
+                              ? LeaseLostException.Reason.MAX_HOLD_REACHED
+                              : LeaseLostException.Reason.EXPIRED,
+                          List.of()));
     }
   }
 
   /** Stops renewing: the lease was released or lost. Final. */
-  synchronized void stop() {
+  public synchronized void stop() {
     stopped = true;
     if (next != null) {
       next.cancel(false);
@@ -71,34 +100,35 @@ final class Renewal<H extends LeaseStore.Held> {
 
   private synchronized void schedule(long at) {
     if (!stopped) {
-      next = engine.watchdog.at(at, this::due);
+      next = context.watchdog().at(at, this::due);
     }
   }
 
   /**
    * A renewal fell due (on a timer thread): sent without a thread waiting where the store can
-   * ({@link LeaseStore#renewAsync}), else on a renewal thread.
+   * ({@link RenewedLease#renewAsync}), else on a renewal thread.
    */
   private void due() {
-    long start = engine.ticker.read();
+    long start = context.ticker().read();
     if (!stillDue(start)) {
       return;
     }
-    LeaseStore<H> store = engine.store;
-    if (store.renewAsync(lease.held(), lease.ttlMillis(), votes -> renewed(votes, start))) {
+    if (lease.renewAsync(lease.ttlMillis(), votes -> renewed(votes, start))) {
       return;
     }
-    engine.watchdog.renewal(
-        () -> {
-          long now = engine.ticker.read(); // it may have waited in line
-          if (stillDue(now)) {
-            try {
-              renewed(store.renew(lease.held(), lease.ttlMillis()), now);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt(); // closing: the lease is released or expires
-            }
-          }
-        });
+    context
+        .watchdog()
+        .renewal(
+            () -> {
+              long now = context.ticker().read(); // it may have waited in line
+              if (stillDue(now)) {
+                try {
+                  renewed(lease.renew(lease.ttlMillis()), now);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt(); // closing: the lease is released or expires
+                }
+              }
+            });
   }
 
   /** Whether a renewal starting at {@code now} is still due; a lease whose time is up is lost. */
@@ -127,7 +157,7 @@ final class Renewal<H extends LeaseStore.Held> {
    * is lost when no try can be, or when so many nodes refused that none can win.
    */
   private void renewed(Tally votes, long start) {
-    if (applyVotes(lease, engine, votes, start, lease.ttlMillis(), true)) {
+    if (lease.applyVotes(votes, start, lease.ttlMillis(), true)) {
       long keptFrom = lease.renewedFrom(); // read before taking this monitor (lock order)
       schedule((keptFrom - start > 0 ? keptFrom : start) + intervalNanos);
       return;
@@ -137,14 +167,13 @@ final class Renewal<H extends LeaseStore.Held> {
         return;
       }
     }
-    long now = engine.ticker.read();
-    long lastTry = lease.validUntil() - engine.roundNanos; // decided before the validity ends
-    if (engine.barQuorum(votes, status -> status == NodeOutcome.Status.REFUSED)
-        || lastTry - now <= 0) {
+    long now = context.ticker().read();
+    long lastTry = lease.validUntil() - context.roundNanos(); // decided before the validity ends
+    if (refusalsBarAQuorum(votes) || lastTry - now <= 0) {
       lease.loseOnLibraryThread(LeaseLostException.Reason.RENEWAL_FAILED, votes.outcomes());
       return;
     }
-    long pause = now + engine.pauseNanos();
+    long pause = now + context.pauseNanos().getAsLong();
     long retry = pause - lastTry > 0 ? lastTry : pause;
     log.warn(
         "renewal of '{}' missed the quorum; the lease keeps its validity ({} ms left) and the"
@@ -156,9 +185,18 @@ final class Renewal<H extends LeaseStore.Held> {
     schedule(retry);
   }
 
-  /** {@link Lease#extend} of {@code lease} to {@code millis}: asks the store, applies the votes. */
-  static <H extends LeaseStore.Held> boolean extend(
-      ManagedLease<H> lease, LeaseEngine<H> engine, long millis) {
+  /** Whether the nodes that refused are enough by themselves to bar a quorum: none can win. */
+  private boolean refusalsBarAQuorum(Tally votes) {
+    long refused =
+        votes.outcomes().stream().filter(o -> o.status() == NodeOutcome.Status.REFUSED).count();
+    return refused > context.size() - context.quorum();
+  }
+
+  /**
+   * An extend of {@code lease} to {@code millis} asked for by hand ({@code Lease.extend}): asks the
+   * store, applies the votes; false if the lease is no longer valid or a quorum did not agree.
+   */
+  public static boolean extend(RenewedLease lease, Context context, long millis) {
     ReentrantLock serial = lease.extendLock();
     serial.lock();
     try {
@@ -166,21 +204,21 @@ final class Renewal<H extends LeaseStore.Held> {
       if (!lease.isValid()) {
         return false; // another owner may hold the lock by now
       }
-      if (engine.isClosed()) {
+      if (context.closed().getAsBoolean()) {
         extendLog.warn("not extending '{}': its Redlock is closed", lease.resource());
         return false; // close waits for this lease: never beyond the validity it found
       }
-      long start = engine.ticker.read();
+      long start = context.ticker().read();
       Tally votes;
       try {
-        votes = engine.store.renew(lease.held(), millis);
+        votes = lease.renew(millis);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         extendLog.warn(
             "extend of '{}' interrupted; the lease keeps its previous validity", lease.resource());
         return false;
       }
-      if (applyVotes(lease, engine, votes, start, millis, false)) {
+      if (lease.applyVotes(votes, start, millis, false)) {
         return true;
       }
       extendLog.warn(
@@ -188,51 +226,12 @@ final class Renewal<H extends LeaseStore.Held> {
               + " validity; nodes: {}",
           lease.resource(),
           votes.yes(),
-          engine.store.size(),
-          engine.store.quorum(),
+          context.size(),
+          context.quorum(),
           votes.outcomes());
       return false;
     } finally {
       serial.unlock();
     }
-  }
-
-  /**
-   * Applies the votes on an extend or renewal sent at {@code start}; true if they extended the
-   * lease. {@code onLibraryThread}: the event goes to the listeners on a callback thread, never the
-   * timer or I/O thread applying it.
-   */
-  static <H extends LeaseStore.Held> boolean applyVotes(
-      ManagedLease<H> lease,
-      LeaseEngine<H> engine,
-      Tally votes,
-      long start,
-      long ttlMillis,
-      boolean onLibraryThread) {
-    long until = Validity.validUntil(start, ttlMillis, engine.settings.clockDriftFactor());
-    int yes = votes.yes();
-    if (yes < engine.store.quorum()
-        || engine.ticker.read() - until >= 0
-        || !lease.extended(start, until)) {
-      return false;
-    }
-    extendLog.debug("extended '{}' by {} ms on {} nodes", lease.resource(), ttlMillis, yes);
-    long now = engine.ticker.read();
-    Runnable event =
-        () ->
-            engine.events.lease(
-                LockEvent.Kind.EXTENDED,
-                lease,
-                Math.max(0, until - now),
-                now - start,
-                yes,
-                null,
-                votes::outcomes);
-    if (!onLibraryThread) {
-      event.run();
-    } else if (!engine.events.isEmpty()) {
-      engine.watchdog.callback(event);
-    }
-    return true;
   }
 }

@@ -1,4 +1,4 @@
-package dev.redlock.node;
+package dev.redlock.script;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -64,7 +64,7 @@ public final class Script {
   /** The administrator's vouch for a new node: holds nothing of the prefix, marker stamped. */
   public static final Script VOUCH_NEW_NODE = load("vouch_new_node.lua");
 
-  /** What the restart guard's next acquire would decide, writing nothing ({@link GuardProbe}). */
+  /** What the restart guard's next acquire would decide, writing nothing ({@code GuardProbe}). */
   public static final Script GUARD_PROBE = load("guard_probe.lua");
 
   private final String source;

@@ -1,4 +1,4 @@
-package dev.redlock.internal;
+package dev.redlock.timing;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,4 +1,4 @@
-package dev.redlock;
+package dev.redlock.timing;
 
 import java.time.Duration;
 import java.util.Objects;
@@ -8,9 +8,9 @@ import java.util.Objects;
  * valid until {@code start + ttl - drift}, with {@code drift = ttl × factor + 2 ms} for clocks that
  * run at different rates (docs/design.md, "Why validity is ttl − elapsed − drift").
  */
-final class Validity {
+public final class Validity {
   /** The fixed part of the drift allowance: Redis expires keys with millisecond granularity. */
-  static final long FIXED_DRIFT_NANOS = Duration.ofMillis(2).toNanos();
+  public static final long FIXED_DRIFT_NANOS = Duration.ofMillis(2).toNanos();
 
   private Validity() {}
 
@@ -46,7 +46,7 @@ final class Validity {
    * The floor a ttl of {@code ttlMillis} fails to clear, {@code nodeTimeout + clock drift (… ms + …
    * ms)}; null if it clears it. The one statement of the rule, for a ttl and for {@code maxTtl}.
    */
-  static String floorBroken(long ttlMillis, Duration nodeTimeout, double factor) {
+  public static String floorBroken(long ttlMillis, Duration nodeTimeout, double factor) {
     long drift = driftNanos(ttlMillis, factor);
     if (ttlMillis * 1_000_000L > nodeTimeout.toNanos() + drift) {
       return null;

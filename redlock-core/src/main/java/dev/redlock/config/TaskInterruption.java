@@ -1,4 +1,7 @@
-package dev.redlock;
+package dev.redlock.config;
+
+import dev.redlock.Lease;
+import dev.redlock.Redlock;
 
 /**
  * Whether {@link Redlock#withLock} interrupts the thread running the task when its lease is lost.

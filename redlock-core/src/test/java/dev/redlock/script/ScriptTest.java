@@ -1,4 +1,4 @@
-package dev.redlock.node;
+package dev.redlock.script;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

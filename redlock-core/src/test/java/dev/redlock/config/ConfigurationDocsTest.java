@@ -1,4 +1,4 @@
-package dev.redlock;
+package dev.redlock.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -39,7 +39,8 @@ class ConfigurationDocsTest {
   @Test
   void everyKeyReadIsNamedInTheJavadocAndDocumented() throws IOException {
     Set<String> read = new TreeSet<>(ConfigProperties.keys());
-    String source = Files.readString(Path.of("src/main/java/dev/redlock/RedlockConfig.java"));
+    String source =
+        Files.readString(Path.of("src/main/java/dev/redlock/config/RedlockConfig.java"));
     String javadoc =
         between(source, "Reads a configuration from properties", "fromProperties(Properties");
     String docs = Files.readString(Path.of("../docs/configuration.md"));

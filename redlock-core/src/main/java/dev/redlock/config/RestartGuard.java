@@ -1,4 +1,4 @@
-package dev.redlock;
+package dev.redlock.config;
 
 /**
  * What the restart guard trusts of a node whose data may lack keys it acknowledged (a restart, a

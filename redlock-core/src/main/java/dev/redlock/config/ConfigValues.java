@@ -1,7 +1,9 @@
-package dev.redlock;
+package dev.redlock.config;
 
+import dev.redlock.RedlockListener;
 import dev.redlock.node.NodeUri;
 import dev.redlock.spi.LeaseStore;
+import dev.redlock.timing.Validity;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;

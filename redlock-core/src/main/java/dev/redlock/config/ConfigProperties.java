@@ -1,6 +1,7 @@
-package dev.redlock;
+package dev.redlock.config;
 
-import dev.redlock.RedlockConfig.Builder;
+import dev.redlock.RedlockListener;
+import dev.redlock.config.RedlockConfig.Builder;
 import java.time.DateTimeException;
 import java.time.Duration;
 import java.util.Arrays;

@@ -1,8 +1,6 @@
-package dev.redlock;
+package dev.redlock.timing;
 
 import dev.redlock.internal.IoThreads;
-import dev.redlock.internal.Ticker;
-import dev.redlock.quorum.Timers;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -20,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * another lease. User code runs on {@value #CALLBACK_THREADS} callback threads; stores that can
  * only wait renew on two renewal threads.
  */
-final class Watchdog implements Timers {
+public final class Watchdog implements Timers {
   private static final String NAME_PREFIX = "redlock-watchdog-";
 
   private static final Logger log = LoggerFactory.getLogger(Watchdog.class);
@@ -33,11 +31,11 @@ final class Watchdog implements Timers {
   private static final long CLOSE_WAIT_SECONDS = 2;
 
   /** How many callbacks may block at once before the next one waits for a thread. */
-  static final int CALLBACK_THREADS = 8;
+  private static final int CALLBACK_THREADS = 8;
 
   private final Ticker ticker;
 
-  Watchdog(Ticker ticker) {
+  public Watchdog(Ticker ticker) {
     this.ticker = ticker;
     this.timer = new ScheduledThreadPoolExecutor(2, IoThreads.daemonThreads(NAME_PREFIX));
     timer.setRemoveOnCancelPolicy(true); // a released lease leaves nothing behind in the queue
@@ -48,7 +46,7 @@ final class Watchdog implements Timers {
   }
 
   /** {@code threads} threads that start on first use and end when idle. */
-  static ThreadPoolExecutor pool(int threads, String prefix, BlockingQueue<Runnable> queue) {
+  public static ThreadPoolExecutor pool(int threads, String prefix, BlockingQueue<Runnable> queue) {
     ThreadPoolExecutor pool =
         new ThreadPoolExecutor(
             threads, threads, 30, TimeUnit.SECONDS, queue, IoThreads.daemonThreads(prefix));
@@ -57,12 +55,12 @@ final class Watchdog implements Timers {
   }
 
   /** Runs user code (a loss's callbacks, an event) on a callback thread; after close, drops it. */
-  void callback(Runnable userCode) {
+  public void callback(Runnable userCode) {
     runSafelyOn(callbacks, userCode, "callback dropped: the Redlock is closed");
   }
 
   /** Runs what completes a caller's future on a callback thread; once closed, on this one. */
-  void completion(Runnable completion) {
+  public void completion(Runnable completion) {
     try {
       callbacks.execute(completion);
     } catch (RejectedExecutionException e) {
@@ -71,7 +69,7 @@ final class Watchdog implements Timers {
   }
 
   /** Runs a renewal on a renewal thread; after close, drops it. */
-  void renewal(Runnable renewal) {
+  public void renewal(Runnable renewal) {
     runSafelyOn(renewals, renewal, "renewal dropped: the Redlock is closing");
   }
 
@@ -100,7 +98,7 @@ final class Watchdog implements Timers {
   }
 
   /** Stops the timers; pending renewals and deadlines are dropped. */
-  void close() {
+  public void close() {
     timer.shutdownNow();
     renewals.shutdownNow();
     // What is queued still runs, bounded: a loss found before close is still told.

@@ -1,8 +1,12 @@
-package dev.redlock;
+package dev.redlock.config;
 
-import static dev.redlock.ConfigValues.between;
-import static dev.redlock.ConfigValues.check;
+import static dev.redlock.config.ConfigValues.between;
+import static dev.redlock.config.ConfigValues.check;
 
+import dev.redlock.Lease;
+import dev.redlock.LeaseLostException;
+import dev.redlock.Redlock;
+import dev.redlock.RedlockListener;
 import dev.redlock.node.NodeKeys;
 import dev.redlock.node.NodeUri;
 import dev.redlock.spi.LeaseStore;
@@ -117,10 +121,6 @@ public final class RedlockConfig {
     return v.nodes.stream().map(NodeUri::withCredentials).toList();
   }
 
-  List<NodeUri> nodeUris() {
-    return v.nodes;
-  }
-
   /** How many nodes must agree; 0 with a {@linkplain Builder#store store}, which counts its own. */
   public int quorum() {
     return v.quorum;
@@ -151,7 +151,11 @@ public final class RedlockConfig {
     return v.restartGuard;
   }
 
-  Optional<Function<Duration, ? extends LeaseStore<?>>> store() {
+  /**
+   * What makes the store ({@link Builder#store}), called once by {@link Redlock#create} with the
+   * {@link #nodeTimeout()}; empty over Redis nodes.
+   */
+  public Optional<Function<Duration, ? extends LeaseStore<?>>> store() {
     return Optional.ofNullable(v.store);
   }
 

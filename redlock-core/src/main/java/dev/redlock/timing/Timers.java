@@ -1,4 +1,4 @@
-package dev.redlock.quorum;
+package dev.redlock.timing;
 
 import java.util.concurrent.ScheduledFuture;
 
