@@ -69,6 +69,7 @@ final class LeaseEngine<H extends LeaseStore.Held> {
             roundNanos,
             this::pauseNanos,
             closed::get,
+            this::refusalsBarAQuorum,
             store.quorum(),
             store.size());
   }
@@ -190,9 +191,12 @@ final class LeaseEngine<H extends LeaseStore.Held> {
     if (vote.yes() >= store.quorum() && pastValidity) {
       return Reason.VALIDITY_EXPIRED;
     }
-    return barQuorum(vote.tally(), status -> status == NodeOutcome.Status.REFUSED)
-        ? Reason.HELD_ELSEWHERE
-        : Reason.QUORUM_UNREACHABLE;
+    return refusalsBarAQuorum(vote.tally()) ? Reason.HELD_ELSEWHERE : Reason.QUORUM_UNREACHABLE;
+  }
+
+  /** Whether the nodes that refused are enough by themselves to bar a quorum: none can win. */
+  private boolean refusalsBarAQuorum(Tally votes) {
+    return barQuorum(votes, status -> status == NodeOutcome.Status.REFUSED);
   }
 
   /** Whether the nodes whose status is {@code counted} are enough by themselves to bar a quorum. */

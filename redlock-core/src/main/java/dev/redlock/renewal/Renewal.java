@@ -1,7 +1,6 @@
 package dev.redlock.renewal;
 
 import dev.redlock.LeaseLostException;
-import dev.redlock.NodeOutcome;
 import dev.redlock.spi.Tally;
 import dev.redlock.timing.Ticker;
 import dev.redlock.timing.Watchdog;
@@ -10,6 +9,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,6 +33,8 @@ public final class Renewal {
    * @param roundNanos one round of votes: the node timeout
    * @param pauseNanos the pause before a retry, jitter included
    * @param closed whether the Redlock is closed
+   * @param refusalsBarAQuorum whether the nodes that refused are enough by themselves to bar a
+   *     quorum: no retry can win
    * @param quorum how many of the store's nodes must agree
    * @param size how many nodes the store asks
    */
@@ -43,6 +45,7 @@ public final class Renewal {
       long roundNanos,
       LongSupplier pauseNanos,
       BooleanSupplier closed,
+      Predicate<Tally> refusalsBarAQuorum,
       int quorum,
       int size) {}
 
@@ -169,7 +172,7 @@ public final class Renewal {
     }
     long now = context.ticker().read();
     long lastTry = lease.validUntil() - context.roundNanos(); // decided before the validity ends
-    if (refusalsBarAQuorum(votes) || lastTry - now <= 0) {
+    if (context.refusalsBarAQuorum().test(votes) || lastTry - now <= 0) {
       lease.loseOnLibraryThread(LeaseLostException.Reason.RENEWAL_FAILED, votes.outcomes());
       return;
     }
@@ -183,13 +186,6 @@ public final class Renewal {
         (retry - now) / 1_000_000,
         votes.outcomes());
     schedule(retry);
-  }
-
-  /** Whether the nodes that refused are enough by themselves to bar a quorum: none can win. */
-  private boolean refusalsBarAQuorum(Tally votes) {
-    long refused =
-        votes.outcomes().stream().filter(o -> o.status() == NodeOutcome.Status.REFUSED).count();
-    return refused > context.size() - context.quorum();
   }
 
   /**
