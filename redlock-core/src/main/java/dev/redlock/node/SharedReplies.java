@@ -309,25 +309,29 @@ final class SharedReplies {
 
   /**
    * Reads what the socket holds now, and no more, if nobody else is reading (plain sockets): no
-   * wait on the node for a reply to start.
+   * wait on the node for a reply to start. {@code asker} polls for its reply: if none came, the
+   * role is given up without a drain, since the asker reads its reply itself or has it drained
+   * ({@link SharedRequest#finishLater}); a drain now would take its reply to an I/O thread and cost
+   * it a hand-off.
    */
-  void readIfNobodyIs() {
+  void readIfNobodyIs(SharedRequest asker) {
     if (tls || !reading.compareAndSet(false, true)) {
       return; // over TLS a drain reads; else the reader at work hands it over
     }
+    boolean drain = true;
     try {
-      dispatchWaiting(READ_AHEAD_REPLIES);
+      drain = dispatchWaiting(READ_AHEAD_REPLIES) > 0 || inFlight.peek() != asker;
     } finally {
-      leaveReading(takeTells());
+      leaveReading(takeTells(), drain);
     }
   }
 
   /**
    * Gives up the reader role and passes it on: to the first request in flight whose caller waits to
    * read, else (and waking a caller that waits on several connections at once) to a drain on an I/O
-   * thread if requests are still in flight. Then tells what the role read.
+   * thread if requests are still in flight and {@code drain}. Then tells what the role read.
    */
-  private void leaveReading(List<Runnable> told) {
+  private void leaveReading(List<Runnable> told, boolean drain) {
     reading.set(false);
     boolean handed = false;
     Thread watcher = null;
@@ -348,7 +352,7 @@ final class SharedReplies {
       if (watcher != null) {
         LockSupport.unpark(watcher); // it may read this connection itself
       }
-      if (!inFlight.isEmpty() && connection.broken == null) {
+      if (drain && !inFlight.isEmpty() && connection.broken == null) {
         queueDrain(true); // replies must not sit in the socket, or the lag grows
       }
     }
@@ -429,7 +433,7 @@ final class SharedReplies {
             readAsReader(mine, deadline, untilAnswered);
             dispatchWaiting(READ_AHEAD_REPLIES);
           } finally {
-            leaveReading(takeTells());
+            leaveReading(takeTells(), true);
           }
           if (!untilAnswered) {
             return;

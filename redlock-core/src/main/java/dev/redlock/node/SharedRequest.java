@@ -80,7 +80,8 @@ final class SharedRequest implements Exchange {
   @Override
   public boolean ready() {
     if (!done && !replies.tls && replies.oldest() == this) {
-      replies.readIfNobodyIs(); // whole replies only, without waiting: then finish() never waits
+      replies.readIfNobodyIs(
+          this); // whole replies only, without waiting: then finish() never waits
     }
     return done;
   }
@@ -88,7 +89,7 @@ final class SharedRequest implements Exchange {
   @Override
   public boolean readIfArrived() {
     if (!done) {
-      replies.readIfNobodyIs();
+      replies.readIfNobodyIs(this);
     }
     return done;
   }
