@@ -58,6 +58,19 @@ final class ThroughputScenarios {
     };
   }
 
+  /**
+   * How long each contended row runs before it is measured: its waiting lines, notices and parking
+   * are code no uncontended row runs, and a row measured while the JIT still compiles them measures
+   * the compiler (in a 6 s loop, C2 took 2.7 s of CPU; it settles after about 8 s).
+   */
+  private long contendedWarmUpMillis() {
+    return switch (length) {
+      case FULL -> 5000;
+      case QUICK -> 2000;
+      case SMOKE -> 100;
+    };
+  }
+
   /** How many cycles {@link #commandsAlone} averages over. */
   private int aloneCycles() {
     return switch (length) {
@@ -272,6 +285,7 @@ final class ThroughputScenarios {
       List<String> uris, String scenario, long millis, String impl, double aloneCommands, Step step)
       throws Exception {
     int threads = 8;
+    runThreads(threads, contendedWarmUpMillis(), step); // the same threads and keys, not counted
     long[] sections = new long[threads]; // each slot written by its own thread only
     long[] timedOut = new long[threads];
     long commandsBefore = Usage.nodeCommands(uris);
