@@ -393,7 +393,8 @@ final class SharedReplies {
         && !inFlight.isEmpty()
         && (until == Long.MAX_VALUE || System.nanoTime() - until < 0)) {
       if (!reading.compareAndSet(false, true)) {
-        return; // a reader is at work: it passes the role on, or drains again, when it leaves
+        return; // a reader is at work: it passes the role on or drains when it leaves, or (a
+        // look at its own oldest request) its asker reads or hands off that request, and drains
       }
       try {
         while (connection.broken == null

@@ -155,7 +155,9 @@ final class SharedRequest implements Exchange {
       return;
     }
     if (!replies.reading.get()) {
-      replies.queueDrain(true); // else the reader passes the role on, or drains, when it leaves
+      // else the reader passes the role on or drains when it leaves; or it is an older request's
+      // look, whose asker reads or hands off that request later, and so drains
+      replies.queueDrain(true);
     }
   }
 }

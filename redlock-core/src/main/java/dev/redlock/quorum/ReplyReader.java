@@ -275,35 +275,52 @@ final class ReplyReader {
     }
   }
 
-  /** After the decision: reads what has arrived, and leaves the rest to whoever reads next. */
+  /**
+   * After the decision: reads what has arrived, and leaves the rest to whoever reads next. Every
+   * exchange is handed off even if an {@code Error} comes from one (thrown after the last): a look
+   * at a request that found no reply left its connection's drain to this hand-off.
+   */
   private void handOffRemaining() {
+    Error first = null;
     for (int i = 0; i < exchanges.length; i++) {
       Exchange exchange = exchanges[i];
       if (exchange == null) {
         continue;
       }
       exchanges[i] = null;
-      if (exchange.ready()) {
-        complete(i, exchange, nodeTimeoutNanos);
-        continue;
+      try {
+        handOff(i, exchange);
+      } catch (Error e) {
+        if (first == null) {
+          first = e;
+        }
       }
-      int node = i;
-      long started = startedAt[i];
-      long readFor = Math.max(1, started + nodeTimeoutNanos - ticker.read());
-      exchange.finishLater(
-          readFor,
-          handOff,
-          new Exchange.Outcome() {
-            @Override
-            public void answered(long reply) {
-              ballot.answerStartedAt(node, reply, started);
-            }
-
-            @Override
-            public void failed(RuntimeException error) {
-              ballot.failStartedAt(node, error, started);
-            }
-          });
     }
+    if (first != null) {
+      throw first;
+    }
+  }
+
+  private void handOff(int node, Exchange exchange) {
+    if (exchange.ready()) {
+      complete(node, exchange, nodeTimeoutNanos);
+      return;
+    }
+    long started = startedAt[node];
+    long readFor = Math.max(1, started + nodeTimeoutNanos - ticker.read());
+    exchange.finishLater(
+        readFor,
+        handOff,
+        new Exchange.Outcome() {
+          @Override
+          public void answered(long reply) {
+            ballot.answerStartedAt(node, reply, started);
+          }
+
+          @Override
+          public void failed(RuntimeException error) {
+            ballot.failStartedAt(node, error, started);
+          }
+        });
   }
 }
