@@ -39,6 +39,7 @@ final class CommitProxy implements AutoCloseable {
           });
   private final Set<Link> links = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean armed = new AtomicBoolean();
+  private volatile boolean gone; // cutAll began: nothing is forwarded either way
   private final CompletableFuture<Link> withheld = new CompletableFuture<>();
 
   /** A proxy on a free loopback port to {@code host:port}. */
@@ -63,8 +64,13 @@ final class CommitProxy implements AutoCloseable {
     return withheld.get(max.toMillis(), TimeUnit.MILLISECONDS);
   }
 
-  /** Cuts every link and refuses new ones: the database is gone for good. */
+  /**
+   * Cuts every link and refuses new ones: the database is gone for good. No link forwards a byte
+   * once this began: the first link cut wakes the client, which may use another pooled link before
+   * that one is cut too.
+   */
   void cutAll() throws IOException {
+    gone = true;
     listener.close();
     links.forEach(Link::cut);
   }
@@ -118,7 +124,7 @@ final class CommitProxy implements AutoCloseable {
       byte[] buffer = new byte[16 * 1024];
       try (InputStream in = client.getInputStream();
           OutputStream out = server.getOutputStream()) {
-        for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
+        for (int n = in.read(buffer); n >= 0 && !gone; n = in.read(buffer)) {
           boolean commit = contains(buffer, n, COMMIT) && armed.compareAndSet(true, false);
           if (commit) {
             withholding = true; // before the server can answer
@@ -142,6 +148,9 @@ final class CommitProxy implements AutoCloseable {
       try (InputStream in = server.getInputStream();
           OutputStream out = client.getOutputStream()) {
         for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
+          if (gone) {
+            break;
+          }
           if (!withholding) {
             out.write(buffer, 0, n);
             out.flush();
