@@ -85,7 +85,10 @@ final class ReplyReader {
         if (Thread.interrupted()) {
           throw new InterruptedException();
         }
-        if (reader && readArrived(done)) {
+        // The one reply left is read next, and that read takes what has come before it waits: a
+        // look first would only ask the socket twice.
+        int last = reader ? ballot.lastReplyLeft(done, pendingHere()) : 0;
+        if (last < 0 || (last == 0 && reader && readArrived(done))) {
           continue;
         }
         int next = reader ? fastestPending() : -1;
@@ -111,7 +114,7 @@ final class ReplyReader {
           // that node's next one and sends the thread to the other nodes first.
           long slice =
               Math.max(MIN_SLICE_NANOS, 2 * latencies.expected(next)) << silentSlices(next);
-          int last = ballot.lastReplyLeft(done, pendingHere());
+          last = ballot.lastReplyLeft(done, pendingHere());
           if (last < 0) {
             continue; // an I/O thread's answer decided it meanwhile: do not block on this node
           } else if (last > 0) {
