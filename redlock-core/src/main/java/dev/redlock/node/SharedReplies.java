@@ -139,6 +139,9 @@ final class SharedReplies {
     }
     long left = deadline - System.nanoTime();
     if (left <= 0) {
+      if (dispatchWaiting(1) > 0) {
+        return connection.broken == null; // it came while this thread could not run: not silent
+      }
       silentUntil();
       return false;
     }
@@ -426,9 +429,8 @@ final class SharedReplies {
     try {
       while (!mine.done && connection.broken == null) {
         long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          return;
-        }
+        // Even past the deadline a free role gets one pass, which waits for nothing: a reply that
+        // came while this thread could not run still counts.
         if (!tls && reading.compareAndSet(false, true)) {
           try {
             readAsReader(mine, deadline, untilAnswered);
@@ -436,10 +438,13 @@ final class SharedReplies {
           } finally {
             leaveReading(takeTells(), true);
           }
-          if (!untilAnswered) {
+          if (!untilAnswered || left <= 0) {
             return;
           }
           continue;
+        }
+        if (left <= 0) {
+          return;
         }
         Thread me = Thread.currentThread();
         mine.waiter = me;

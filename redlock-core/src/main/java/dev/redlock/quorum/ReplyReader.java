@@ -85,8 +85,9 @@ final class ReplyReader {
         if (Thread.interrupted()) {
           throw new InterruptedException();
         }
-        // The one reply left is read next, and that read takes what has come before it waits: a
-        // look first would only ask the socket twice.
+        // The one reply left is read next (or waited for, if another thread reads its connection),
+        // and that read takes what has come before it waits, even past its deadline: a look first
+        // would only ask the socket twice.
         int last = reader ? ballot.lastReplyLeft(done, pendingHere()) : 0;
         if (last < 0 || (last == 0 && reader && readArrived(done))) {
           continue;

@@ -1,6 +1,7 @@
 package dev.redlock.quorum;
 
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -164,6 +165,57 @@ class DeadlinePassedTest {
     for (Exchange e : ahead) {
       // Each reply went to its own request: the one ahead was refused (a 0), ours granted.
       assertEquals(0, e.finish(NODE_TIMEOUT_NANOS), "the request ahead got its own reply");
+    }
+  }
+
+  /**
+   * A read whose time ran out before it began (its thread off the CPU) still takes the reply that
+   * has come, rather than counting the node as silent: at N=1 it is the only read of the vote.
+   */
+  @Test
+  void aReadWhoseTimeRanOutBeforeItBeganTakesTheReplyThatCame() {
+    Exchange mine =
+        nodes
+            .get(0)
+            .begin(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:mine", "t-mine", 10_000));
+    awaitOurSetOn(servers.subList(0, 1));
+
+    long reply = assertDoesNotThrow(() -> mine.finish(1), "the reply came before the read began");
+
+    assertTrue(reply > 0, "our SET ran, so the node granted it: " + reply);
+  }
+
+  /**
+   * The same after a pause longer than the node timeout: the node answered at once, so the
+   * connection is not taken for silent and broken with the reply still unread in its socket.
+   */
+  @Test
+  void aReplyThatCameBeforeAPauseLongerThanTheNodeTimeoutStillCounts() {
+    long nodeTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(100);
+    LockNode node =
+        LockNode.connect(
+            NodeUri.parse("redis://127.0.0.1:" + servers.get(0).port),
+            Duration.ofNanos(nodeTimeoutNanos),
+            Duration.ofSeconds(2),
+            1,
+            NodeKeys.of("redlock:", 60_000, true),
+            null,
+            task -> {}); // no drain: only the caller reads
+    try {
+      node.open();
+      Exchange mine =
+          node.begin(new NodeRequest(NodeRequest.Verb.ACQUIRE, "redlock:mine", "t-mine", 10_000));
+      long sent = System.nanoTime();
+      awaitOurSetOn(servers.subList(0, 1));
+      await("a pause past the node timeout")
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> System.nanoTime() - sent > 2 * nodeTimeoutNanos);
+
+      long reply = assertDoesNotThrow(() -> mine.finish(1), "the reply came before the pause");
+
+      assertTrue(reply > 0, "our SET ran, so the node granted it: " + reply);
+    } finally {
+      node.close();
     }
   }
 
