@@ -139,8 +139,10 @@ final class SharedReplies {
     }
     long left = deadline - System.nanoTime();
     if (left <= 0) {
+      // What came while this thread could not run is not silence (over TLS, only what is
+      // already decrypted can be seen so).
       if (dispatchWaiting(1) > 0) {
-        return connection.broken == null; // it came while this thread could not run: not silent
+        return connection.broken == null;
       }
       silentUntil();
       return false;
@@ -162,7 +164,8 @@ final class SharedReplies {
    * The socket was silent until the reader's deadline. A node that has sent nothing for a whole
    * node timeout while a request waited is taken for frozen or cut off: the connection breaks, and
    * what is in flight fails. One late reply alone does not break it (the node is alive, only busy:
-   * the replies behind it are still read), nor does a reader's own short deadline.
+   * the replies behind it are still read), nor does a reader's own short deadline. Silence counts
+   * from the last bytes read, not from when they came: a reply read late starts it again.
    */
   private void silentUntil() {
     SharedRequest oldest = inFlight.peek();
@@ -438,7 +441,7 @@ final class SharedReplies {
           } finally {
             leaveReading(takeTells(), true);
           }
-          if (!untilAnswered || left <= 0) {
+          if (!untilAnswered || deadline - System.nanoTime() <= 0) {
             return;
           }
           continue;

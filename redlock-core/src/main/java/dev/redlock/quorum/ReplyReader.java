@@ -119,7 +119,8 @@ final class ReplyReader {
           if (last < 0) {
             continue; // an I/O thread's answer decided it meanwhile: do not block on this node
           } else if (last > 0) {
-            read(next, left); // the only reply left anywhere: nothing to turn to, so no slices
+            // The only reply left anywhere: nothing to turn to, so no slices.
+            read(next, Math.max(1, deadline - ticker.read()));
           } else if (exchanges[next].awaitReady(Math.min(left, slice))) {
             read(next, Math.max(1, deadline - ticker.read()));
           } else {
